@@ -1,0 +1,152 @@
+// Rules that relate several properties, run once every scope has been validated on its own.
+import { isIP } from 'node:net';
+import { isSupportedPasswordHash } from '../auth/password.js';
+import { findCipherSuite } from '../tls/cipher-suites.js';
+import type { Diagnostics } from './diagnostics.js';
+import { parseListen } from './formats.js';
+import { modulesOf, propertyRow, type Settings } from './properties.js';
+import type { Pos, RawEntry } from './raw.js';
+import type { Config, ScopeRecord } from './validate.js';
+
+const LOOPBACK_V4 = /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;
+
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || LOOPBACK_V4.test(host) || /^::ffff:127\./i.test(host);
+}
+
+function portOf(value: number | string | undefined, fallback: number): number | undefined {
+  if (value === undefined) return fallback;
+  return typeof value === 'number' ? value : parseListen(value)?.port;
+}
+
+export function runChecks(config: Config, scopes: readonly ScopeRecord[], diags: Diagnostics): void {
+  const globalRecord = scopes.find((s) => s.scope === 'global');
+  const g = config.global;
+  const where = (name: string): { pos: Pos; path: string } => {
+    const entry = globalRecord?.keys.get(name);
+    return { pos: entry?.keyPos ?? globalRecord?.pos ?? { file: '', line: 1, col: 1 }, path: `global.${name}` };
+  };
+  const error = (name: string, message: string) => {
+    const w = where(name);
+    diags.error(w.pos, w.path, message);
+  };
+  const warn = (name: string, message: string) => {
+    const w = where(name);
+    diags.warn(w.pos, w.path, message);
+  };
+
+  if (g.tlsMinVersion && g.tlsMaxVersion && g.tlsMinVersion > g.tlsMaxVersion) {
+    error('tlsMinVersion', `${g.tlsMinVersion} is above tlsMaxVersion ${g.tlsMaxVersion}`);
+  }
+  if ((g.cert === undefined) !== (g.key === undefined)) {
+    error(g.cert === undefined ? 'key' : 'cert', 'cert and key go together: set both or neither');
+  }
+  if (g.secure && !g.enableAutomaticTLS && (g.cert === undefined || g.key === undefined)) {
+    error('secure', 'HTTPS is on but there is no certificate: set cert and key, or enableAutomaticTLS');
+  }
+  if (g.useClientCertificate && g.clientCertificateCA === undefined) {
+    error('useClientCertificate', 'client certificates need clientCertificateCA (the CA bundle they must chain to)');
+  }
+  const httpPort = portOf(g.port, 80);
+  const httpsPort = portOf(g.sport, 443);
+  if (g.secure && !g.disableNonEncryptedServer && httpPort === httpsPort && sameHost(g.port, g.sport)) {
+    error('sport', `HTTP and HTTPS cannot share port ${httpsPort}`);
+  }
+  if (g.enableAutomaticTLS) {
+    if (!g.secure) warn('enableAutomaticTLS', 'has no effect unless secure is true');
+    if (httpsPort !== 443) warn('enableAutomaticTLS', `the ACME CA validates on port 443, but sport is ${String(httpsPort)}`);
+    if (g.useAutomaticTLSHTTPChallenge && g.disableNonEncryptedServer) {
+      warn('useAutomaticTLSHTTPChallenge', 'the HTTP-01 challenge needs the HTTP listener, which disableNonEncryptedServer turns off');
+    }
+    const names = config.hosts.filter((h) => h.settings.domain && !h.settings.domain.includes('*'));
+    if (names.length === 0) warn('enableAutomaticTLS', 'no host has a non-wildcard domain to get a certificate for');
+  }
+  if (g.enableHTTP3) {
+    if (g.cipherSuite && !g.cipherSuite.some((c) => findCipherSuite(c)?.iana === 'TLS_AES_128_GCM_SHA256')) {
+      warn('enableHTTP3', 'HTTP/3 needs the cipher suite TLS_AES_128_GCM_SHA256, which cipherSuite leaves out');
+    }
+    if (g.tlsMaxVersion === 'TLSv1.2') warn('enableHTTP3', 'HTTP/3 needs TLS 1.3, which tlsMaxVersion TLSv1.2 leaves out');
+  }
+  if (g.admin?.listen !== undefined) {
+    const host = parseListen(g.admin.listen)?.host;
+    if (host === undefined || !isLoopback(host)) {
+      const entry = globalRecord?.keys.get('admin');
+      diags.warn(entry?.keyPos ?? where('admin').pos, 'global.admin.listen', `the admin API has the power of a root shell; "${g.admin.listen}" is not a loopback address`);
+    }
+  }
+
+  const loaded = new Set<string>(g.loadModules ?? []);
+  const seenModules = new Set<string>();
+  g.loadModules?.forEach((m) => {
+    if (seenModules.has(m)) warn('loadModules', `module "${m}" is listed twice`);
+    seenModules.add(m);
+  });
+  // An invalid loadModules was reported already; guessing which modules were meant would only add noise.
+  const modulesKnown = g.loadModules !== undefined || !globalRecord?.keys.has('loadModules');
+  for (const record of scopes) checkScope(record, modulesKnown ? loaded : undefined, diags);
+  checkHosts(config, scopes, diags);
+}
+
+function sameHost(a: number | string | undefined, b: number | string | undefined): boolean {
+  const hostOf = (v: number | string | undefined) => (typeof v === 'string' ? parseListen(v)?.host : undefined);
+  const ha = hostOf(a);
+  const hb = hostOf(b);
+  return ha === undefined || hb === undefined || ha === hb;
+}
+
+function checkScope(record: ScopeRecord, loaded: ReadonlySet<string> | undefined, diags: Diagnostics): void {
+  const s: Settings = record.settings;
+  const at = (name: string): RawEntry => record.keys.get(name)!;
+  for (const [name, entry] of record.keys) {
+    const modules = modulesOf(propertyRow(name)!);
+    if (loaded && modules.length > 0 && !modules.some((m) => loaded.has(m))) {
+      const need = modules.length === 1 ? `module "${modules[0]}" is` : `none of the modules ${modules.join(', ')} is`;
+      diags.warn(entry.keyPos, `${record.path}.${name}`, `has no effect: ${need} not in loadModules`);
+    }
+  }
+  s.nonStandardCodes?.forEach((code, i) => {
+    if (code.regex === undefined && code.url === undefined) {
+      diags.error(itemPos(at('nonStandardCodes'), i), `${record.path}.nonStandardCodes[${i}]`, 'needs "url" or "regex" to say which requests it applies to');
+    }
+  });
+  s.users?.forEach((user, i) => {
+    if (!isSupportedPasswordHash(user.pass)) {
+      diags.warn(
+        itemPos(at('users'), i),
+        `${record.path}.users[${i}].pass`,
+        'not an Argon2, scrypt or PBKDF2 PHC hash, so this user can never log in (make one with `portico passwd`)',
+      );
+    }
+  });
+  if (s.domain !== undefined && /:\d+$/.test(s.domain) && !s.domain.startsWith('[')) {
+    const bare = s.domain.replace(/:\d+$/, '');
+    diags.warn(at('domain').value.pos, `${record.path}.domain`, `the port is ignored: hosts match by name on every port, so this is "${bare}"`);
+    s.domain = bare;
+  }
+}
+
+function itemPos(entry: RawEntry, index: number): Pos {
+  return entry.value.kind === 'list' ? (entry.value.items[index]?.pos ?? entry.value.pos) : entry.value.pos;
+}
+
+function checkHosts(config: Config, scopes: readonly ScopeRecord[], diags: Diagnostics): void {
+  const seen = new Map<string, Pos>();
+  const records = scopes.filter((s) => s.scope === 'host');
+  config.hosts.forEach((host, i) => {
+    const path = records[i]?.path ?? `hosts[${i}]`;
+    const { domain, ip } = host.settings;
+    if (domain === undefined && ip === undefined) {
+      diags.error(host.pos, path, 'a host needs "domain" or "ip" (or both)');
+      return;
+    }
+    const key = `${domain?.toLowerCase() ?? ''}|${ip === undefined ? '' : normalizeIp(ip)}`;
+    const first = seen.get(key);
+    if (first) diags.warn(host.pos, path, `same domain and ip as the host at ${first.file}:${first.line}:${first.col}, which wins; this one is never used`);
+    else seen.set(key, host.pos);
+  });
+}
+
+function normalizeIp(ip: string): string {
+  if (ip === 'localhost') return '::1';
+  return isIP(ip) === 6 ? ip.toLowerCase().replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1') : ip;
+}

@@ -1,0 +1,114 @@
+// What each string format of the property table accepts. A checker returns an error message, or
+// undefined when the value is fine; messages quote the value so the user sees what was read.
+import { isIP } from 'node:net';
+import { findCipherSuite, findCurve, suggestCipherSuite } from '../tls/cipher-suites.js';
+import { MODULES } from './properties.js';
+import { compileRegex, RegexSyntaxError } from './regex.js';
+import { didYouMean } from './suggest.js';
+import type { StringFormat } from './types.js';
+
+type Checker = (value: string) => string | undefined;
+
+const q = (v: string) => JSON.stringify(v);
+const HOST_LABEL = /^(?!-)[A-Za-z0-9_-]{1,63}(?<!-)$/;
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+// Field values: visible ASCII, spaces, tabs and obs-text; never CR, LF or NUL (header injection).
+const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+const CONTROL = /[\x00-\x1f\x7f]/;
+
+export function isHostName(name: string): boolean {
+  const bare = name.endsWith('.') ? name.slice(0, -1) : name;
+  return bare.length > 0 && bare.length <= 253 && bare.split('.').every((label) => HOST_LABEL.test(label));
+}
+
+function isPort(text: string): boolean {
+  return /^\d{1,5}$/.test(text) && Number(text) >= 1 && Number(text) <= 65535;
+}
+
+/** "addr:port", "[v6]:port" or "port" → parts, or undefined when malformed. */
+export function parseListen(value: string): { host: string | undefined; port: number } | undefined {
+  if (isPort(value)) return { host: undefined, port: Number(value) };
+  const v6 = /^\[([^\]]+)\]:(\d+)$/.exec(value);
+  if (v6) return isIP(v6[1]!) === 6 && isPort(v6[2]!) ? { host: v6[1]!, port: Number(v6[2]) } : undefined;
+  const colon = value.lastIndexOf(':');
+  if (colon <= 0) return undefined;
+  const host = value.slice(0, colon);
+  const port = value.slice(colon + 1);
+  return (isIP(host) === 4 || host === 'localhost') && isPort(port) ? { host, port: Number(port) } : undefined;
+}
+
+function isCidr(value: string): boolean {
+  const slash = value.indexOf('/');
+  if (slash < 0) return false;
+  const family = isIP(value.slice(0, slash));
+  const bits = value.slice(slash + 1);
+  return family !== 0 && /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+}
+
+function urlOf(value: string): URL | undefined {
+  try {
+    return new URL(value);
+  } catch {
+    return undefined;
+  }
+}
+
+const CHECKERS: Record<StringFormat, Checker> = {
+  'http-url': (v) => {
+    const u = urlOf(v);
+    if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || !u.hostname) {
+      return `expected an http:// or https:// URL, got ${q(v)}`;
+    }
+    return undefined;
+  },
+  'gateway-url': (v) => {
+    const u = urlOf(v);
+    if (u?.protocol === 'tcp:') {
+      return u.hostname && u.port ? undefined : `expected tcp://host:port/ with a port, got ${q(v)}`;
+    }
+    if (u?.protocol === 'unix:') {
+      return !u.host && u.pathname.length > 1 ? undefined : `expected unix:///absolute/path, got ${q(v)}`;
+    }
+    return `expected a tcp://host:port/ or unix:///path URL, got ${q(v)}`;
+  },
+  email: (v) => (/^[^\s@<>"]+@[^\s@<>"]+$/.test(v) ? undefined : `expected an e-mail address, got ${q(v)}`),
+  regex: (v) => {
+    try {
+      compileRegex(v);
+      return undefined;
+    } catch (e) {
+      return e instanceof RegexSyntaxError ? `invalid regular expression ${q(v)}: ${e.message}` : String(e);
+    }
+  },
+  ip: (v) => (isIP(v) !== 0 || v === 'localhost' ? undefined : `expected an IP address, got ${q(v)}`),
+  'ip-or-cidr': (v) =>
+    isIP(v) !== 0 || v === 'localhost' || isCidr(v) ? undefined : `expected an IP address or CIDR range, got ${q(v)}`,
+  domain: (v) => {
+    if (v === '*') return undefined;
+    const name = v.startsWith('*.') ? v.slice(2) : v;
+    const withoutPort = name.replace(/:\d+$/, '');
+    if (isHostName(withoutPort) || isIP(withoutPort) === 4 || /^\[[0-9a-fA-F:.]+\]$/.test(withoutPort)) return undefined;
+    return `expected a host name such as "example.com" or "*.example.com", got ${q(v)}`;
+  },
+  listen: (v) => (parseListen(v) ? undefined : `expected a port, "address:port" or "[IPv6]:port", got ${q(v)}`),
+  'header-name': (v) => (TOKEN.test(v) ? undefined : `invalid header name ${q(v)}`),
+  'header-value': (v) => (FIELD_VALUE.test(v) ? undefined : `invalid header value ${q(v)} (control characters are not allowed)`),
+  'url-path': (v) => (v.startsWith('/') && !CONTROL.test(v) ? undefined : `expected a URL path starting with "/", got ${q(v)}`),
+  'file-extension': (v) => (/^\.[^/\\\s]+$/.test(v) ? undefined : `expected a file extension such as ".php", got ${q(v)}`),
+  module: (v) =>
+    (MODULES as readonly string[]).includes(v)
+      ? undefined
+      : `unknown module ${q(v)}${didYouMean(v, MODULES)} (modules: ${MODULES.join(', ')})`,
+  'cipher-suite': (v) => {
+    if (findCipherSuite(v)) return undefined;
+    const s = suggestCipherSuite(v);
+    return `unknown cipher suite ${q(v)}${s ? `; did you mean "${s}"?` : ''}`;
+  },
+  'ecdh-curve': (v) => (findCurve(v) ? undefined : `unknown ECDH curve ${q(v)} (x25519, secp256r1, secp384r1, secp521r1)`),
+  'env-name': (v) => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(v) ? undefined : `invalid environment variable name ${q(v)}`),
+  path: (v) => (v.length > 0 && !v.includes('\0') ? undefined : `expected a path, got ${q(v)}`),
+};
+
+export function checkFormat(format: StringFormat, value: string): string | undefined {
+  return CHECKERS[format](value);
+}

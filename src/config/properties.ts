@@ -1,0 +1,570 @@
+// Every configuration property, once. The validator, defaults, KDL mapping, `convert`, `/config`
+// redaction, the JSON Schema and docs/configuration.md are all derived from this table: adding a
+// property means adding one row here (and using it in test/fixtures/valid/everything.yaml).
+import {
+  bool,
+  either,
+  list,
+  mapOf,
+  nullable,
+  object,
+  oneOf,
+  port,
+  section,
+  statusCode,
+  str,
+  u32,
+  u64,
+  type Infer,
+  type SectionSpec,
+  type Spec,
+} from './types.js';
+
+export type Scope = 'global' | 'host' | 'location' | 'errorConfig';
+export const SCOPES: readonly Scope[] = ['global', 'host', 'location', 'errorConfig'];
+
+export const MODULES = ['cache', 'fauth', 'rproxy', 'cgi', 'scgi', 'fcgi', 'wsgi', 'wsgid', 'asgi'] as const;
+export type ModuleName = (typeof MODULES)[number];
+
+export interface PropertyRow {
+  readonly type: Spec;
+  readonly scopes: readonly Scope[];
+  readonly summary: string;
+  /** The default exactly as the specification's tables give it; absent means "none". */
+  readonly default?: unknown;
+  /** The module(s) that read it; using it without one of them in `loadModules` is a warning. */
+  readonly module?: ModuleName | readonly ModuleName[];
+  /** The whole value is a secret: `/config` shows `"[redacted]"`. */
+  readonly sensitive?: boolean;
+  /** The Ferron version that introduced it, or `Portico` for Portico's own additions. */
+  readonly since: string;
+  /** A complete YAML file showing the property, for the reference docs (converted to KDL there). */
+  readonly example?: string;
+}
+
+const G: readonly Scope[] = ['global'];
+const ALL: readonly Scope[] = SCOPES;
+const V1 = '1.0.0';
+const PORTICO = 'Portico';
+
+const listenSpec = either(port(), str('listen'));
+const proxyTargets = either(str('http-url'), list(str('http-url'), true));
+const tlsVersion = oneOf('TLSv1.2', 'TLSv1.3');
+const row = <const R extends PropertyRow>(r: R): R => r;
+
+export const PROPERTIES = {
+  // ── global only ─────────────────────────────────────────────────────────────────────────────
+  port: row({ type: listenSpec, default: 80, scopes: G, since: V1, summary: 'HTTP port or address-port pair.' }),
+  sport: row({ type: listenSpec, default: 443, scopes: G, since: V1, summary: 'HTTPS port or address-port pair.' }),
+  secure: row({ type: bool(), default: false, scopes: G, since: V1, summary: 'Enables HTTPS.' }),
+  enableHTTP2: row({ type: bool(), default: true, scopes: G, since: V1, summary: 'Enables HTTP/2.' }),
+  http2Settings: row({
+    type: object('HTTP/2 settings', {
+      initialWindowSize: { spec: u32(0, 2147483647), summary: 'Initial flow-control window size.' },
+      maxFrameSize: { spec: u32(16384, 16777215), summary: 'Largest accepted frame payload.' },
+      maxConcurrentStreams: { spec: u32(), summary: 'Maximum concurrent streams.' },
+      maxHeaderListSize: { spec: u32(), summary: 'Maximum accepted header list size.' },
+      enableConnectProtocol: {
+        spec: bool(),
+        default: false,
+        summary: 'Supports CONNECT for tunneling TCP connections (RFC 8441 extended CONNECT).',
+      },
+    }),
+    scopes: G,
+    since: V1,
+    summary: 'HTTP/2 settings.',
+    example: 'global:\n  http2Settings:\n    initialWindowSize: 65535\n    maxConcurrentStreams: 128\n    enableConnectProtocol: true\n',
+  }),
+  logFilePath: row({ type: str('path'), scopes: G, since: V1, summary: 'Access log file path.' }),
+  errorLogFilePath: row({ type: str('path'), scopes: G, since: V1, summary: 'Error log file path.' }),
+  cert: row({ type: str('path'), scopes: G, since: V1, summary: 'Path to the TLS certificate (PEM; a chain may follow).' }),
+  key: row({ type: str('path'), scopes: G, since: V1, sensitive: true, summary: 'Path to the private key (PEM).' }),
+  sni: row({
+    type: mapOf(
+      'SNI host name',
+      object('SNI certificate', {
+        cert: { spec: str('path'), summary: 'Path to the certificate.' },
+        key: { spec: str('path'), sensitive: true, summary: 'Path to the private key.' },
+      }),
+      { keyFormat: 'domain' },
+    ),
+    scopes: G,
+    since: V1,
+    summary: 'Certificates by SNI host name (exact or `*.example.com`); each value has `cert` and `key`.',
+    example:
+      'global:\n  sni:\n    example.com:\n      cert: /etc/tls/example.com.crt\n      key: /etc/tls/example.com.key\n    "*.example.org":\n      cert: /etc/tls/example.org.crt\n      key: /etc/tls/example.org.key\n',
+  }),
+  loadModules: row({
+    type: list(str('module')),
+    scopes: G,
+    since: V1,
+    summary: 'Modules loaded at startup. Handlers run in list order.',
+    example: 'global:\n  loadModules:\n    - cache\n    - rproxy\n',
+  }),
+  useClientCertificate: row({ type: bool(), default: false, scopes: G, since: V1, summary: 'Require clients to present a certificate.' }),
+  cipherSuite: row({
+    type: list(str('cipher-suite')),
+    scopes: G,
+    since: V1,
+    summary: 'Supported cipher suites (IANA or OpenSSL names).',
+    example: 'global:\n  cipherSuite:\n    - TLS_AES_128_GCM_SHA256\n    - TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256\n',
+  }),
+  ecdhCurve: row({ type: list(str('ecdh-curve')), scopes: G, since: V1, summary: 'Supported ECDH curves.' }),
+  tlsMinVersion: row({ type: tlsVersion, default: 'TLSv1.2', scopes: G, since: V1, summary: 'Minimum TLS version.' }),
+  tlsMaxVersion: row({ type: tlsVersion, default: 'TLSv1.3', scopes: G, since: V1, summary: 'Maximum TLS version.' }),
+  disableNonEncryptedServer: row({
+    type: bool(),
+    default: false,
+    scopes: G,
+    since: V1,
+    summary: 'When true and HTTPS runs, the HTTP server is disabled.',
+  }),
+  blocklist: row({
+    type: list(str('ip-or-cidr')),
+    scopes: G,
+    since: V1,
+    summary: 'Blocked IP addresses and CIDR ranges. Applies only to non-forward-proxy requests.',
+    example: 'global:\n  blocklist:\n    - 203.0.113.7\n    - 198.51.100.0/24\n    - "2001:db8::/32"\n',
+  }),
+  enableOCSPStapling: row({
+    type: bool(),
+    default: true,
+    scopes: G,
+    since: V1,
+    summary: 'OCSP stapling. Certificates with the Must-Staple extension do not work with automatic TLS.',
+  }),
+  environmentVariables: row({
+    type: mapOf('variable name', str(), { keyFormat: 'env-name' }),
+    scopes: G,
+    since: V1,
+    summary: 'Environment variables for the server (name to string value).',
+    example: 'global:\n  environmentVariables:\n    APP_ENV: production\n',
+  }),
+  enableAutomaticTLS: row({
+    type: bool(),
+    default: false,
+    scopes: G,
+    since: V1,
+    summary:
+      'Automatic certificates from an ACME certificate authority (TLS-ALPN-01 challenge). Domains come from the host configuration; wildcard domains are ignored. Works only when the HTTPS port is 443.',
+  }),
+  automaticTLSContactEmail: row({ type: str('email'), scopes: G, since: V1, summary: 'Contact e-mail for the ACME account.' }),
+  automaticTLSContactCacheDirectory: row({
+    type: str('path'),
+    scopes: G,
+    since: V1,
+    summary: 'Directory for automatic TLS cache data such as certificates.',
+  }),
+  automaticTLSCaProduction: row({
+    type: bool(),
+    default: true,
+    scopes: G,
+    since: V1,
+    summary: "When false, the certificate authority's staging ACME endpoint is used instead of production.",
+  }),
+  useAutomaticTLSHTTPChallenge: row({
+    type: bool(),
+    default: false,
+    scopes: G,
+    since: '1.1.0',
+    summary: 'Use the HTTP-01 challenge instead of TLS-ALPN-01.',
+  }),
+  enableHTTP3: row({
+    type: bool(),
+    default: false,
+    scopes: G,
+    since: '1.1.0',
+    summary:
+      'HTTP/3 (experimental). Cipher suite `TLS_AES_128_GCM_SHA256` must be enabled. Not served on runtimes without QUIC (a startup warning says so).',
+  }),
+  loadBalancerHealthCheckWindow: row({
+    type: u32(),
+    default: 5000,
+    scopes: G,
+    module: 'rproxy',
+    since: V1,
+    summary: 'Window in ms between failed-connection reports made by a load balancer.',
+  }),
+  timeout: row({
+    type: nullable(u32()),
+    default: 300000,
+    scopes: G,
+    since: V1,
+    summary: 'Maximum request processing time in ms, after which the connection is reset. Null disables it (not recommended: slow HTTP attacks).',
+  }),
+  maximumCacheEntries: row({
+    type: nullable(u32()),
+    default: 1024,
+    scopes: G,
+    module: 'cache',
+    since: V1,
+    summary: 'Maximum cache entries. Null means unlimited.',
+  }),
+  wsgiClearModuleImportPath: row({
+    type: bool(),
+    default: false,
+    scopes: G,
+    module: 'wsgi',
+    since: '1.1.0',
+    summary: 'Clears Python module import paths for multiple WSGI applications.',
+  }),
+  asgiClearModuleImportPath: row({
+    type: bool(),
+    default: false,
+    scopes: G,
+    module: 'asgi',
+    since: '1.1.0',
+    summary: 'Clears Python module import paths for multiple ASGI applications.',
+  }),
+  shutdownTimeout: row({
+    type: u32(),
+    default: 30000,
+    scopes: G,
+    since: PORTICO,
+    summary: 'How long (ms) a graceful stop or a removed listener waits for in-flight requests.',
+  }),
+  clientCertificateCA: row({
+    type: str('path'),
+    scopes: G,
+    since: PORTICO,
+    summary: 'PEM bundle that client certificates must chain to when `useClientCertificate` is true; required then.',
+  }),
+  automaticTLSDirectoryUrl: row({
+    type: str('http-url'),
+    scopes: G,
+    since: PORTICO,
+    summary:
+      "ACME directory to use instead of Let's Encrypt's; a private CA's root is trusted through Node's `NODE_EXTRA_CA_CERTS`.",
+  }),
+  pythonExecutable: row({
+    type: str('path'),
+    default: 'python3',
+    scopes: G,
+    module: ['wsgi', 'wsgid', 'asgi'],
+    since: PORTICO,
+    summary: 'Interpreter for the wsgi, wsgid and asgi modules.',
+  }),
+  admin: row({
+    type: object('admin block', {
+      listen: { spec: str('listen'), default: '127.0.0.1:8081', summary: 'Address and port of the admin listener (keep it on loopback).' },
+      health: { spec: bool(), default: true, summary: 'Enables `GET /health`.' },
+      status: { spec: bool(), default: false, summary: 'Enables `GET /status`.' },
+      config: { spec: bool(), default: false, summary: 'Enables `GET /config`.' },
+      reload: { spec: bool(), default: true, summary: 'Enables `POST /reload`.' },
+      reload_get: { spec: bool(), default: true, summary: 'Enables `GET /reload`.' },
+      runtime: { spec: bool(), default: true, summary: 'Enables `GET /runtime`.' },
+      auth_token: {
+        spec: str(),
+        sensitive: true,
+        summary: 'When set, every admin request needs `Authorization: Bearer <token>`.',
+      },
+    }),
+    scopes: G,
+    since: PORTICO,
+    summary: 'The admin API: its listener starts only when this block is present.',
+    example:
+      'global:\n  admin:\n    listen: 127.0.0.1:8081\n    health: true\n    status: true\n    auth_token: "{{env.PORTICO_ADMIN_TOKEN}}"\n',
+  }),
+
+  // ── structure: hosts hold locations and error configurations ─────────────────────────────────
+  locations: row({
+    type: section('location'),
+    scopes: ['host'],
+    since: V1,
+    summary: 'Location objects of the host; the longest matching `path` applies.',
+    example: 'hosts:\n  - domain: example.com\n    locations:\n      - path: /api\n        proxyTo: http://127.0.0.1:3000\n',
+  }),
+  errorConfig: row({
+    type: section('errorConfig'),
+    scopes: ['host'],
+    since: '1.3.0',
+    summary: 'Error configurations of the host, applied to error responses (all, or those with `scode`).',
+    example: 'hosts:\n  - domain: example.com\n    errorConfig:\n      - scode: 404\n        wwwroot: /var/www/errors\n',
+  }),
+  path: row({
+    type: str('url-path'),
+    scopes: ['location'],
+    since: V1,
+    summary: 'The location applies when the URL-decoded request path equals it or lies below it.',
+  }),
+  scode: row({
+    type: statusCode(),
+    scopes: ['errorConfig'],
+    since: '1.3.0',
+    summary: 'When set, the error configuration applies only to errors with that status code.',
+  }),
+
+  // ── valid in global, host, location and error configuration scopes ──────────────────────────
+  domain: row({ type: str('domain'), scopes: ALL, since: V1, summary: 'Domain name of a host (`*.example.com` wildcards allowed).' }),
+  ip: row({ type: str('ip'), scopes: ALL, since: V1, summary: 'IP address of a host (the local address a connection arrives on).' }),
+  serverAdministratorEmail: row({ type: str('email'), scopes: ALL, since: V1, summary: 'Administrator contact, shown on error pages.' }),
+  customHeaders: row({
+    type: mapOf('header name', str('header-value'), {
+      keyFormat: 'header-name',
+      sensitiveKeys: ['authorization', 'proxy-authorization', 'cookie'],
+    }),
+    scopes: ALL,
+    since: V1,
+    summary: 'Headers added to responses. `{path}` in a value is replaced with the request URL.',
+    example: 'global:\n  customHeaders:\n    X-Frame-Options: DENY\n    Link: "<{path}>; rel=canonical"\n',
+  }),
+  disableToHTTPSRedirect: row({ type: bool(), default: false, scopes: ALL, since: V1, summary: 'Disables redirects from HTTP to HTTPS.' }),
+  wwwredirect: row({ type: bool(), default: false, scopes: ALL, since: V1, summary: 'Redirects to the host name beginning with `www.`.' }),
+  enableIPSpoofing: row({ type: bool(), default: false, scopes: ALL, since: V1, summary: 'Takes the client IP from `X-Forwarded-For`.' }),
+  allowDoubleSlashes: row({ type: bool(), default: false, scopes: ALL, since: V1, summary: 'Allows double slashes in URLs (URL sanitizer).' }),
+  rewriteMap: row({
+    type: list(
+      object('rewrite rule', {
+        regex: { spec: str('regex'), required: true, summary: 'Pattern matched against the URL.' },
+        replacement: { spec: str(), required: true, summary: 'Replacement for a match; capture groups are `$1` etc.' },
+        isNotFile: { spec: bool(), default: false, summary: 'Apply only if the path is not a file.' },
+        isNotDirectory: { spec: bool(), default: false, summary: 'Apply only if the path is not a directory.' },
+        allowDoubleSlashes: { spec: bool(), default: false, summary: 'Allow double slashes in the rewritten URL.' },
+        last: { spec: bool(), default: false, summary: 'Stop processing further rules after this one.' },
+      }),
+    ),
+    scopes: ALL,
+    since: V1,
+    summary: 'URL rewrite rules.',
+    example:
+      'hosts:\n  - domain: example.com\n    rewriteMap:\n      - regex: "^/old/(.*)"\n        replacement: /new/$1\n        last: true\n      - regex: "^/app/(.*)"\n        replacement: /index.php/$1\n        isNotFile: true\n        isNotDirectory: true\n',
+  }),
+  enableRewriteLogging: row({ type: bool(), default: false, scopes: ALL, since: V1, summary: 'Logs performed URL rewrites to the error log.' }),
+  wwwroot: row({ type: str('path'), scopes: ALL, since: V1, summary: 'Directory static files are served from.' }),
+  disableTrailingSlashRedirects: row({
+    type: bool(),
+    default: false,
+    scopes: ALL,
+    since: V1,
+    summary: 'No redirect to a trailing slash when the path is a directory.',
+  }),
+  users: row({
+    type: list(
+      object('user', {
+        name: { spec: str(), required: true, aliases: ['user'], summary: 'User name.' },
+        pass: { spec: str(), required: true, sensitive: true, summary: 'Password hash (PHC string, made by `portico passwd`).' },
+      }),
+    ),
+    scopes: ALL,
+    since: V1,
+    summary: 'Users for HTTP basic authentication.',
+    example:
+      'global:\n  users:\n    # made by `portico passwd alice`; the password is change-me\n    - name: alice\n      pass: "$argon2id$v=19$m=19456,t=2,p=1$jatcrXK/j9HwQmwvi6X0SA$hIdvJjBANVqJveWsK92Q0bQoSWRKvAPaZy9yF8BnsQc"\n',
+  }),
+  nonStandardCodes: row({
+    type: list(
+      object('non-standard code', {
+        scode: { spec: statusCode(), required: true, summary: 'The status code. 401 enables HTTP basic authentication against `users`.' },
+        url: { spec: str(), summary: 'URL path to match exactly, or URL to redirect to.' },
+        regex: { spec: str('regex'), summary: 'Pattern matched against the URL.' },
+        location: { spec: str(), summary: 'Redirect location.' },
+        realm: { spec: str(), summary: 'Basic authentication realm.' },
+        disableBruteProtection: { spec: bool(), default: false, summary: 'Disables brute-force protection for this code.' },
+        userList: { spec: list(str()), summary: 'Usernames allowed to access the resource.' },
+        users: { spec: list(str('ip-or-cidr')), summary: 'IP addresses (or CIDR ranges) allowed to access the resource.' },
+      }),
+    ),
+    scopes: ALL,
+    since: V1,
+    summary: 'Non-standard status-code handling: redirects, basic authentication, 403 and other codes.',
+    example:
+      'hosts:\n  - domain: example.com\n    nonStandardCodes:\n      - scode: 401\n        regex: "^/private(/|$)"\n        realm: Private area\n        userList: [alice]\n      - scode: 301\n        url: /old\n        location: /new\n',
+  }),
+  errorPages: row({
+    type: list(
+      object('error page', {
+        scode: { spec: statusCode(), required: true, summary: 'Status code.' },
+        path: { spec: str('path'), required: true, summary: 'Absolute path of the page file.' },
+      }),
+    ),
+    scopes: ALL,
+    since: V1,
+    summary: 'Custom error pages.',
+    example: 'global:\n  errorPages:\n    - scode: 404\n      path: /var/www/errors/404.html\n',
+  }),
+  enableETag: row({ type: bool(), default: true, scopes: ALL, since: V1, summary: 'Generates ETag headers.' }),
+  enableCompression: row({ type: bool(), default: true, scopes: ALL, since: V1, summary: 'Compresses responses (br, gzip, deflate).' }),
+  enableDirectoryListing: row({
+    type: bool(),
+    default: false,
+    scopes: ALL,
+    since: V1,
+    summary: 'Lists directory contents when a directory without index file is requested.',
+  }),
+  proxyTo: row({
+    type: proxyTargets,
+    scopes: ALL,
+    module: 'rproxy',
+    since: V1,
+    summary: 'Base URL(s) to proxy to (HTTP or HTTPS). With an array, requests are distributed among them.',
+    example: 'global:\n  loadModules: [rproxy]\nhosts:\n  - domain: api.example.com\n    proxyTo:\n      - http://127.0.0.1:3000\n      - http://127.0.0.1:3001\n',
+  }),
+  secureProxyTo: row({
+    type: proxyTargets,
+    scopes: ALL,
+    module: 'rproxy',
+    since: V1,
+    summary: 'As `proxyTo`, used when the client connected over HTTPS.',
+  }),
+  cacheVaryHeaders: row({
+    type: list(str('header-name')),
+    scopes: ALL,
+    module: 'cache',
+    since: V1,
+    summary: 'Request headers that may vary a cache entry; supplements the `Vary` response header.',
+  }),
+  cacheIgnoreHeaders: row({
+    type: list(str('header-name')),
+    scopes: ALL,
+    module: 'cache',
+    since: V1,
+    summary: 'Response headers not stored in the cache.',
+  }),
+  maximumCacheResponseSize: row({
+    type: nullable(u64()),
+    default: 2097152,
+    scopes: ALL,
+    module: 'cache',
+    since: V1,
+    summary: 'Largest cached response in bytes. Null means unlimited.',
+  }),
+  cgiScriptExtensions: row({
+    type: list(str('file-extension')),
+    scopes: ALL,
+    module: 'cgi',
+    since: V1,
+    summary: 'Extensions handled by CGI outside the cgi-bin directory.',
+    example: 'global:\n  loadModules: [cgi]\n  cgiScriptExtensions: [.php, .cgi]\n',
+  }),
+  cgiScriptInterpreters: row({
+    type: mapOf('extension', nullable(list(str(), true)), { keyFormat: 'file-extension' }),
+    scopes: ALL,
+    module: 'cgi',
+    since: V1,
+    summary:
+      'Key: extension. Value: the interpreter and its first arguments, or null to remove a default interpreter. Defaults exist for .pl, .py, .sh, .ksh, .csh, .rb and .php.',
+    example: 'global:\n  loadModules: [cgi]\n  cgiScriptInterpreters:\n    .php: [/usr/bin/php-cgi, -c, /etc/php/php.ini]\n    .sh: null\n',
+  }),
+  scgiTo: row({
+    type: str('gateway-url'),
+    default: 'tcp://localhost:4000/',
+    scopes: ALL,
+    module: 'scgi',
+    since: V1,
+    summary: 'SCGI target: `tcp://host:port/` or `unix:///path`.',
+  }),
+  scgiPath: row({ type: str('url-path'), scopes: ALL, module: 'scgi', since: V1, summary: 'URL prefix handled by SCGI; unset, SCGI is inactive.' }),
+  fcgiScriptExtensions: row({
+    type: list(str('file-extension')),
+    scopes: ALL,
+    module: 'fcgi',
+    since: V1,
+    summary: 'Extensions handled via FastCGI outside the FastCGI path.',
+  }),
+  fcgiTo: row({
+    type: str('gateway-url'),
+    default: 'tcp://localhost:4000/',
+    scopes: ALL,
+    module: 'fcgi',
+    since: V1,
+    summary: 'FastCGI target: `tcp://host:port/` or `unix:///path`.',
+    example: 'global:\n  loadModules: [fcgi]\n  fcgiScriptExtensions: [.php]\n  fcgiTo: unix:///run/php/php-fpm.sock\n',
+  }),
+  fcgiPath: row({ type: str('url-path'), scopes: ALL, module: 'fcgi', since: V1, summary: 'URL prefix handled by FastCGI; unset, the client is inactive.' }),
+  authTo: row({ type: str('http-url'), scopes: ALL, module: 'fauth', since: V1, summary: 'Base URL for forwarded authentication requests.' }),
+  forwardedAuthCopyHeaders: row({
+    type: list(str('header-name')),
+    scopes: ALL,
+    module: 'fauth',
+    since: V1,
+    summary: 'Response headers copied from the authentication server response to the original request.',
+  }),
+  enableLoadBalancerHealthCheck: row({
+    type: bool(),
+    default: false,
+    scopes: ALL,
+    module: 'rproxy',
+    since: V1,
+    summary: 'Passive health checks: a backend with too many failed connections is temporarily not chosen.',
+  }),
+  loadBalancerHealthCheckMaximumFails: row({
+    type: u32(),
+    default: 3,
+    scopes: ALL,
+    module: 'rproxy',
+    since: V1,
+    summary: 'Failures before a backend is marked bad.',
+  }),
+  disableProxyCertificateVerification: row({
+    type: bool(),
+    default: false,
+    scopes: ALL,
+    module: 'rproxy',
+    since: V1,
+    summary: 'Skips backend certificate verification (not for production).',
+  }),
+  wsgiApplicationPath: row({
+    type: str('path'),
+    scopes: ALL,
+    module: 'wsgi',
+    since: '1.1.0',
+    summary: 'File with the WSGI application (an `application` callable).',
+  }),
+  wsgiPath: row({ type: str('url-path'), default: '/', scopes: ALL, module: 'wsgi', since: '1.1.0', summary: 'URL prefix handled by the WSGI handler.' }),
+  wsgidApplicationPath: row({
+    type: str('path'),
+    scopes: ALL,
+    module: 'wsgid',
+    since: '1.1.0',
+    summary: 'As `wsgiApplicationPath`, for the pre-forked process pool handler.',
+  }),
+  wsgidPath: row({ type: str('url-path'), default: '/', scopes: ALL, module: 'wsgid', since: '1.1.0', summary: 'URL prefix handled by the wsgid handler.' }),
+  asgiApplicationPath: row({
+    type: str('path'),
+    scopes: ALL,
+    module: 'asgi',
+    since: '1.1.0',
+    summary: 'File with the ASGI application (an `application` callable).',
+  }),
+  asgiPath: row({ type: str('url-path'), default: '/', scopes: ALL, module: 'asgi', since: '1.1.0', summary: 'URL prefix handled by the ASGI handler.' }),
+  proxyInterceptErrors: row({
+    type: bool(),
+    default: false,
+    scopes: ALL,
+    module: 'rproxy',
+    since: '1.3.0',
+    summary: 'A backend error response is passed to the error handler with the same status code.',
+  }),
+  disableProxyXForwarded: row({
+    type: bool(),
+    default: false,
+    scopes: ALL,
+    module: 'rproxy',
+    since: '1.3.6',
+    summary: 'Disables `X-Forwarded-*` headers toward backends.',
+  }),
+} as const satisfies Record<string, PropertyRow>;
+
+export type PropertyName = keyof typeof PROPERTIES;
+
+/** Ferron's own spellings, accepted with a warning that names the documented property. */
+export const ALIASES: Readonly<Record<string, PropertyName>> = {
+  maximumCachedResponseSize: 'maximumCacheResponseSize',
+  automaticTLSLetsEncryptProduction: 'automaticTLSCaProduction',
+};
+
+type Rows = typeof PROPERTIES;
+type SettingName = { [K in keyof Rows]: Rows[K]['type'] extends SectionSpec ? never : K }[keyof Rows];
+
+/** The settings of one scope, as validated: only what the file sets (defaults live in the table). */
+export type Settings = { -readonly [K in SettingName]?: Infer<Rows[K]['type']> };
+
+export function propertyRow(name: string): PropertyRow | undefined {
+  return Object.hasOwn(PROPERTIES, name) ? (PROPERTIES as Record<string, PropertyRow>)[name] : undefined;
+}
+
+export const PROPERTY_NAMES = Object.keys(PROPERTIES) as PropertyName[];
+
+export function modulesOf(r: PropertyRow): readonly ModuleName[] {
+  return r.module === undefined ? [] : typeof r.module === 'string' ? [r.module] : r.module;
+}

@@ -1,0 +1,346 @@
+// Raw tree → typed Config, every problem reported at once. Shapes, ranges and formats come from the
+// property table; the rules that relate several properties live in checks.ts.
+import type { Diagnostics } from './diagnostics.js';
+import { checkFormat } from './formats.js';
+import {
+  ALIASES,
+  PROPERTIES,
+  PROPERTY_NAMES,
+  propertyRow,
+  type Scope,
+  type Settings,
+} from './properties.js';
+import type { Pos, RawEntry, RawMap, RawNode } from './raw.js';
+import { didYouMean } from './suggest.js';
+import { describe, type FieldSpec, type ObjectSpec, type Spec } from './types.js';
+import { runChecks } from './checks.js';
+
+export interface LocationConfig {
+  readonly path: string;
+  readonly settings: Settings;
+  readonly pos: Pos;
+}
+
+export interface ErrorConfigEntry {
+  readonly scode: number | undefined;
+  readonly settings: Settings;
+  readonly pos: Pos;
+}
+
+export interface HostConfig {
+  readonly settings: Settings;
+  readonly locations: LocationConfig[];
+  readonly errorConfigs: ErrorConfigEntry[];
+  readonly pos: Pos;
+}
+
+/** The validated configuration: only what the files set; defaults come from the property table. */
+export interface Config {
+  readonly global: Settings;
+  readonly hosts: HostConfig[];
+}
+
+/** Where each property of a validated scope was written, for the cross-property checks. */
+export interface ScopeRecord {
+  readonly scope: Scope;
+  readonly path: string;
+  readonly settings: Settings;
+  readonly keys: Map<string, RawEntry>;
+  readonly pos: Pos;
+}
+
+export interface ValidateOptions {
+  /** `convert` keeps `{{env.NAME}}` placeholders: strings holding one skip their format check. */
+  readonly placeholders?: boolean;
+}
+
+const TOP_KEYS = ['global', 'hosts', 'include'];
+const PLACEHOLDER = /\{\{\s*env\.[A-Za-z_][A-Za-z0-9_]*\s*\}\}/;
+
+function got(node: RawNode): string {
+  if (node.kind === 'list') return 'a list';
+  if (node.kind === 'map') return 'a mapping';
+  const v = node.value;
+  if (v === null) return 'null';
+  if (typeof v === 'string') return JSON.stringify(v);
+  return String(v);
+}
+
+class Validator {
+  readonly scopes: ScopeRecord[] = [];
+
+  constructor(
+    readonly diags: Diagnostics,
+    readonly options: ValidateOptions,
+  ) {}
+
+  top(root: RawNode): Config | undefined {
+    if (root.kind !== 'map') {
+      this.diags.error(root.pos, '', `expected a mapping with "global", "hosts" and "include", got ${got(root)}`);
+      return undefined;
+    }
+    let global: Settings = {};
+    const hosts: HostConfig[] = [];
+    for (const entry of root.entries) {
+      if (entry.key === 'global') {
+        if (entry.value.kind === 'scalar' && entry.value.value === null) continue;
+        global = this.scope(entry.value, 'global', 'global').settings;
+      } else if (entry.key === 'hosts') {
+        if (entry.value.kind === 'scalar' && entry.value.value === null) continue;
+        if (entry.value.kind !== 'list') {
+          this.diags.error(entry.value.pos, 'hosts', `expected a list of hosts, got ${got(entry.value)}`);
+          continue;
+        }
+        entry.value.items.forEach((item, i) => {
+          const host = this.host(item, `hosts[${i}]`);
+          if (host) hosts.push(host);
+        });
+      } else if (entry.key !== 'include') {
+        this.diags.error(entry.keyPos, entry.key, `unknown top-level key${didYouMean(entry.key, TOP_KEYS)} (expected global, hosts or include)`);
+      }
+    }
+    const config: Config = { global, hosts };
+    runChecks(config, this.scopes, this.diags);
+    return config;
+  }
+
+  host(node: RawNode, path: string): HostConfig | undefined {
+    if (node.kind !== 'map') {
+      this.diags.error(node.pos, path, `expected a host mapping, got ${got(node)}`);
+      return undefined;
+    }
+    const { settings, sections } = this.scope(node, 'host', path);
+    const locations: LocationConfig[] = [];
+    const errorConfigs: ErrorConfigEntry[] = [];
+    const locationsNode = sections.get('locations');
+    locationsNode?.items.forEach((item, i) => {
+      const p = `${path}.locations[${i}]`;
+      if (item.kind !== 'map') return this.diags.error(item.pos, p, `expected a location mapping, got ${got(item)}`);
+      const { settings: s } = this.scope(item, 'location', p);
+      if (s.path === undefined) {
+        if (!item.entries.some((e) => e.key === 'path')) this.diags.error(item.pos, p, 'a location needs a "path"');
+        return;
+      }
+      const { path: locationPath, ...rest } = s;
+      locations.push({ path: locationPath, settings: rest, pos: item.pos });
+    });
+    sections.get('errorConfig')?.items.forEach((item, i) => {
+      const p = `${path}.errorConfig[${i}]`;
+      if (item.kind !== 'map') return this.diags.error(item.pos, p, `expected an error configuration mapping, got ${got(item)}`);
+      const { scode, ...rest } = this.scope(item, 'errorConfig', p).settings;
+      errorConfigs.push({ scode, settings: rest, pos: item.pos });
+    });
+    return { settings, locations, errorConfigs, pos: node.pos };
+  }
+
+  /** One scope's mapping → its settings, plus the raw lists of its nested sections. */
+  scope(node: RawNode, scope: Scope, path: string): { settings: Settings; sections: Map<string, { items: RawNode[] }> } {
+    const settings: Record<string, unknown> = {};
+    const sections = new Map<string, { items: RawNode[] }>();
+    const keys = new Map<string, RawEntry>();
+    if (node.kind !== 'map') {
+      this.diags.error(node.pos, path, `expected a mapping of properties, got ${got(node)}`);
+      return { settings, sections };
+    }
+    for (const entry of node.entries) {
+      const name = this.canonicalName(entry, path);
+      const at = `${path}.${name}`;
+      const row = propertyRow(name);
+      if (!row) {
+        const here = PROPERTY_NAMES.filter((n) => (PROPERTIES[n].scopes as readonly string[]).includes(scope));
+        this.diags.error(entry.keyPos, at, `unknown property${didYouMean(entry.key, [...here, ...Object.keys(ALIASES)])}`);
+        continue;
+      }
+      if (!row.scopes.includes(scope)) {
+        this.diags.error(entry.keyPos, at, `not valid in ${scopeName(scope)}; it belongs in ${row.scopes.map(scopeName).join(', ')}`);
+        continue;
+      }
+      const earlier = keys.get(name);
+      if (earlier) {
+        this.diags.error(entry.keyPos, at, `set twice (first at ${earlier.keyPos.line}:${earlier.keyPos.col})`);
+        continue;
+      }
+      keys.set(name, entry);
+      if (row.type.kind === 'section') {
+        if (entry.value.kind === 'scalar' && entry.value.value === null) continue;
+        if (entry.value.kind !== 'list') {
+          this.diags.error(entry.value.pos, at, `expected a list, got ${got(entry.value)}`);
+          continue;
+        }
+        sections.set(name, entry.value);
+        continue;
+      }
+      const value = this.value(row.type, entry.value, at);
+      if (value !== undefined) settings[name] = value;
+    }
+    this.scopes.push({ scope, path, settings: settings as Settings, keys, pos: node.pos });
+    return { settings: settings as Settings, sections };
+  }
+
+  canonicalName(entry: RawEntry, path: string): string {
+    const alias = ALIASES[entry.key];
+    if (!alias) return entry.key;
+    this.diags.warn(entry.keyPos, `${path}.${entry.key}`, `"${entry.key}" is accepted as the documented "${alias}"; write "${alias}"`);
+    return alias;
+  }
+
+  /** Checks one value against its spec; undefined when it is wrong (the error is recorded). */
+  value(spec: Spec, node: RawNode, path: string): unknown {
+    const wrong = () => {
+      this.diags.error(node.pos, path, `expected ${describe(spec)}, got ${got(node)}`);
+      return undefined;
+    };
+    switch (spec.kind) {
+      case 'bool':
+        return node.kind === 'scalar' && typeof node.value === 'boolean' ? node.value : wrong();
+      case 'int': {
+        if (node.kind !== 'scalar' || (typeof node.value !== 'number' && typeof node.value !== 'bigint')) return wrong();
+        const v = node.value;
+        if (typeof v === 'number' && !Number.isInteger(v)) return wrong();
+        if (v < spec.min || v > spec.max) {
+          this.diags.error(node.pos, path, `${String(v)} is out of range for ${describe(spec)}`);
+          return undefined;
+        }
+        return Number(v);
+      }
+      case 'string': {
+        if (node.kind !== 'scalar' || typeof node.value !== 'string') return wrong();
+        const v = node.value;
+        if (spec.format && !(this.options.placeholders && PLACEHOLDER.test(v))) {
+          const problem = checkFormat(spec.format, v);
+          if (problem) {
+            this.diags.error(node.pos, path, problem);
+            return undefined;
+          }
+        }
+        return v;
+      }
+      case 'enum': {
+        if (node.kind !== 'scalar' || typeof node.value !== 'string') return wrong();
+        if ((spec.values as readonly string[]).includes(node.value)) return node.value;
+        this.diags.error(node.pos, path, `expected ${describe(spec)}, got ${got(node)}${didYouMean(node.value, spec.values)}`);
+        return undefined;
+      }
+      case 'nullable':
+        return node.kind === 'scalar' && node.value === null ? null : this.value(spec.of, node, path);
+      case 'union': {
+        const option = spec.options.find((o) => shapeFits(o, node));
+        return option ? this.value(option, node, path) : wrong();
+      }
+      case 'list': {
+        if (node.kind !== 'list') return wrong();
+        if (spec.nonEmpty && node.items.length === 0) {
+          this.diags.error(node.pos, path, 'expected at least one item');
+          return undefined;
+        }
+        const out = node.items.map((item, i) => this.value(spec.of, item, `${path}[${i}]`));
+        return out.includes(undefined) ? undefined : out;
+      }
+      case 'map': {
+        if (node.kind !== 'map') return wrong();
+        const out: Record<string, unknown> = {};
+        const seen = new Map<string, Pos>();
+        let ok = true;
+        for (const e of node.entries) {
+          const at = `${path}.${e.key}`;
+          const problem = spec.keyFormat && checkFormat(spec.keyFormat, e.key);
+          if (problem) {
+            this.diags.error(e.keyPos, at, problem);
+            ok = false;
+            continue;
+          }
+          // Header names compare case-insensitively, so `Link` and `link` would collide.
+          const folded = spec.keyFormat === 'header-name' ? e.key.toLowerCase() : e.key;
+          const first = seen.get(folded);
+          if (first) {
+            this.diags.error(e.keyPos, at, `set twice (first at ${first.line}:${first.col})`);
+            ok = false;
+            continue;
+          }
+          seen.set(folded, e.keyPos);
+          const v = this.value(spec.values, e.value, at);
+          if (v === undefined) ok = false;
+          else out[e.key] = v;
+        }
+        return ok ? out : undefined;
+      }
+      case 'object':
+        return node.kind === 'map' ? this.object(spec, node, path) : wrong();
+      case 'section':
+        return wrong();
+    }
+  }
+
+  object(spec: ObjectSpec, node: RawMap, path: string): unknown {
+    const out: Record<string, unknown> = {};
+    let ok = true;
+    for (const e of node.entries) {
+      const [fieldName, field] = findField(spec, e.key);
+      if (!field) {
+        this.diags.error(e.keyPos, `${path}.${e.key}`, `unknown field of ${spec.label}${didYouMean(e.key, Object.keys(spec.fields))}`);
+        ok = false;
+        continue;
+      }
+      if (fieldName !== e.key) {
+        this.diags.warn(e.keyPos, `${path}.${e.key}`, `"${e.key}" is accepted as "${fieldName}"; write "${fieldName}"`);
+      }
+      if (Object.hasOwn(out, fieldName)) {
+        this.diags.error(e.keyPos, `${path}.${e.key}`, `"${fieldName}" is set twice`);
+        ok = false;
+        continue;
+      }
+      const v = this.value(field.spec, e.value, `${path}.${fieldName}`);
+      if (v === undefined) ok = false;
+      else out[fieldName] = v;
+    }
+    for (const [name, field] of Object.entries(spec.fields)) {
+      if (field.required && !node.entries.some((e) => findField(spec, e.key)[0] === name)) {
+        this.diags.error(node.pos, path, `${spec.label} needs "${name}"`);
+        ok = false;
+      }
+    }
+    return ok ? out : undefined;
+  }
+}
+
+function findField(spec: ObjectSpec, key: string): [string, FieldSpec | undefined] {
+  const direct = spec.fields[key];
+  if (direct) return [key, direct];
+  for (const [name, field] of Object.entries(spec.fields)) {
+    if (field.aliases?.includes(key)) return [name, field];
+  }
+  return [key, undefined];
+}
+
+/** Whether a node has the outward shape of a spec, to pick the branch of a union. */
+function shapeFits(spec: Spec, node: RawNode): boolean {
+  switch (spec.kind) {
+    case 'bool':
+      return node.kind === 'scalar' && typeof node.value === 'boolean';
+    case 'int':
+      return node.kind === 'scalar' && (typeof node.value === 'number' || typeof node.value === 'bigint');
+    case 'string':
+    case 'enum':
+      return node.kind === 'scalar' && typeof node.value === 'string';
+    case 'nullable':
+      return (node.kind === 'scalar' && node.value === null) || shapeFits(spec.of, node);
+    case 'union':
+      return spec.options.some((o) => shapeFits(o, node));
+    case 'list':
+    case 'section':
+      return node.kind === 'list';
+    case 'map':
+    case 'object':
+      return node.kind === 'map';
+  }
+}
+
+export function scopeName(scope: Scope): string {
+  return { global: 'global', host: 'a host', location: 'a location', errorConfig: 'an errorConfig' }[scope];
+}
+
+export function validate(root: RawNode, diags: Diagnostics, options: ValidateOptions = {}): Config | undefined {
+  const config = new Validator(diags, options).top(root);
+  return diags.hasErrors ? undefined : config;
+}
+
