@@ -56,14 +56,13 @@ const PBKDF2_DIGESTS = new Map([
 
 // `$<id>[$<name>=<decimal>,…]$<salt>$<hash>`: the shape of every scrypt and PBKDF2 hash that
 // `password-hash` accepts (neither algorithm takes a `v=` version field).
-const KDF_PHC =
-  /^\$([a-z0-9-]{1,32})(?:\$([a-z0-9-]{1,32}=[0-9]{1,10}(?:,[a-z0-9-]{1,32}=[0-9]{1,10})*))?\$([^$]*)\$([^$]*)$/;
+const KDF_PHC = /^\$([a-z0-9-]{1,32})(?:\$([^$]*=[^$]*))?\$([^$]*)\$([^$]*)$/;
 
 type Verifier = (password: string) => Promise<boolean>;
 
 /**
- * Hashes a password the way Ferron's `passwd` tool does (password-auth's default: Argon2id,
- * v=19, m=19456, t=2, p=1, 16-byte random salt, 32-byte output), so the PHC string it returns
+ * Hashes a password with password-auth's defaults, the parameters of Ferron's own hashes
+ * (Argon2id, v=19, m=19456, t=2, p=1, 16-byte random salt, 32-byte output), so the PHC string
  * works in Ferron's configuration as well as Portico's. Runs off the event loop.
  */
 export async function hashPassword(password: string): Promise<string> {
@@ -112,10 +111,12 @@ export function isSupportedPasswordHash(phc: string): boolean {
 function verifierFor(phc: string): Verifier | null {
   if (/^\$argon2(id|i|d)\$/.test(phc)) {
     // The crate's own parser (throws on malformed input), so this agrees with verify() below.
-    const { memoryCost, timeCost } = argon2Options(phc);
+    const { memoryCost, timeCost, outputLen } = argon2Options(phc);
     if (memoryCost > MAX_ARGON2_MEMORY_KIB || memoryCost * 1024 * timeCost > MAX_KDF_TRAFFIC) {
       return null;
     }
+    // The binding's parser is laxer than Ferron's `password-hash` 0.5 about the output length.
+    if (outputLen > MAX_OUTPUT) return null;
     return (password) => argon2Verify(phc, password);
   }
 
@@ -154,10 +155,8 @@ function kdfFor(
     // scrypt 0.11 `Params`: `ln` = log2 N (default 17), `r` (8), `p` (1); no length parameter.
     const { ln = 17, r = 8, p = 1, ...unknown } = params;
     if (Object.keys(unknown).length > 0) return null;
-    // Node needs N > 1; RFC 7914 needs N < 2^(16r) and r·p < 2^30.
-    if (ln < 1 || ln > MAX_SCRYPT_LOG_N || r < 1 || p < 1 || ln >= 16 * r || r * p >= 2 ** 30) {
-      return null;
-    }
+    // Node needs N > 1, RFC 7914 needs N < 2^(16r); the traffic cap also keeps r·p < 2^30.
+    if (ln < 1 || ln > MAX_SCRYPT_LOG_N || r < 1 || p < 1 || ln >= 16 * r) return null;
     const memory = 128 * 2 ** ln * r;
     if (memory > MAX_SCRYPT_MEMORY || memory * p > MAX_KDF_TRAFFIC) return null;
     // maxmem leaves room over OpenSSL's own accounting; the real cap is the check above.
@@ -172,9 +171,8 @@ function kdfFor(
 function parseParams(list: string | undefined): Record<string, number> | null {
   const params: Record<string, number> = {};
   for (const pair of list ? list.split(',') : []) {
-    const [name = '', value = ''] = pair.split('=');
-    const decimal = /^(0|[1-9][0-9]*)$/.test(value) && Number(value) <= 0xffff_ffff;
-    if (!decimal || Object.hasOwn(params, name)) return null;
+    const [, name = '', value = ''] = /^([a-z0-9-]{1,32})=(0|[1-9][0-9]{0,9})$/.exec(pair) ?? [];
+    if (!name || Number(value) > 0xffff_ffff || Object.hasOwn(params, name)) return null;
     params[name] = Number(value);
   }
   return params;

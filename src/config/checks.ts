@@ -133,9 +133,13 @@ function checkHosts(config: Config, scopes: readonly ScopeRecord[], diags: Diagn
   const seen = new Map<string, Pos>();
   const records = scopes.filter((s) => s.scope === 'host');
   config.hosts.forEach((host, i) => {
-    const path = records[i]?.path ?? `hosts[${i}]`;
+    const record = records[i];
+    const path = record?.path ?? `hosts[${i}]`;
     const { domain, ip } = host.settings;
-    if (domain === undefined && ip === undefined) {
+    // A selector that was written but invalid has its own error already.
+    if (record?.keys.has('domain') || record?.keys.has('ip')) {
+      if (domain === undefined && ip === undefined) return;
+    } else {
       diags.error(host.pos, path, 'a host needs "domain" or "ip" (or both)');
       return;
     }

@@ -98,6 +98,11 @@ class KdlReader {
       const name = node.getName();
       if (name === 'global') {
         this.noArguments(node, 'global');
+        const earlier = entries.find((e) => e.key === 'global');
+        if (earlier) {
+          this.diags.error(this.pos(node), 'global', `a file has one global block (the first is at ${earlier.keyPos.line}:${earlier.keyPos.col})`);
+          continue;
+        }
         entries.push({ key: 'global', keyPos: this.pos(node), value: this.scope(node, 'global', []) });
       } else if (name === 'host') {
         firstHost ??= node;

@@ -48,7 +48,7 @@ const V1 = '1.0.0';
 const PORTICO = 'Portico';
 
 const listenSpec = either(port(), str('listen'));
-const proxyTargets = either(str('http-url'), list(str('http-url'), true));
+const proxyTargets = list(str('http-url'), { nonEmpty: true, single: true });
 const tlsVersion = oneOf('TLSv1.2', 'TLSv1.3');
 const row = <const R extends PropertyRow>(r: R): R => r;
 
@@ -437,7 +437,7 @@ export const PROPERTIES = {
     example: 'global:\n  loadModules: [cgi]\n  cgiScriptExtensions: [.php, .cgi]\n',
   }),
   cgiScriptInterpreters: row({
-    type: mapOf('extension', nullable(list(str(), true)), { keyFormat: 'file-extension' }),
+    type: mapOf('extension', nullable(list(str(), { nonEmpty: true })), { keyFormat: 'file-extension' }),
     scopes: ALL,
     module: 'cgi',
     since: V1,

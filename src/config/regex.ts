@@ -21,6 +21,6 @@ export function compileRegex(source: string, extraFlags = ''): RegExp {
   try {
     return new RegExp(body, flags);
   } catch (e) {
-    throw new RegexSyntaxError((e as Error).message.replace(/^Invalid regular expression: /, ''));
+    throw new RegexSyntaxError((e as Error).message.replace(/^Invalid regular expression: \/.*\/[a-z]*: /s, ''));
   }
 }

@@ -49,6 +49,8 @@ export interface ListSpec<T = unknown> extends Typed<T[]> {
   readonly kind: 'list';
   readonly of: Spec;
   readonly nonEmpty?: boolean;
+  /** A lone value stands for a one-item list (`proxyTo: http://a` is `proxyTo: [http://a]`). */
+  readonly single?: boolean;
 }
 export interface MapSpec<T = unknown> extends Typed<Record<string, T>> {
   readonly kind: 'map';
@@ -116,8 +118,11 @@ export const u32 = (min = 0, max = 4294967295): IntSpec => ({ kind: 'int', label
 export const u64 = (): IntSpec => ({ kind: 'int', label: 'u64', min: 0, max: Number.MAX_SAFE_INTEGER });
 export const str = (format?: StringFormat): StringSpec => (format ? { kind: 'string', format } : { kind: 'string' });
 export const oneOf = <const V extends string>(...values: V[]): EnumSpec<V> => ({ kind: 'enum', values });
-export const list = <S extends Spec>(of: S, nonEmpty = false): ListSpec<Infer<S>> =>
-  nonEmpty ? { kind: 'list', of, nonEmpty } : { kind: 'list', of };
+export const list = <S extends Spec>(of: S, options: { nonEmpty?: boolean; single?: boolean } = {}): ListSpec<Infer<S>> => ({
+  kind: 'list',
+  of,
+  ...options,
+});
 export const nullable = <S extends Spec>(of: S): NullableSpec<Infer<S>> => ({ kind: 'nullable', of });
 export const either = <A extends Spec, B extends Spec>(a: A, b: B): UnionSpec<Infer<A> | Infer<B>> => ({
   kind: 'union',
@@ -173,7 +178,7 @@ export function typeName(spec: Spec): string {
     case 'enum':
       return spec.values.map((v) => `\`${v}\``).join(' or ');
     case 'list':
-      return `array of ${typeName(spec.of)}`;
+      return `${spec.single ? `${typeName(spec.of)} or ` : ''}array of ${typeName(spec.of)}`;
     case 'map':
       return `object (${spec.keyLabel} → ${typeName(spec.values)})`;
     case 'object':

@@ -10,7 +10,7 @@ import {
   type Scope,
   type Settings,
 } from './properties.js';
-import type { Pos, RawEntry, RawMap, RawNode } from './raw.js';
+import { rawList, type Pos, type RawEntry, type RawMap, type RawNode } from './raw.js';
 import { didYouMean } from './suggest.js';
 import { describe, type FieldSpec, type ObjectSpec, type Spec } from './types.js';
 import { runChecks } from './checks.js';
@@ -228,6 +228,7 @@ class Validator {
         return option ? this.value(option, node, path) : wrong();
       }
       case 'list': {
+        if (spec.single && node.kind === 'scalar' && shapeFits(spec.of, node)) return this.value(spec, rawList([node], node.pos), path);
         if (node.kind !== 'list') return wrong();
         if (spec.nonEmpty && node.items.length === 0) {
           this.diags.error(node.pos, path, 'expected at least one item');
@@ -327,6 +328,7 @@ function shapeFits(spec: Spec, node: RawNode): boolean {
     case 'union':
       return spec.options.some((o) => shapeFits(o, node));
     case 'list':
+      return node.kind === 'list' || (spec.single === true && shapeFits(spec.of, node));
     case 'section':
       return node.kind === 'list';
     case 'map':

@@ -1,0 +1,30 @@
+// Which configuration a command reads: `-c FILE`, else portico.kdl, portico.yaml or portico.yml in
+// the working directory, else the built-in default (port 8080, the bundled welcome page).
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { formatDiagnostic, type Diagnostic } from '../config/diagnostics.js';
+import { loadConfig, loadConfigText, type LoadResult } from '../config/load.js';
+import type { CommandIo } from './io.js';
+
+export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const CANDIDATES = ['portico.kdl', 'portico.yaml', 'portico.yml'];
+
+export function findConfigFile(cwd: string): string | undefined {
+  return CANDIDATES.map((name) => join(cwd, name)).find((path) => existsSync(path));
+}
+
+export function builtInConfigText(): string {
+  return `global:\n  port: 8080\n  wwwroot: ${JSON.stringify(join(PACKAGE_ROOT, 'wwwroot'))}\n`;
+}
+
+/** Loads the configuration a command was pointed at; `label` says where it came from. */
+export async function loadChosenConfig(file: string | undefined, cwd = process.cwd()): Promise<LoadResult & { label: string }> {
+  const chosen = file ?? findConfigFile(cwd);
+  if (chosen === undefined) return { ...loadConfigText(builtInConfigText(), 'yaml', '(built-in default)'), label: '(built-in default)' };
+  return { ...(await loadConfig(chosen, { cwd })), label: chosen };
+}
+
+export function printDiagnostics(diagnostics: readonly Diagnostic[], io: CommandIo): void {
+  for (const d of diagnostics) io.stderr.write(`${formatDiagnostic(d)}\n`);
+}

@@ -1,0 +1,33 @@
+// `portico convert FILE [--to kdl|yaml]`: the file in the other syntax on stdout. The whole
+// configuration (includes too) is validated first; placeholders and include lines are kept.
+import { readFile } from 'node:fs/promises';
+import { toKdl, toYaml } from '../config/convert.js';
+import { Diagnostics } from '../config/diagnostics.js';
+import { loadConfig, parseText, syntaxOf, type Syntax } from '../config/load.js';
+import { printDiagnostics } from './config-file.js';
+import type { CommandIo } from './io.js';
+
+export async function convertCommand(file: string | undefined, to: string | undefined, io: CommandIo): Promise<number> {
+  if (!file) {
+    io.stderr.write('usage: portico convert FILE [--to kdl|yaml]\n');
+    return 2;
+  }
+  const from = syntaxOf(file);
+  if (!from) {
+    io.stderr.write(`${file}: unsupported configuration file type (use .yaml, .yml or .kdl)\n`);
+    return 1;
+  }
+  if (to !== undefined && to !== 'kdl' && to !== 'yaml') {
+    io.stderr.write(`--to takes kdl or yaml, not ${JSON.stringify(to)}\n`);
+    return 2;
+  }
+  const target: Syntax = (to as Syntax | undefined) ?? (from === 'yaml' ? 'kdl' : 'yaml');
+  const checked = await loadConfig(file, { keepPlaceholders: true });
+  printDiagnostics(checked.diagnostics, io);
+  if (!checked.config) return 1;
+  const diags = new Diagnostics();
+  const own = parseText(await readFile(file, 'utf8'), from, file, diags);
+  if (!own || own.kind !== 'map') return 1;
+  io.stdout.write(target === 'kdl' ? toKdl(own) : toYaml(own));
+  return 0;
+}

@@ -1,0 +1,96 @@
+// The command line: `portico <command> [options]` (CONTRACT.md). Each command lives in its own file;
+// this one only reads the arguments and dispatches.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { configSchema } from '../config/schema.js';
+import { PACKAGE_ROOT } from './config-file.js';
+import { convertCommand } from './convert.js';
+import type { CommandIo } from './io.js';
+import { passwd } from './passwd.js';
+import { runCommand } from './run.js';
+import { validateCommand } from './validate.js';
+
+export const VERSION: string = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+
+const HELP = `Portico ${VERSION}: a web server and reverse proxy, configured by Ferron 1.x YAML or KDL.
+
+Usage: portico <command> [options]
+
+Commands:
+  run [-c FILE]          start the server (SIGHUP reloads, SIGTERM/SIGINT stop gracefully)
+  validate [-c FILE]     check a configuration; prints "configuration OK" or every error
+  convert FILE [--to kdl|yaml]
+                         print a configuration in the other syntax
+  passwd [USERNAME]      hash a password and print a \`users\` entry
+  schema                 print the JSON Schema of the YAML syntax, for editors
+
+Options:
+  -c, --config FILE      configuration file; without it portico.kdl, portico.yaml or
+                         portico.yml in the working directory, else the built-in default
+  -h, --help             show this help
+  -V, --version          show the version
+
+Documentation: docs/configuration.md (every property), docs/ in the package.
+`;
+
+const processIo: CommandIo = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr };
+
+export async function main(argv: string[], io: CommandIo = processIo): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '-h' || command === '--help' || command === 'help') {
+    io.stdout.write(HELP);
+    return command === undefined ? 2 : 0;
+  }
+  if (command === '-V' || command === '--version' || command === 'version') {
+    io.stdout.write(`portico ${VERSION}\n`);
+    return 0;
+  }
+  if (command === 'passwd') return passwd(rest, io);
+
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(rest);
+  } catch (e) {
+    io.stderr.write(`portico ${command}: ${(e as Error).message}\n`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    io.stdout.write(HELP);
+    return 0;
+  }
+  switch (command) {
+    case 'run':
+    case 'validate':
+      if (positionals.length > 0 || values.to !== undefined) return usage(io, command, `unexpected argument ${positionals[0] ?? '--to'}`);
+      return command === 'run' ? runCommand(values.config, io) : validateCommand(values.config, io);
+    case 'convert':
+      if (positionals.length > 1 || values.config !== undefined) return usage(io, command, 'expected one FILE');
+      return convertCommand(positionals[0], values.to, io);
+    case 'schema':
+      if (positionals.length > 0) return usage(io, command, `unexpected argument ${positionals[0]}`);
+      io.stdout.write(`${JSON.stringify(configSchema(), null, 2)}\n`);
+      return 0;
+    default:
+      return usage(io, command, 'unknown command');
+  }
+}
+
+function parse(args: string[]) {
+  return parseArgs({
+    args,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      config: { type: 'string', short: 'c' },
+      to: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+}
+
+function usage(io: CommandIo, command: string, problem: string): number {
+  io.stderr.write(`portico ${command}: ${problem} (see portico --help)\n`);
+  return 2;
+}
