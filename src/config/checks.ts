@@ -70,8 +70,9 @@ export function runChecks(config: Config, scopes: readonly ScopeRecord[], diags:
   if (g.admin?.listen !== undefined) {
     const host = parseListen(g.admin.listen)?.host;
     if (host === undefined || !isLoopback(host)) {
-      const entry = globalRecord?.keys.get('admin');
-      diags.warn(entry?.keyPos ?? where('admin').pos, 'global.admin.listen', `the admin API has the power of a root shell; "${g.admin.listen}" is not a loopback address`);
+      const admin = globalRecord?.keys.get('admin')?.value;
+      const listen = admin?.kind === 'map' ? admin.entries.find((e) => e.key === 'listen')?.value.pos : undefined;
+      diags.warn(listen ?? where('admin').pos, 'global.admin.listen', `the admin API has the power of a root shell; "${g.admin.listen}" is not a loopback address`);
     }
   }
 

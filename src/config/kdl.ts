@@ -128,8 +128,11 @@ class KdlReader {
       if (key === 'domain' || key === 'ip') selectors.push({ key, keyPos: this.pos(entry), value: this.value(entry) });
       else this.diags.error(this.pos(entry), `host.${key}`, 'a host takes only domain= and ip= as properties; write other properties as children');
     }
-    if (node.getArgumentEntries().length > 0) {
+    const [first] = node.getArgumentEntries();
+    if (first) {
       this.diags.error(this.pos(node), 'host', 'write host domain="example.com" (a property), not an argument');
+      // Read it as the domain all the same, so the mistake is reported once rather than cascading.
+      if (!selectors.some((e) => e.key === 'domain')) selectors.push({ key: 'domain', keyPos: this.pos(first), value: this.value(first) });
     }
     return this.scope(node, 'host', selectors);
   }
@@ -153,6 +156,10 @@ class KdlReader {
         errorConfigs.push(this.errorConfig(child));
         continue;
       }
+      if (name === 'location' || name === 'errorConfig') {
+        this.diags.error(this.pos(child), name, `${name} blocks belong directly inside a host`);
+        continue;
+      }
       const row = propertyRow(ALIASES[name] ?? name);
       if (row?.type.kind === 'section') {
         this.diags.error(this.pos(child), name, 'write location "/path" { … } and errorConfig scode=404 { … } blocks inside a host');
@@ -173,8 +180,9 @@ class KdlReader {
   location(node: Node): RawNode {
     const args = node.getArgumentEntries();
     const leading: RawEntry[] = [];
-    if (args.length === 1) leading.push({ key: 'path', keyPos: this.pos(args[0]), value: this.value(args[0]!) });
-    else this.diags.error(this.pos(node), 'location', 'write location "/path" { … } with exactly one path');
+    // No path at all is left to the validator's "a location needs a path", as for YAML.
+    if (args.length > 1) this.diags.error(this.pos(args[1]), 'location', 'write location "/path" { … } with exactly one path');
+    if (args[0]) leading.push({ key: 'path', keyPos: this.pos(args[0]), value: this.value(args[0]) });
     for (const p of node.getPropertyEntries()) {
       this.diags.error(this.pos(p), `location.${p.getName()}`, 'a location takes its path as its only argument; write properties as children');
     }

@@ -48,9 +48,10 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   const diags = new Diagnostics();
   const reader = new TreeReader(diags, options.cwd ?? process.cwd(), options.includes ?? true);
   const raw = await reader.read(resolve(options.cwd ?? process.cwd(), file), [], undefined);
-  if (!raw || diags.hasErrors) return { config: undefined, diagnostics: sorted(diags), files: reader.files, raw };
+  if (!raw) return { config: undefined, diagnostics: sorted(diags), files: reader.files, raw };
+  // Validation runs even after other errors, so one run reports everything that needs fixing.
   if (!options.keepPlaceholders) interpolate(raw, options.env ?? process.env, diags);
-  const config = diags.hasErrors ? undefined : validate(raw, diags, { placeholders: options.keepPlaceholders ?? false });
+  const config = validate(raw, diags, { placeholders: options.keepPlaceholders ?? false });
   return { config, diagnostics: sorted(diags), files: reader.files, raw };
 }
 
@@ -60,8 +61,8 @@ export function loadConfigText(text: string, syntax: Syntax, label: string, env:
   const raw = parseText(text, syntax, label, diags);
   if (!raw || raw.kind !== 'map') return { config: undefined, diagnostics: diags.list, files: [], raw: undefined };
   interpolate(raw, env, diags);
-  const config = diags.hasErrors ? undefined : validate(raw, diags);
-  return { config, diagnostics: diags.list, files: [], raw };
+  const config = validate(raw, diags);
+  return { config, diagnostics: sorted(diags), files: [], raw };
 }
 
 /** Diagnostics grouped by file (in the order files were first named), then by position. */

@@ -1,0 +1,61 @@
+// `portico validate` on every broken file kept in test/fixtures/invalid: each must exit 1 and print
+// exactly the errors its trailing `expect:` comments list, as FILE:LINE:COL: path: message.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { ROOT, runCli } from '../helpers/cli.js';
+
+const INVALID = join(ROOT, 'test/fixtures/invalid');
+const VALID = join(ROOT, 'test/fixtures/valid');
+const files = readdirSync(INVALID).sort();
+
+function expectations(file: string): string[] {
+  return readFileSync(join(INVALID, file), 'utf8')
+    .split('\n')
+    .map((line) => /^(?:#|\/\/) expect: (\d+:\d+) (.*)$/.exec(line))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => `${file}:${m[1]}: ${m[2]}`);
+}
+
+describe('validate refuses broken configurations', () => {
+  it('keeps at least 30 broken files, each with expectations', () => {
+    assert.ok(files.length >= 30, `only ${files.length} broken files`);
+    for (const f of files) assert.ok(expectations(f).length > 0, `${f} has no expect: line`);
+  });
+
+  for (const file of files) {
+    it(file, async () => {
+      const { code, stdout, stderr } = await runCli(['validate', '-c', file], { cwd: INVALID });
+      assert.equal(code, 1, stderr);
+      assert.equal(stdout, '');
+      const errors = stderr.split('\n').filter((l) => l.startsWith(`${file}:`) && !l.includes(': warning: ') && /^\S+:\d+:\d+: /.test(l));
+      assert.deepEqual(errors, expectations(file));
+      assert.match(stderr, new RegExp(`${file.replace('.', '\\.')}: ${errors.length} errors?, configuration not valid\\n$`));
+    });
+  }
+});
+
+describe('validate accepts the samples', () => {
+  for (const file of ['everything.yaml', 'everything.kdl']) {
+    it(`${file}: exit 0, "configuration OK", no warnings`, async () => {
+      const { code, stdout, stderr } = await runCli(['validate', '--config', file], { cwd: VALID });
+      assert.equal(stderr, '');
+      assert.equal(stdout, 'configuration OK\n');
+      assert.equal(code, 0);
+    });
+  }
+
+  it('prints warnings and still exits 0', async () => {
+    const { code, stdout, stderr } = await runCli(['validate', '-c', 'warnings.yaml'], { cwd: join(ROOT, 'test/fixtures/warnings') });
+    assert.equal(code, 0);
+    assert.equal(stdout, 'configuration OK\n');
+    const lines = stderr.trimEnd().split('\n');
+    const expected = readFileSync(join(ROOT, 'test/fixtures/warnings/warnings.yaml'), 'utf8')
+      .split('\n')
+      .map((l) => /^# expect: (\d+:\d+) (.*)$/.exec(l))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => `warnings.yaml:${m[1]}: warning: ${m[2]}`);
+    assert.deepEqual(lines, expected);
+  });
+});
