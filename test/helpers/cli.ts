@@ -11,12 +11,21 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runCli(args: string[], options: { cwd?: string; input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
+export interface CliOptions {
+  cwd?: string;
+  input?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Run as this user (root only), e.g. to meet a file that root could read anyway. */
+  uid?: number;
+}
+
+export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: options.cwd ?? ROOT,
       env: options.env ?? process.env,
       stdio: ['pipe', 'pipe', 'pipe'],
+      ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }),
     });
     let stdout = '';
     let stderr = '';
