@@ -15,17 +15,23 @@ export interface CliOptions {
   cwd?: string;
   input?: string;
   env?: NodeJS.ProcessEnv;
-  /** Run as this user (root only), e.g. to meet a file that root could read anyway. */
-  uid?: number;
+  /**
+   * Root reads every file whatever its mode; with this, a root run drops that power (the
+   * CAP_DAC_* capabilities, through util-linux's setpriv) and meets file modes as users do.
+   */
+  asUser?: boolean;
 }
+
+const AS_ROOT = process.getuid?.() === 0;
 
 export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
+    const command = [process.execPath, BIN, ...args];
+    if (options.asUser && AS_ROOT) command.unshift('setpriv', '--bounding-set=-dac_override,-dac_read_search', '--');
+    const child = spawn(command[0]!, command.slice(1), {
       cwd: options.cwd ?? ROOT,
       env: options.env ?? process.env,
       stdio: ['pipe', 'pipe', 'pipe'],
-      ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }),
     });
     let stdout = '';
     let stderr = '';
