@@ -1,5 +1,8 @@
-// `portico run [-c FILE]`: loads and validates the configuration; the HTTP server is not part of
-// this build yet, so after a valid configuration it says so instead of pretending to serve.
+// `portico run [-c FILE]`: load, validate, start; serve until SIGTERM/SIGINT. SIGHUP re-reads the
+// same file: an invalid one is reported and the running configuration keeps serving.
+import { formatDiagnostic } from '../config/diagnostics.js';
+import { serveUntilStopped } from '../server/lifecycle.js';
+import { Server } from '../server/server.js';
 import { loadChosenConfig, printDiagnostics } from './config-file.js';
 import type { CommandIo } from './io.js';
 
@@ -7,6 +10,27 @@ export async function runCommand(configFile: string | undefined, io: CommandIo):
   const result = await loadChosenConfig(configFile);
   printDiagnostics(result.diagnostics, io);
   if (!result.config) return 1;
-  io.stderr.write(`portico run: ${result.label} is valid, but this build has no HTTP server yet\n`);
-  return 1;
+  let server: Server;
+  try {
+    server = await Server.start(result.config, { stderr: io.stderr });
+  } catch (e) {
+    io.stderr.write(`portico run: ${(e as Error).message}\n`);
+    return 1;
+  }
+  const say = (message: string) => server.errorLog.log(message);
+  say(`Portico is serving ${server.listenerUrls.join(', ')} (configuration: ${result.label})`);
+  return serveUntilStopped(server, {
+    say,
+    reload: async () => {
+      const next = await loadChosenConfig(configFile);
+      for (const d of next.diagnostics) say(`reload: ${formatDiagnostic(d)}`);
+      if (!next.config) return say('reload refused: the configuration is invalid; the running one keeps serving');
+      try {
+        await server.reload(next.config);
+        say(`reloaded (${next.label}); serving ${server.listenerUrls.join(', ')}`);
+      } catch (e) {
+        say(`reload failed, the running configuration keeps serving: ${(e as Error).message}`);
+      }
+    },
+  });
 }

@@ -1,0 +1,105 @@
+// Config → Plan: the listeners to open and, per host and location, a frozen Resolved with its
+// prepared chain. All merging happens here, once; a request only looks things up.
+import type { ModuleName, Settings } from '../config/properties.js';
+import { withDefaults } from '../config/defaults.js';
+import { parseListen } from '../config/formats.js';
+import type { Config, HostConfig } from '../config/validate.js';
+import { buildChain, type PipelineServices } from '../server/pipeline.js';
+import { HostTable } from './host-table.js';
+import { mergeSettings } from './merge.js';
+import type { CustomHeader, ErrorConfigRoute, Resolved } from './resolved.js';
+import { locationPrefix, Site, type LocationRoute } from './site.js';
+
+export interface ListenerSpec {
+  /** `http://127.0.0.1:8080`, `https://*:443`: what /status lists and reloads diff by. */
+  readonly id: string;
+  /** undefined: every address (dual-stack). */
+  readonly address: string | undefined;
+  readonly port: number;
+  readonly secure: boolean;
+}
+
+export interface Plan {
+  readonly config: Config;
+  readonly global: ReturnType<typeof withDefaults>;
+  readonly hosts: HostTable;
+  readonly listeners: readonly ListenerSpec[];
+}
+
+export class PlanError extends Error {}
+
+export function compilePlan(config: Config, services: PipelineServices): Plan {
+  const global = withDefaults(config.global);
+  for (const name of global.loadModules ?? []) {
+    if (!services.modules.has(name as ModuleName)) {
+      throw new PlanError(`module "${name}" (loadModules) is not available in this build of Portico`);
+    }
+  }
+  const compiler = new Compiler(services);
+  const sites = config.hosts.map((host) => compiler.site(config.global, host));
+  const fallback = compiler.site(config.global, undefined);
+  return Object.freeze({ config, global, hosts: new HostTable(sites, fallback), listeners: listenerSpecs(config.global) });
+}
+
+function listenerSpecs(g: Settings): ListenerSpec[] {
+  const d = withDefaults(g);
+  const spec = (value: number | string, secure: boolean): ListenerSpec => {
+    const parsed = typeof value === 'number' ? { host: undefined, port: value } : parseListen(value)!;
+    const address = parsed.host === 'localhost' ? '127.0.0.1' : parsed.host;
+    const shown = address === undefined ? '*' : address.includes(':') ? `[${address}]` : address;
+    return { id: `${secure ? 'https' : 'http'}://${shown}:${parsed.port}`, address, port: parsed.port, secure };
+  };
+  const out: ListenerSpec[] = [];
+  if (!(d.secure && d.disableNonEncryptedServer)) out.push(spec(d.port, false));
+  if (d.secure) out.push(spec(d.sport, true));
+  return out;
+}
+
+class Compiler {
+  constructor(private readonly services: PipelineServices) {}
+
+  site(global: Settings, host: HostConfig | undefined): Site {
+    const hostSettings = host ? mergeSettings(global, host.settings) : global;
+    const errorConfigs = host?.errorConfigs ?? [];
+    const resolved = this.resolved(hostSettings, host, undefined, errorConfigs);
+    const locations: LocationRoute[] = (host?.locations ?? []).map((l) => ({
+      prefix: locationPrefix(l.path),
+      resolved: this.resolved(mergeSettings(hostSettings, l.settings), host, l.path, errorConfigs),
+    }));
+    // Stable sort: longest prefix first, equal lengths in list order.
+    locations.sort((a, b) => b.prefix.length - a.prefix.length);
+    return new Site(host, resolved, locations);
+  }
+
+  resolved(
+    merged: Settings,
+    host: HostConfig | undefined,
+    location: string | undefined,
+    errorConfigs: HostConfig['errorConfigs'],
+  ): Resolved {
+    const routes: ErrorConfigRoute[] = errorConfigs.map((e) => ({
+      scode: e.scode,
+      resolved: this.resolved(mergeSettings(merged, e.settings), host, location, []),
+    }));
+    const settings = Object.freeze(withDefaults(merged));
+    return Object.freeze({
+      settings,
+      host,
+      location,
+      customHeaders: customHeaders(settings.customHeaders),
+      errorPages: errorPages(settings.errorPages),
+      errorConfigs: routes,
+      chain: buildChain(settings, this.services),
+    });
+  }
+}
+
+function customHeaders(map: Record<string, string> | undefined): CustomHeader[] {
+  return Object.entries(map ?? {}).map(([name, value]) => ({ name, lower: name.toLowerCase(), value, hasPath: value.includes('{path}') }));
+}
+
+function errorPages(list: { scode: number; path: string }[] | undefined): Map<number, string[]> {
+  const map = new Map<number, string[]>();
+  for (const { scode, path } of list ?? []) map.set(scode, [...(map.get(scode) ?? []), path]);
+  return map;
+}

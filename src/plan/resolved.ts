@@ -1,0 +1,36 @@
+// The settings one request runs with: global → host → location (→ errorConfig) merged once, at
+// compile time, with the property table's defaults filled in, and frozen.
+import type { ResolvedSettings } from '../config/defaults.js';
+import type { HostConfig } from '../config/validate.js';
+import type { Stage } from '../server/stage.js';
+
+export type { ResolvedSettings };
+
+export interface CustomHeader {
+  readonly name: string;
+  readonly lower: string;
+  readonly value: string;
+  /** The value holds `{path}`, replaced per request. */
+  readonly hasPath: boolean;
+}
+
+export interface ErrorConfigRoute {
+  /** undefined: every error status. */
+  readonly scode: number | undefined;
+  readonly resolved: Resolved;
+}
+
+export interface Resolved {
+  readonly settings: ResolvedSettings;
+  /** The host this belongs to (undefined: the global configuration, no host matched). */
+  readonly host: HostConfig | undefined;
+  /** The location's path, when a location applies. */
+  readonly location: string | undefined;
+  readonly customHeaders: readonly CustomHeader[];
+  /** errorPages by status code, first configured first. */
+  readonly errorPages: ReadonlyMap<number, readonly string[]>;
+  /** Empty inside an errorConfig: an error there is not re-dispatched again. */
+  readonly errorConfigs: readonly ErrorConfigRoute[];
+  /** The prepared handler chain: built-in stages, modules, method check, static files. */
+  readonly chain: Stage;
+}

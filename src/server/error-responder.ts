@@ -1,0 +1,72 @@
+// Every error status becomes a page here, and only here: an errorConfig for the status re-runs the
+// chain with its settings (the page keeps the error's status); otherwise the first readable
+// `errorPages` file for the status, otherwise the default page. Details go to the error log, never
+// to the client.
+import { readFile } from 'node:fs/promises';
+import type { Ctx } from './ctx.js';
+import { errorPageHtml } from './error-page.js';
+import { HttpError, isHttpError, type HeaderPairs } from './http-error.js';
+import { send, type RawHeaders } from './respond.js';
+
+export interface Logger {
+  log(message: string): void;
+}
+
+const MAX_ERROR_PAGE_BYTES = 1024 * 1024;
+const OWN_HEADERS = new Set(['content-type', 'content-length']);
+
+export class ErrorResponder {
+  constructor(private readonly errorLog: Logger) {}
+
+  async respond(ctx: Ctx, error: unknown): Promise<void> {
+    const e = isHttpError(error) ? error : new HttpError(500, [], `Unexpected error while serving a request: ${describe(error)}`);
+    if (!isHttpError(error) || (e.status >= 500 && e.detail) || (e.status === 400 && e.detail)) this.errorLog.log(e.detail ?? e.message);
+    if (ctx.responded) {
+      // Too late for a page: the head (and maybe part of the body) is out. Cut the response so the
+      // client sees it is incomplete rather than a silently truncated body.
+      ctx.res.destroy();
+      return;
+    }
+    const route = ctx.errorStatus === undefined ? ctx.resolved?.errorConfigs.find((r) => r.scode === undefined || r.scode === e.status) : undefined;
+    if (route) {
+      ctx.errorStatus = e.status;
+      ctx.errorHeaders = e.headers;
+      ctx.resolved = route.resolved;
+      try {
+        await route.resolved.chain(ctx, async () => ctx.fail(e.status));
+        return;
+      } catch (inner) {
+        if (ctx.responded) return void ctx.res.destroy();
+        if (isHttpError(inner) && inner.status >= 500) this.errorLog.log(inner.detail ?? inner.message);
+      }
+    }
+    await this.page(ctx, e.status, e.headers);
+  }
+
+  private async page(ctx: Ctx, status: number, extra: HeaderPairs): Promise<void> {
+    const headers: RawHeaders = [];
+    for (const [name, value] of extra) if (!OWN_HEADERS.has(name.toLowerCase())) headers.push(name, value);
+    const body = (await this.configuredPage(ctx, status)) ?? Buffer.from(errorPageHtml(status, ctx.resolved?.settings.serverAdministratorEmail));
+    headers.push('Content-Type', 'text/html; charset=utf-8', 'Content-Length', String(body.length));
+    if (ctx.responded) return;
+    send(ctx, status, headers, body);
+  }
+
+  /** The first configured error page for the status that can be read. */
+  private async configuredPage(ctx: Ctx, status: number): Promise<Buffer | undefined> {
+    for (const path of ctx.resolved?.errorPages.get(status) ?? []) {
+      try {
+        const body = await readFile(path);
+        if (body.length <= MAX_ERROR_PAGE_BYTES) return body;
+        this.errorLog.log(`Error page ${path} is larger than ${MAX_ERROR_PAGE_BYTES} bytes; using the default page`);
+      } catch (err) {
+        this.errorLog.log(`Cannot read error page ${path}: ${(err as NodeJS.ErrnoException).code ?? describe(err)}`);
+      }
+    }
+    return undefined;
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
+}

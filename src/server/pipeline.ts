@@ -1,0 +1,37 @@
+// The handler chain of one Resolved, in ARCHITECTURE.md's fixed order. Built-in stages come first
+// (client address, blocklist, redirects, rewriteMap and nonStandardCodes slot in here with access
+// control), then the trailing-slash redirect, the modules in `loadModules` order, the method
+// check, and static files; nothing answering is a 404. Built at compile time, only with the stages
+// this Resolved needs.
+import { resolve } from 'node:path';
+import type { ResolvedSettings } from '../config/defaults.js';
+import type { ModuleName } from '../config/properties.js';
+import { methodCheck } from '../stages/method-check.js';
+import { trailingSlash } from '../stages/trailing-slash.js';
+import type { StaticFiles } from '../static/static-files.js';
+import type { Logger } from './error-responder.js';
+import { compose, type Stage } from './stage.js';
+
+/** What a module contributes to a chain, given the settings of one Resolved. */
+export type ModuleFactory = (settings: ResolvedSettings, services: PipelineServices) => Stage | undefined;
+
+export interface PipelineServices {
+  readonly files: StaticFiles;
+  readonly errorLog: Logger;
+  readonly modules: ReadonlyMap<ModuleName, ModuleFactory>;
+}
+
+const notFound: Stage = (ctx) => ctx.fail(404);
+
+export function buildChain(settings: ResolvedSettings, services: PipelineServices): Stage {
+  const stages: Stage[] = [];
+  const wwwroot = settings.wwwroot === undefined ? undefined : resolve(settings.wwwroot);
+  if (wwwroot !== undefined && !settings.disableTrailingSlashRedirects) stages.push(trailingSlash(wwwroot, services.files));
+  for (const name of settings.loadModules ?? []) {
+    const stage = services.modules.get(name as ModuleName)?.(settings, services);
+    if (stage) stages.push(stage);
+  }
+  stages.push(methodCheck);
+  if (wwwroot !== undefined) stages.push(services.files.stage({ ...settings, wwwroot }));
+  return compose(stages, notFound);
+}

@@ -1,0 +1,68 @@
+// The one place responses leave: it adds `customHeaders` (names the response does not already
+// have, `{path}` filled in), sets `Server: Portico`, keeps an errorConfig page's error status,
+// records status and length for the access log, and leaves HEAD responses without a body.
+import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
+import type { Ctx } from './ctx.js';
+
+/** Response headers as a flat [name, value, name, value…] list, the form Node writes fastest. */
+export type RawHeaders = string[];
+
+const SERVER = 'Portico';
+// What Node accepts in a header value; a `{path}` that would make a value invalid skips it.
+const VALID_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+const BODILESS = new Set([204, 304]);
+
+function hasHeader(headers: RawHeaders, lower: string): boolean {
+  for (let i = 0; i < headers.length; i += 2) if (headers[i]!.toLowerCase() === lower) return true;
+  return false;
+}
+
+function finalize(ctx: Ctx, status: number, headers: RawHeaders): number {
+  for (const [name, value] of ctx.errorHeaders) if (!hasHeader(headers, name.toLowerCase())) headers.push(name, value);
+  const custom = ctx.resolved?.customHeaders;
+  if (custom) {
+    for (const h of custom) {
+      if (hasHeader(headers, h.lower)) continue;
+      const value = h.hasPath ? h.value.replaceAll('{path}', ctx.originalPath) : h.value;
+      if (!h.hasPath || VALID_VALUE.test(value)) headers.push(h.name, value);
+    }
+  }
+  for (let i = 0; i < headers.length; i += 2) {
+    if (headers[i]!.toLowerCase() === 'server') headers.splice(i, 2), (i -= 2);
+  }
+  headers.push('Server', SERVER);
+  // A page rendered for an error by an errorConfig is still that error (CONTRACT.md, point 4).
+  const sent = ctx.errorStatus !== undefined && status < 300 ? ctx.errorStatus : status;
+  ctx.status = sent;
+  return sent;
+}
+
+function lengthOf(headers: RawHeaders): number | undefined {
+  for (let i = 0; i < headers.length; i += 2) {
+    if (headers[i]!.toLowerCase() === 'content-length') return Number(headers[i + 1]);
+  }
+  return undefined;
+}
+
+/** A complete response from memory. */
+export function send(ctx: Ctx, status: number, headers: RawHeaders, body?: Buffer | string): void {
+  const sent = finalize(ctx, status, headers);
+  ctx.length = lengthOf(headers);
+  ctx.res.writeHead(sent, headers as unknown as Record<string, string>);
+  if (body === undefined || ctx.method === 'HEAD' || BODILESS.has(sent)) ctx.res.end();
+  else ctx.res.end(body);
+}
+
+/** A streamed response; resolves when the body is written, with backpressure respected. */
+export async function sendStream(ctx: Ctx, status: number, headers: RawHeaders, body: Readable): Promise<void> {
+  const sent = finalize(ctx, status, headers);
+  ctx.length = lengthOf(headers);
+  ctx.res.writeHead(sent, headers as unknown as Record<string, string>);
+  if (ctx.method === 'HEAD' || BODILESS.has(sent)) {
+    body.destroy();
+    ctx.res.end();
+    return;
+  }
+  await pipeline(body, ctx.res as NodeJS.WritableStream);
+}

@@ -1,0 +1,15 @@
+// After the modules: OPTIONS is answered with the methods static files support, GET, HEAD and POST
+// go on, anything else is 405. Modules before this stage (proxy, gateways) accept any method.
+import { send } from '../server/respond.js';
+import type { Stage } from '../server/stage.js';
+
+export const ALLOWED_METHODS = 'GET, POST, HEAD, OPTIONS';
+
+export const methodCheck: Stage = (ctx, next) => {
+  const method = ctx.method;
+  if (method === 'GET' || method === 'HEAD' || method === 'POST') return next();
+  // An errorConfig page is served whatever the method of the request that failed.
+  if (ctx.errorStatus !== undefined) return next();
+  if (method === 'OPTIONS') return send(ctx, 204, ['Allow', ALLOWED_METHODS]);
+  ctx.fail(405, [['Allow', ALLOWED_METHODS]]);
+};

@@ -1,0 +1,199 @@
+// `portico run` as an operator meets it: start, serve, logs, log rotation, time limits, graceful
+// shutdown, bind failures, and no handle left behind.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BIN, ROOT } from '../helpers/cli.js';
+import { raw, request } from '../helpers/http.js';
+import { freePort, startServer } from '../helpers/server.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'portico-lifecycle-'));
+const www = join(dir, 'www');
+mkdirSync(www);
+writeFileSync(join(www, 'index.html'), 'hello');
+writeFileSync(join(www, 'big.bin'), Buffer.alloc(32 * 1024 * 1024, 7));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Starts `portico run`, resolves once it says it is serving. */
+function run(config: string, name = 'portico.yaml'): Promise<{ child: ChildProcess; output: () => string; exited: Promise<number | null> }> {
+  const file = join(dir, name);
+  writeFileSync(file, config);
+  const child = spawn(process.execPath, [BIN, 'run', '-c', file], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      if (/Portico is serving/.test(out)) resolve({ child, output: () => out, exited });
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    void exited.then((code) => reject(new Error(`exited ${code}: ${out}`)));
+  });
+}
+
+describe('portico run', () => {
+  it('serves, writes the access and error logs, reopens them on SIGUSR1, and stops on SIGTERM with 0', async () => {
+    const port = await freePort();
+    const access = join(dir, 'access.log');
+    const errorLog = join(dir, 'error.log');
+    const p = await run(`global:\n  port: "127.0.0.1:${port}"\n  wwwroot: ${www}\n  logFilePath: ${access}\n  errorLogFilePath: ${errorLog}\n`);
+    const r = await request(port, '/index.html?x="1"', { headers: { 'user-agent': 'test "agent"', referer: 'http://ref.test/' } });
+    assert.equal(r.text, 'hello');
+    await request(port, '/%zz');
+    await sleep(300);
+    const line = readFileSync(access, 'utf8').split('\n')[0]!;
+    assert.match(line, /^127\.0\.0\.1 - - \[\d{2}\/[A-Z][a-z]{2}\/\d{4}:\d{2}:\d{2}:\d{2} [+-]\d{4}\] "GET \/index\.html\?x="1" HTTP\/1\.1" 200 5 "http:\/\/ref\.test\/" "test \\"agent\\""$/);
+    assert.match(readFileSync(errorLog, 'utf8'), /^\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\]: Portico is serving http:\/\/127\.0\.0\.1:\d+/);
+    assert.match(readFileSync(errorLog, 'utf8'), /URL sanitation error/);
+
+    renameSync(access, `${access}.1`);
+    p.child.kill('SIGUSR1');
+    await sleep(300);
+    await request(port, '/');
+    await sleep(300);
+    assert.ok(existsSync(access), 'a new access log was opened');
+    assert.match(readFileSync(access, 'utf8'), /"GET \/ HTTP\/1\.1" 200/);
+    assert.equal(readFileSync(`${access}.1`, 'utf8').split('\n').filter(Boolean).length, 2);
+
+    p.child.kill('SIGTERM');
+    assert.equal(await p.exited, 0);
+  });
+
+  it('reloads on SIGHUP, and keeps serving when the new file is invalid', async () => {
+    const port = await freePort();
+    const other = join(dir, 'other');
+    mkdirSync(other, { recursive: true });
+    writeFileSync(join(other, 'index.html'), 'reloaded');
+    const p = await run(`global:\n  port: "127.0.0.1:${port}"\n  wwwroot: ${www}\n`, 'reload.yaml');
+    assert.equal((await request(port, '/')).text, 'hello');
+    writeFileSync(join(dir, 'reload.yaml'), `global:\n  port: "127.0.0.1:${port}"\n  wwwroot: ${other}\n`);
+    p.child.kill('SIGHUP');
+    await sleep(400);
+    assert.equal((await request(port, '/')).text, 'reloaded');
+    writeFileSync(join(dir, 'reload.yaml'), `global:\n  port: 0\n`);
+    p.child.kill('SIGHUP');
+    await sleep(400);
+    assert.equal((await request(port, '/')).text, 'reloaded');
+    assert.match(p.output(), /reload: .*reload\.yaml:2:9: global\.port: 0 is out of range/);
+    assert.match(p.output(), /reload refused/);
+    p.child.kill('SIGINT');
+    assert.equal(await p.exited, 0);
+  });
+
+  it('exits 1 naming the address when the port is taken, and on an invalid configuration', async () => {
+    const port = await freePort();
+    const a = await run(`global:\n  port: "127.0.0.1:${port}"\n  wwwroot: ${www}\n`, 'a.yaml');
+    writeFileSync(join(dir, 'b.yaml'), `global:\n  port: "127.0.0.1:${port}"\n`);
+    const b = spawnSync(process.execPath, [BIN, 'run', '-c', join(dir, 'b.yaml')], { encoding: 'utf8' });
+    assert.equal(b.status, 1);
+    assert.equal(b.stderr, `portico run: cannot listen on http://127.0.0.1:${port}: the address is already in use (another server is listening there)\n`);
+    a.child.kill('SIGTERM');
+    assert.equal(await a.exited, 0);
+    writeFileSync(join(dir, 'c.yaml'), 'global:\n  port: 99999\n');
+    const c = spawnSync(process.execPath, [BIN, 'run', '-c', join(dir, 'c.yaml')], { encoding: 'utf8' });
+    assert.equal(c.status, 1);
+    assert.match(c.stderr, /c\.yaml:2:9: global\.port: 99999 is out of range/);
+  });
+
+  it('npm start’s configuration serves the welcome page', async () => {
+    const port = await freePort();
+    const yaml = readFileSync(join(ROOT, 'portico.yaml'), 'utf8').replace('127.0.0.1:8080', `127.0.0.1:${port}`);
+    writeFileSync(join(dir, 'welcome.yaml'), yaml.replace('wwwroot: wwwroot', `wwwroot: ${join(ROOT, 'wwwroot')}`));
+    const p = await run(readFileSync(join(dir, 'welcome.yaml'), 'utf8'), 'welcome.yaml');
+    const r = await fetch(`http://127.0.0.1:${port}/`);
+    assert.equal(r.status, 200);
+    assert.match(await r.text(), /<title>Portico is running<\/title>/);
+    assert.equal(r.headers.get('x-content-type-options'), 'nosniff');
+    p.child.kill('SIGTERM');
+    assert.equal(await p.exited, 0);
+  });
+});
+
+describe('time limits', () => {
+  it('closes a connection whose headers do not arrive in time (slowloris)', async () => {
+    const s = await startServer(`global:\n  wwwroot: ${www}\n`, { limits: { headersTimeoutMs: 400, requestTimeoutMs: 1000, keepAliveTimeoutMs: 500, checkIntervalMs: 100 } });
+    try {
+      const started = Date.now();
+      const reply = await raw(s.port, 'GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ', 5000);
+      assert.ok(Date.now() - started < 2500, 'closed by the server, not by the test');
+      assert.match(reply, /^(HTTP\/1\.1 408 |$)/);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('resets a request whose processing exceeds `timeout`', async () => {
+    const fifo = join(dir, 'stuck.fifo');
+    const made = spawnSync('mkfifo', [fifo]);
+    if (made.status !== 0) {
+      assert.ok(!process.env.CI, 'mkfifo is needed under CI');
+      return;
+    }
+    // An error page that never finishes reading keeps the request in processing.
+    const s = await startServer(`global:\n  wwwroot: ${www}\n  timeout: 300\n  errorPages:\n    - scode: 404\n      path: ${fifo}\n`);
+    try {
+      const started = Date.now();
+      await assert.rejects(request(s.port, '/missing'), /socket hang up|ECONNRESET/);
+      assert.ok(Date.now() - started < 2000);
+      assert.equal((await request(s.port, '/')).text, 'hello', 'the server goes on serving');
+    } finally {
+      // Unblock the reader so the test process can exit.
+      const writer = spawn('sh', ['-c', `exec 3>"${fifo}"; exec 3>&-`]);
+      await new Promise((resolve) => writer.on('exit', resolve));
+      await s.close();
+    }
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('lets an in-flight download finish, refuses new connections, and leaves no handle open', async () => {
+    const before = new Set(process.getActiveResourcesInfo());
+    const s = await startServer(`global:\n  wwwroot: ${www}\n  shutdownTimeout: 10000\n`);
+    let received = 0;
+    const done = new Promise<number>((resolve, reject) => {
+      httpGet({ host: '127.0.0.1', port: s.port, path: '/big.bin', agent: false }, (res) => {
+        res.pause();
+        setTimeout(() => res.resume(), 300);
+        res.on('data', (d: Buffer) => (received += d.length));
+        res.on('end', () => resolve(received));
+        res.on('error', reject);
+      }).on('error', reject);
+    });
+    await sleep(100);
+    const stopped = s.close();
+    await sleep(50);
+    await assert.rejects(
+      new Promise((resolve, reject) => connect(s.port, '127.0.0.1').on('connect', resolve).on('error', reject)),
+      /ECONNREFUSED/,
+    );
+    assert.equal(await done, 32 * 1024 * 1024);
+    await stopped;
+    await sleep(50);
+    const left = process.getActiveResourcesInfo().filter((r) => !before.has(r) && r !== 'TTYWrap' && r !== 'Timeout');
+    assert.deepEqual(left, []);
+  });
+
+  it('closes connections still busy after shutdownTimeout', async () => {
+    const s = await startServer(`global:\n  wwwroot: ${www}\n  shutdownTimeout: 200\n`);
+    const aborted = new Promise<string>((resolve) => {
+      httpGet({ host: '127.0.0.1', port: s.port, path: '/big.bin', agent: false }, (res) => {
+        res.pause();
+        res.on('error', () => resolve('aborted'));
+        res.on('aborted', () => resolve('aborted'));
+        res.on('close', () => resolve(res.complete ? 'complete' : 'aborted'));
+      }).on('error', () => resolve('aborted'));
+    });
+    await sleep(100);
+    const started = Date.now();
+    await s.close();
+    assert.ok(Date.now() - started < 2000);
+    assert.equal(await aborted, 'aborted');
+  });
+});

@@ -1,0 +1,193 @@
+// The request pipeline end to end: URL sanitizer and hostile paths, custom headers, methods,
+// trailing-slash redirects, error pages, errorConfig, Server header, malformed requests.
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { raw, request } from '../helpers/http.js';
+import { startServer, type RunningServer } from '../helpers/server.js';
+
+const root = mkdtempSync(join(tmpdir(), 'portico-pipeline-'));
+const www = join(root, 'www');
+const errors = join(root, 'errors');
+const outside = join(root, 'outside');
+for (const d of [www, errors, outside, join(www, 'docs'), join(www, 'bare')]) mkdirSync(d, { recursive: true });
+writeFileSync(join(www, 'index.html'), '<h1>home</h1>');
+writeFileSync(join(www, 'docs', 'index.html'), 'docs index');
+writeFileSync(join(www, 'bare', 'note.txt'), 'note');
+writeFileSync(join(www, 'a b.txt'), 'spaced');
+writeFileSync(join(www, 'café.txt'), 'accent');
+writeFileSync(join(outside, 'secret.txt'), 'SECRET');
+writeFileSync(join(root, 'secret.txt'), 'SECRET');
+writeFileSync(join(errors, '404.html'), '<p>custom not found</p>');
+writeFileSync(join(errors, 'index.html'), '<p>from errorConfig</p>');
+symlinkSync(outside, join(www, 'escape'));
+symlinkSync(join(outside, 'secret.txt'), join(www, 'secret-link.txt'));
+
+let s: RunningServer;
+before(async () => {
+  s = await startServer(`
+global:
+  wwwroot: ${www}
+  serverAdministratorEmail: ops@example.com
+  customHeaders:
+    X-Frame-Options: DENY
+    Link: "<{path}>; rel=canonical"
+    Content-Type: "text/evil"
+  errorPages:
+    - scode: 404
+      path: ${join(errors, '404.html')}
+    - scode: 404
+      path: /nonexistent/never.html
+hosts:
+  - domain: errcfg.test
+    wwwroot: ${www}
+    customHeaders:
+      X-Frame-Options: SAMEORIGIN
+    errorConfig:
+      - scode: 404
+        wwwroot: ${errors}
+  - domain: noslash.test
+    wwwroot: ${www}
+    disableTrailingSlashRedirects: true
+`);
+});
+after(async () => {
+  await s.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+describe('URL sanitizer and hostile paths', () => {
+  it('resolves dot segments, encoded or not, without leaving wwwroot', async () => {
+    for (const path of ['/../../secret.txt', '/%2e%2e/%2e%2e/secret.txt', '/docs/../../secret.txt', '/..%2f..%2fsecret.txt', '/.%2E/secret.txt']) {
+      const r = await request(s.port, path);
+      assert.equal(r.status, 404, path);
+      assert.doesNotMatch(r.text, /SECRET/, path);
+    }
+    assert.equal((await request(s.port, '/docs/../index.html')).text, '<h1>home</h1>');
+  });
+
+  it('refuses NUL and broken escapes with 400', async () => {
+    for (const path of ['/%00', '/index.html%00.txt', '/%zz', '/a%2', '/%c0%ae%c0%ae/secret.txt', '/%ff']) {
+      assert.equal((await request(s.port, path)).status, 400, path);
+    }
+    assert.match(s.stderr(), /URL sanitation error/);
+  });
+
+  it('treats %5c as a character, a backslash as a separator, and never escapes', async () => {
+    assert.equal((await request(s.port, '/..%5c..%5csecret.txt')).status, 404);
+    assert.match(await raw(s.port, 'GET /docs\\index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'), /\r\n\r\ndocs index$/);
+  });
+
+  it('never follows a symbolic link out of wwwroot', async () => {
+    for (const path of ['/escape/secret.txt', '/secret-link.txt', '/escape/']) {
+      const r = await request(s.port, path);
+      assert.ok(r.status === 403 || r.status === 404, `${path}: ${r.status}`);
+      assert.doesNotMatch(r.text, /SECRET/);
+    }
+  });
+
+  it('serves names with spaces and non-ASCII characters', async () => {
+    assert.equal((await request(s.port, '/a%20b.txt')).text, 'spaced');
+    assert.equal((await request(s.port, '/caf%C3%A9.txt')).text, 'accent');
+  });
+});
+
+describe('headers', () => {
+  it('adds Server: Portico and custom headers with {path}, never overriding the response’s own', async () => {
+    const r = await request(s.port, '/docs/index.html?x=1');
+    assert.equal(r.headers.server, 'Portico');
+    assert.equal(r.headers['x-frame-options'], 'DENY');
+    assert.equal(r.headers.link, '</docs/index.html>; rel=canonical');
+    assert.match(String(r.headers['content-type']), /^text\/html/);
+  });
+
+  it('carries custom headers on error pages and redirects too; a host’s value wins over global', async () => {
+    const missing = await request(s.port, '/nope');
+    assert.equal(missing.headers['x-frame-options'], 'DENY');
+    assert.equal(missing.headers.server, 'Portico');
+    const redirect = await request(s.port, '/docs');
+    assert.equal(redirect.headers['x-frame-options'], 'DENY');
+    assert.equal((await request(s.port, '/', { headers: { host: 'errcfg.test' } })).headers['x-frame-options'], 'SAMEORIGIN');
+  });
+});
+
+describe('methods', () => {
+  it('answers OPTIONS with Allow, refuses other methods with 405 and Allow, serves GET/HEAD/POST', async () => {
+    const options = await request(s.port, '/', { method: 'OPTIONS' });
+    assert.equal(options.status, 204);
+    assert.equal(options.headers.allow, 'GET, POST, HEAD, OPTIONS');
+    const put = await request(s.port, '/', { method: 'PUT', body: 'x' });
+    assert.equal(put.status, 405);
+    assert.equal(put.headers.allow, 'GET, POST, HEAD, OPTIONS');
+    const head = await request(s.port, '/', { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    assert.equal(head.body.length, 0);
+    assert.equal((await request(s.port, '/', { method: 'POST', body: 'a=1' })).text, '<h1>home</h1>');
+  });
+
+  it('OPTIONS * is 204; any other method with * is 400', async () => {
+    assert.match(await raw(s.port, 'OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 204 /);
+    assert.match(await raw(s.port, 'GET * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 400 /);
+  });
+});
+
+describe('trailing slash', () => {
+  it('redirects a directory to its slash form, keeping the query', async () => {
+    const r = await request(s.port, '/docs?page=2');
+    assert.equal(r.status, 301);
+    assert.equal(r.headers.location, '/docs/?page=2');
+    assert.equal((await request(s.port, '/docs/')).text, 'docs index');
+  });
+
+  it('does not redirect with disableTrailingSlashRedirects', async () => {
+    const r = await request(s.port, '/docs', { headers: { host: 'noslash.test' } });
+    assert.notEqual(r.status, 301);
+  });
+});
+
+describe('error pages', () => {
+  it('serves the first readable errorPages file with the error status', async () => {
+    const r = await request(s.port, '/missing.html');
+    assert.equal(r.status, 404);
+    assert.equal(r.text, '<p>custom not found</p>');
+    assert.match(String(r.headers['content-type']), /^text\/html/);
+  });
+
+  it('renders the default page with status, reason and the administrator contact', async () => {
+    const r = await request(s.port, '/', { method: 'DELETE' });
+    assert.equal(r.status, 405);
+    assert.match(r.text, /<title>405 Method Not Allowed<\/title>/);
+    assert.match(r.text, /mailto:ops@example\.com/);
+    assert.match(String(r.headers['content-type']), /^text\/html; charset=utf-8$/);
+    assert.equal(Number(r.headers['content-length']), r.body.length);
+  });
+
+  it('an errorConfig re-runs the chain with its settings and keeps the error status', async () => {
+    const r = await request(s.port, '/does-not-exist', { headers: { host: 'errcfg.test' } });
+    assert.equal(r.status, 404);
+    assert.equal(r.text, '<p>from errorConfig</p>');
+  });
+
+  it('HEAD of an error has headers and no body', async () => {
+    const r = await request(s.port, '/missing', { method: 'HEAD' });
+    assert.equal(r.status, 404);
+    assert.equal(r.body.length, 0);
+    assert.ok(Number(r.headers['content-length']) > 0);
+  });
+});
+
+describe('malformed requests', () => {
+  it('refuses a Host header with control or non-ASCII bytes', async () => {
+    assert.match(await raw(s.port, 'GET / HTTP/1.1\r\nHost: ex\x7fample\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 400 /);
+  });
+
+  it('answers garbage with 400 and closes', async () => {
+    assert.match(await raw(s.port, 'HELLO THERE\r\n\r\n'), /^HTTP\/1\.1 400 Bad Request/);
+  });
+
+  it('accepts the absolute form of the request target', async () => {
+    assert.match(await raw(s.port, 'GET http://anything.test/docs/ HTTP/1.1\r\nHost: anything.test\r\nConnection: close\r\n\r\n'), /\r\n\r\ndocs index$/);
+  });
+});

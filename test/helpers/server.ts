@@ -1,0 +1,59 @@
+// Starts a real Portico server in this process on an ephemeral 127.0.0.1 port, from YAML text,
+// and always closes it. The port is picked by binding port 0 first: the configuration requires a
+// real port number.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { parse, stringify } from 'yaml';
+import { formatDiagnostic } from '../../src/config/diagnostics.js';
+import { loadConfig } from '../../src/config/load.js';
+import type { ConnectionLimits } from '../../src/server/listener.js';
+import { Server } from '../../src/server/server.js';
+
+export interface RunningServer {
+  readonly server: Server;
+  readonly port: number;
+  readonly url: string;
+  /** What the server wrote to its error stream (when no errorLogFilePath is configured). */
+  readonly stderr: () => string;
+  close(): Promise<void>;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** `yaml` is a configuration without `global.port`; one on 127.0.0.1 is added. */
+export async function startServer(yaml: string, options: { env?: NodeJS.ProcessEnv; limits?: ConnectionLimits } = {}): Promise<RunningServer> {
+  const port = await freePort();
+  const doc = (parse(yaml) ?? {}) as { global?: Record<string, unknown> };
+  doc.global = { port: `127.0.0.1:${port}`, ...(doc.global ?? {}) };
+  const dir = mkdtempSync(join(tmpdir(), 'portico-e2e-'));
+  const file = join(dir, 'portico.yaml');
+  writeFileSync(file, stringify(doc));
+  const loaded = await loadConfig(file, { env: options.env ?? process.env });
+  if (!loaded.config) throw new Error(`invalid test configuration:\n${loaded.diagnostics.map(formatDiagnostic).join('\n')}`);
+  let errors = '';
+  const stderr = new PassThrough();
+  stderr.on('data', (d: Buffer) => (errors += d.toString()));
+  const server = await Server.start(loaded.config, { stderr, ...(options.limits ? { limits: options.limits } : {}) });
+  return {
+    server,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    stderr: () => errors,
+    close: async () => {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
