@@ -1,7 +1,7 @@
 // Which host a request is for: by `domain` against the Host name (exact, `*.example.com`, `*`;
 // case-insensitive, port ignored) and `ip` against the local address the connection arrived on.
 // The most specific host wins (CONTRACT.md, point 1): a host whose domain and ip both match beats
-// one matched by either; then an exact name beats a wildcard (the longer suffix first), which beats
+// one matched by either (`*` counts as no domain); then an exact name beats a wildcard (the longer suffix first), which beats
 // `*`; ties go to list order. Look-ups touch a map per label of the name, never every host.
 import { isIP } from 'node:net';
 import type { Site } from './site.js';
@@ -71,7 +71,8 @@ function add(map: Map<string, Candidate[]>, key: string, c: Candidate): void {
 
 function better(c: Candidate, best: Candidate | undefined): boolean {
   if (!best) return true;
-  const selectors = (x: Candidate) => (x.ip !== undefined ? 1 : 0) + (x.domainRank > 0 ? 1 : 0);
+  // `*` names no host in particular, so it does not count as a matched selector.
+  const selectors = (x: Candidate) => (x.ip !== undefined ? 1 : 0) + (x.domainRank > 1 ? 1 : 0);
   return (
     selectors(c) > selectors(best) ||
     (selectors(c) === selectors(best) && (c.domainRank > best.domainRank || (c.domainRank === best.domainRank && c.index < best.index)))

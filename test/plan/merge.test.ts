@@ -1,0 +1,34 @@
+// CONTRACT.md's merge rules, point 3.
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { mergeSettings } from '../../src/plan/merge.js';
+
+it('scalars replace, proxyTo replaces, other lists concatenate parent first, mappings merge key by key', () => {
+  const parent = {
+    wwwroot: '/a',
+    proxyTo: ['http://a'],
+    blocklist: ['192.0.2.1'],
+    rewriteMap: [{ regex: '^/a', replacement: '/b' }],
+    customHeaders: { 'X-A': '1', 'X-B': '2' },
+    timeout: 1000,
+  };
+  const child = {
+    wwwroot: '/b',
+    proxyTo: ['http://b'],
+    rewriteMap: [{ regex: '^/c', replacement: '/d' }],
+    customHeaders: { 'X-B': 'child', 'X-C': '3' },
+    timeout: null,
+  };
+  assert.deepEqual(mergeSettings(parent, child), {
+    wwwroot: '/b',
+    proxyTo: ['http://b'],
+    blocklist: ['192.0.2.1'],
+    rewriteMap: [
+      { regex: '^/a', replacement: '/b' },
+      { regex: '^/c', replacement: '/d' },
+    ],
+    customHeaders: { 'X-A': '1', 'X-B': 'child', 'X-C': '3' },
+    timeout: null,
+  });
+  assert.deepEqual(parent.customHeaders, { 'X-A': '1', 'X-B': '2' }, 'the parent is not changed');
+});
