@@ -18,7 +18,10 @@ export async function runCommand(configFile: string | undefined, io: CommandIo):
     return 1;
   }
   const say = (message: string) => server.errorLog.log(message);
-  say(`Portico is serving ${server.listenerUrls.join(', ')} (configuration: ${result.label})`);
+  const started = `Portico is serving ${server.listenerUrls.join(', ')} (configuration: ${result.label})`;
+  say(started);
+  // The operator at the terminal hears it too, when the error log goes to a file.
+  if (result.config.global.errorLogFilePath !== undefined) io.stderr.write(`${started}\n`);
   return serveUntilStopped(server, {
     say,
     reload: async () => {

@@ -21,7 +21,7 @@ writeFileSync(join(www, 'café.txt'), 'accent');
 writeFileSync(join(outside, 'secret.txt'), 'SECRET');
 writeFileSync(join(root, 'secret.txt'), 'SECRET');
 writeFileSync(join(errors, '404.html'), '<p>custom not found</p>');
-writeFileSync(join(errors, 'index.html'), '<p>from errorConfig</p>');
+writeFileSync(join(errors, 'only-in-errors.html'), '<p>from errorConfig</p>');
 symlinkSync(outside, join(www, 'escape'));
 symlinkSync(join(outside, 'secret.txt'), join(www, 'secret-link.txt'));
 
@@ -165,9 +165,12 @@ describe('error pages', () => {
   });
 
   it('an errorConfig re-runs the chain with its settings and keeps the error status', async () => {
-    const r = await request(s.port, '/does-not-exist', { headers: { host: 'errcfg.test' } });
+    const r = await request(s.port, '/only-in-errors.html', { headers: { host: 'errcfg.test' } });
     assert.equal(r.status, 404);
     assert.equal(r.text, '<p>from errorConfig</p>');
+    const none = await request(s.port, '/nowhere.html', { headers: { host: 'errcfg.test' } });
+    assert.equal(none.status, 404);
+    assert.equal(none.text, '<p>custom not found</p>', 'nothing there either: the error page of the status');
   });
 
   it('HEAD of an error has headers and no body', async () => {

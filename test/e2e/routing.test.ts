@@ -31,8 +31,9 @@ describe('host and location routing', () => {
       wild: site('wild', { 'index.html': 'wildcard' }),
       deep: site('deep', { 'index.html': 'deep wildcard' }),
       ip: site('ip', { 'index.html': 'exact on 127.0.0.1' }),
-      api: site('api', { 'index.html': 'api location', 'x/index.html': 'api x' }),
-      apiv2: site('apiv2', { 'index.html': 'api v2 location' }),
+      // A location's wwwroot serves the whole path, as nginx's root does: /api/x → <wwwroot>/api/x.
+      api: site('api', { 'api/index.html': 'api location', 'api/x/index.html': 'api x', 'apix': 'not a location' }),
+      apiv2: site('apiv2', { 'api/v2/index.html': 'api v2 location' }),
       any: site('any', { 'index.html': 'star' }),
     };
     s = await startServer(`

@@ -1,0 +1,320 @@
+// What the files under each wwwroot are, kept in memory so a request for a known file makes no
+// filesystem call. One bounded LRU (bytes and entries) holds, per (real wwwroot, decoded path),
+// the resolution result and, for small files, the body and its compressed variants. An entry is
+// trusted for `revalidateMs`; after that it is realpath'ed and stat'ed again before use, and kept
+// (body included) only if it still names the same file with the same size and mtime.
+import type { Stats } from 'node:fs';
+import { constants, promises as fsp } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { join, resolve, sep } from 'node:path';
+import { LRUCache } from 'lru-cache';
+import { HttpError } from '../server/http-error.js';
+import { compressBuffer, isCompressible, MIN_COMPRESSED_SIZE, type Encoding } from './compression.js';
+import { entityTag } from './conditional.js';
+import { contentTypeFor } from './content-type.js';
+
+export interface FileCacheOptions {
+  readonly maxCacheBytes: number;
+  readonly maxCachedFileSize: number;
+  readonly maxEntries: number;
+  readonly revalidateMs: number;
+}
+
+export interface FileEntry {
+  readonly kind: 'file';
+  checkedAt: number;
+  readonly key: string;
+  readonly realPath: string;
+  readonly size: number;
+  readonly mtimeMs: number;
+  readonly ino: number;
+  readonly dev: number;
+  readonly contentType: string | undefined;
+  /** Worth compressing by type and size (enableCompression aside). */
+  readonly compressible: boolean;
+  readonly etag: string;
+  readonly lastModified: string;
+  /** Whether the body is small enough to be held in memory. */
+  readonly cacheable: boolean;
+  body: Buffer | undefined;
+  loading: Promise<Buffer> | undefined;
+  readonly variants: Map<Encoding, Buffer | Promise<Buffer>>;
+  /** Response header lists, built once per (coding, flags) by file-response.ts. */
+  readonly headerLists: (readonly string[] | undefined)[];
+}
+
+export interface DirectoryEntry {
+  readonly kind: 'directory';
+  checkedAt: number;
+  readonly realPath: string;
+  readonly rootReal: string;
+  /** The decoded request paths of the index candidates, in order. */
+  readonly indexPaths: readonly string[];
+}
+
+/** missing: not found, or outside wwwroot; forbidden: permission denied; other: FIFO, socket… */
+export interface NegativeEntry {
+  readonly kind: 'missing' | 'forbidden' | 'other';
+  checkedAt: number;
+}
+
+export type Entry = FileEntry | DirectoryEntry | NegativeEntry;
+
+/** The file changed between stat and read; the entry is dropped and the request can retry. */
+export class FileChangedError extends Error {
+  constructor(path: string) {
+    super(`${path} changed while being opened`);
+    this.name = 'FileChangedError';
+  }
+}
+
+const INDEX_NAMES = ['index.html', 'index.htm', 'index.xhtml'];
+const ENTRY_OVERHEAD = 256;
+// O_NONBLOCK: a path swapped for a FIFO after the stat must not block a pool thread in open().
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
+
+interface RootEntry {
+  readonly path: string;
+  /** undefined: wwwroot does not exist or cannot be resolved; every lookup is `missing`. */
+  real: string | undefined;
+  checkedAt: number;
+  /** The realpath under way, shared by the requests that find the root stale together. */
+  refreshing: Promise<RootEntry> | undefined;
+}
+
+function negative(kind: NegativeEntry['kind'], now: number): NegativeEntry {
+  return { kind, checkedAt: now };
+}
+
+/** Turns a filesystem error into what the client learns; unexpected errors are 500 and not cached. */
+function negativeKind(error: unknown): 'missing' | 'forbidden' {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP' || code === 'ENAMETOOLONG') return 'missing';
+  if (code === 'EACCES' || code === 'EPERM') return 'forbidden';
+  throw new HttpError(500, [], `static files: ${(error as Error).message}`);
+}
+
+/** Whether a real (symlink-free) path is wwwroot's real path or lies below it. */
+export function isInside(real: string, rootReal: string): boolean {
+  if (real === rootReal) return true;
+  const prefix = rootReal.endsWith(sep) ? rootReal : rootReal + sep;
+  return real.startsWith(prefix);
+}
+
+function sameFile(entry: FileEntry, stats: Stats): boolean {
+  return entry.size === stats.size && entry.mtimeMs === stats.mtimeMs && entry.ino === stats.ino && entry.dev === stats.dev;
+}
+
+function entryBytes(entry: Entry): number {
+  if (entry.kind !== 'file') return ENTRY_OVERHEAD;
+  let bytes = ENTRY_OVERHEAD + 2 * (entry.key.length + entry.realPath.length) + (entry.body?.length ?? 0);
+  for (const variant of entry.variants.values()) if (Buffer.isBuffer(variant)) bytes += variant.length;
+  return bytes;
+}
+
+export class FileCache {
+  private readonly entries: LRUCache<string, Entry>;
+  private readonly roots = new Map<string, RootEntry>();
+  private readonly pending = new Map<string, Promise<Entry>>();
+
+  constructor(private readonly options: FileCacheOptions) {
+    this.entries = new LRUCache<string, Entry>({
+      max: options.maxEntries,
+      maxSize: options.maxCacheBytes,
+      sizeCalculation: entryBytes,
+    });
+  }
+
+  /** What `decodedPath` names under `wwwroot` (as configured: relative to the working directory). */
+  lookup(wwwroot: string, decodedPath: string): Entry | Promise<Entry> {
+    let root = this.roots.get(wwwroot);
+    if (root !== undefined && this.isFresh(root.checkedAt)) return this.lookupUnder(root, decodedPath);
+    if (root === undefined) {
+      root = { path: resolve(wwwroot), real: undefined, checkedAt: 0, refreshing: undefined };
+      this.roots.set(wwwroot, root);
+    }
+    root.refreshing ??= this.refreshRoot(root);
+    return root.refreshing.then((fresh) => this.lookupUnder(fresh, decodedPath));
+  }
+
+  /** The whole body of a small file, read once. */
+  body(entry: FileEntry): Buffer | Promise<Buffer> {
+    if (entry.body !== undefined) return entry.body;
+    entry.loading ??= this.readWhole(entry).finally(() => (entry.loading = undefined));
+    return entry.loading;
+  }
+
+  /** A small file's body in `encoding`, compressed once. */
+  variant(entry: FileEntry, encoding: Encoding): Buffer | Promise<Buffer> {
+    const known = entry.variants.get(encoding);
+    if (known !== undefined) return known;
+    const compressing = (async () => {
+      try {
+        const compressed = await compressBuffer(await this.body(entry), encoding);
+        entry.variants.set(encoding, compressed);
+        this.resize(entry);
+        return compressed;
+      } catch (error) {
+        entry.variants.delete(encoding);
+        throw error;
+      }
+    })();
+    entry.variants.set(encoding, compressing);
+    return compressing;
+  }
+
+  /**
+   * Opens the file the entry describes and proves it is still that file (same inode, size and
+   * mtime), so a path swapped since the check (say, for a symlink leaving wwwroot) is never read.
+   */
+  async open(entry: FileEntry): Promise<FileHandle> {
+    let handle: FileHandle;
+    try {
+      handle = await fsp.open(entry.realPath, OPEN_FLAGS);
+    } catch (error) {
+      this.forget(entry);
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new FileChangedError(entry.realPath);
+      const kind = negativeKind(error);
+      throw new HttpError(kind === 'missing' ? 404 : 403, [], `static files: ${(error as Error).message}`);
+    }
+    try {
+      if (sameFile(entry, await handle.stat())) return handle;
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+    await handle.close();
+    this.forget(entry);
+    throw new FileChangedError(entry.realPath);
+  }
+
+  /** Drops an entry that turned out to be stale, so the next lookup checks the disk again. */
+  forget(entry: FileEntry): void {
+    if (this.entries.peek(entry.key) === entry) this.entries.delete(entry.key);
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.roots.clear();
+    this.pending.clear();
+  }
+
+  private isFresh(checkedAt: number): boolean {
+    return Date.now() - checkedAt < this.options.revalidateMs;
+  }
+
+  /** Re-resolves wwwroot itself: a deployment that swaps a `current` symlink is noticed too. */
+  private async refreshRoot(root: RootEntry): Promise<RootEntry> {
+    try {
+      root.real = await fsp.realpath(root.path);
+    } catch (error) {
+      negativeKind(error);
+      root.real = undefined;
+    } finally {
+      root.refreshing = undefined;
+    }
+    root.checkedAt = Date.now();
+    return root;
+  }
+
+  private lookupUnder(root: RootEntry, decodedPath: string): Entry | Promise<Entry> {
+    if (root.real === undefined) return negative('missing', root.checkedAt);
+    // NUL cannot occur in a path, so two (root, path) pairs never share a key.
+    const key = `${root.real}\0${decodedPath}`;
+    const entry = this.entries.get(key);
+    if (entry !== undefined && this.isFresh(entry.checkedAt)) return entry;
+    let checking = this.pending.get(key);
+    if (checking === undefined) {
+      const started = this.check(key, root.real, decodedPath, entry).finally(() => {
+        if (this.pending.get(key) === started) this.pending.delete(key);
+      });
+      this.pending.set(key, (checking = started));
+    }
+    return checking;
+  }
+
+  private async check(key: string, rootReal: string, decodedPath: string, previous: Entry | undefined): Promise<Entry> {
+    const now = Date.now();
+    let entry: Entry;
+    try {
+      const real = await fsp.realpath(join(rootReal, decodedPath));
+      // A symlink leaving wwwroot is reported as missing: a 403 would confirm something is there.
+      if (!isInside(real, rootReal)) entry = negative('missing', now);
+      else entry = this.describe(key, real, rootReal, decodedPath, await fsp.stat(real), previous, now);
+    } catch (error) {
+      entry = negative(negativeKind(error), now);
+    }
+    this.entries.set(key, entry);
+    return entry;
+  }
+
+  private describe(
+    key: string,
+    real: string,
+    rootReal: string,
+    decodedPath: string,
+    stats: Stats,
+    previous: Entry | undefined,
+    now: number,
+  ): Entry {
+    if (stats.isFile()) {
+      if (previous?.kind === 'file' && previous.realPath === real && sameFile(previous, stats)) {
+        previous.checkedAt = now;
+        return previous;
+      }
+      const contentType = contentTypeFor(decodedPath);
+      return {
+        kind: 'file',
+        checkedAt: now,
+        key,
+        realPath: real,
+        size: stats.size,
+        mtimeMs: stats.mtimeMs,
+        ino: stats.ino,
+        dev: stats.dev,
+        contentType,
+        compressible: stats.size >= MIN_COMPRESSED_SIZE && isCompressible(decodedPath, contentType),
+        etag: entityTag(stats),
+        lastModified: new Date(stats.mtimeMs).toUTCString(),
+        cacheable: stats.size <= this.options.maxCachedFileSize,
+        body: undefined,
+        loading: undefined,
+        variants: new Map(),
+        headerLists: [],
+      };
+    }
+    if (stats.isDirectory()) {
+      const base = decodedPath.endsWith('/') ? decodedPath : `${decodedPath}/`;
+      return { kind: 'directory', checkedAt: now, realPath: real, rootReal, indexPaths: INDEX_NAMES.map((name) => base + name) };
+    }
+    return negative('other', now);
+  }
+
+  private async readWhole(entry: FileEntry): Promise<Buffer> {
+    const handle = await this.open(entry);
+    try {
+      // Not from Buffer's shared pool: a cached body must not pin an 8 KiB pool slab.
+      const body = Buffer.allocUnsafeSlow(entry.size);
+      let offset = 0;
+      while (offset < entry.size) {
+        const { bytesRead } = await handle.read(body, offset, entry.size - offset, offset);
+        if (bytesRead === 0) break;
+        offset += bytesRead;
+      }
+      if (offset < entry.size) {
+        this.forget(entry);
+        throw new FileChangedError(entry.realPath);
+      }
+      entry.body = body;
+      this.resize(entry);
+      return body;
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** Re-sets an entry whose size grew (body or variant added), if it is still the current one. */
+  private resize(entry: FileEntry): void {
+    if (this.entries.peek(entry.key) === entry) this.entries.set(entry.key, entry);
+  }
+}

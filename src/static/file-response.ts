@@ -1,0 +1,149 @@
+// Answers a request for a regular file: preconditions, ranges, content-coding, then the body from
+// memory (small files) or streamed from disk. Header lists for 200 responses are built once per
+// entry and variant and copied per response (respond.ts appends to the list it is given).
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream';
+import { send, sendStream } from '../server/respond.js';
+import type { Ctx } from '../server/ctx.js';
+import { HttpError } from '../server/http-error.js';
+import { multipart, multipartBuffer, multipartStream } from './byteranges.js';
+import { compressingStream, ENCODINGS, negotiateEncoding, type Encoding } from './compression.js';
+import { evaluatePreconditions, ifRangeHolds, variantTag } from './conditional.js';
+import type { FileCache, FileEntry } from './file-cache.js';
+import { parseRange, type ByteRange } from './ranges.js';
+
+/** The per-location settings that shape a file response. */
+export interface FileFlags {
+  readonly etag: boolean;
+  readonly compression: boolean;
+}
+
+/** The ETag a response carries: the variant's tag when compressed; undefined when ETags are off. */
+function tagFor(entry: FileEntry, flags: FileFlags, encoding: Encoding | undefined): string | undefined {
+  if (!flags.etag) return undefined;
+  return encoding === undefined ? entry.etag : variantTag(entry.etag, encoding);
+}
+
+function pushValidators(list: string[], entry: FileEntry, tag: string | undefined, varies: boolean): string[] {
+  list.push('Last-Modified', entry.lastModified);
+  if (tag !== undefined) list.push('ETag', tag);
+  if (varies) list.push('Vary', 'Accept-Encoding');
+  return list;
+}
+
+/**
+ * The 200 header list for this coding and these flags, built on first use and kept on the entry
+ * (the coding, the flags and the entry fix every value, Content-Length included).
+ */
+function okHeaders(
+  entry: FileEntry,
+  flags: FileFlags,
+  varies: boolean,
+  encoding: Encoding | undefined,
+  length: number | undefined,
+): readonly string[] {
+  const codingIndex = encoding === undefined ? 0 : ENCODINGS.indexOf(encoding) + 1;
+  const slot = codingIndex * 4 + (flags.etag ? 1 : 0) + (varies ? 2 : 0);
+  const known = entry.headerLists[slot];
+  if (known !== undefined) return known;
+  const list: string[] = [];
+  if (entry.contentType !== undefined) list.push('Content-Type', entry.contentType);
+  if (length !== undefined) list.push('Content-Length', String(length));
+  if (encoding !== undefined) list.push('Content-Encoding', encoding);
+  list.push('Accept-Ranges', 'bytes');
+  return (entry.headerLists[slot] = pushValidators(list, entry, tagFor(entry, flags, encoding), varies));
+}
+
+function isClientGone(ctx: Ctx, error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return ctx.res.destroyed && (code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || code === 'EPIPE');
+}
+
+/** Streams a body; a client that goes away mid-download ends it quietly (the file is closed). */
+async function stream(ctx: Ctx, status: number, headers: string[], body: Readable): Promise<void> {
+  try {
+    await sendStream(ctx, status, headers, body);
+  } catch (error) {
+    body.destroy(); // closes the file if the response failed before the body was piped
+    if (!isClientGone(ctx, error)) throw error;
+  }
+}
+
+async function serveRanges(
+  ctx: Ctx,
+  entry: FileEntry,
+  cache: FileCache,
+  ranges: readonly ByteRange[],
+  tag: string | undefined,
+  varies: boolean,
+): Promise<void> {
+  if (ranges.length === 1) {
+    const { start, end } = ranges[0]!;
+    const headers: string[] = [];
+    if (entry.contentType !== undefined) headers.push('Content-Type', entry.contentType);
+    headers.push('Content-Length', String(end - start + 1), 'Content-Range', `bytes ${start}-${end}/${entry.size}`);
+    headers.push('Accept-Ranges', 'bytes');
+    pushValidators(headers, entry, tag, varies);
+    if (entry.cacheable) return send(ctx, 206, headers, (await cache.body(entry)).subarray(start, end + 1));
+    const handle = await cache.open(entry);
+    return stream(ctx, 206, headers, handle.createReadStream({ start, end }));
+  }
+  const parts = multipart(ranges, entry.size, entry.contentType);
+  const head = ['Content-Type', parts.contentType, 'Content-Length', String(parts.length), 'Accept-Ranges', 'bytes'];
+  const headers = pushValidators(head, entry, tag, varies);
+  if (entry.cacheable) return send(ctx, 206, headers, multipartBuffer(parts, ranges, await cache.body(entry)));
+  return stream(ctx, 206, headers, multipartStream(parts, ranges, await cache.open(entry)));
+}
+
+export async function serveFile(ctx: Ctx, entry: FileEntry, cache: FileCache, flags: FileFlags): Promise<void> {
+  const request = ctx.req.headers;
+  const method = ctx.method;
+  const varies = flags.compression && entry.compressible;
+  const encoding = varies ? negotiateEncoding(request['accept-encoding']) : undefined;
+
+  const conditional =
+    request['if-match'] !== undefined ||
+    request['if-none-match'] !== undefined ||
+    request['if-modified-since'] !== undefined ||
+    request['if-unmodified-since'] !== undefined;
+  if (conditional) {
+    const tag = flags.etag ? entry.etag : undefined;
+    const outcome = evaluatePreconditions(request, method, tag, entry.mtimeMs);
+    if (outcome === 'failed') {
+      throw new HttpError(412, tag === undefined ? [] : [['ETag', tag]], 'static files: precondition failed');
+    }
+    // A 304 carries the validators the 200 would have carried, so the variant's tag.
+    if (outcome === 'not-modified') {
+      return send(ctx, 304, pushValidators([], entry, tagFor(entry, flags, encoding), varies));
+    }
+  }
+
+  // Range is defined for GET only (RFC 9110 §14.2); ranges are always of the identity body.
+  const range = request.range;
+  if (range !== undefined && method === 'GET') {
+    const tag = tagFor(entry, flags, undefined);
+    const ifRange = request['if-range'];
+    if (ifRange === undefined || (typeof ifRange === 'string' && ifRangeHolds(ifRange, tag, entry.mtimeMs))) {
+      const ranges = parseRange(range, entry.size);
+      if (ranges.kind === 'unsatisfiable') {
+        throw new HttpError(416, [['Content-Range', `bytes */${entry.size}`]], 'static files: range not satisfiable');
+      }
+      if (ranges.kind === 'ranges') return serveRanges(ctx, entry, cache, ranges.ranges, tag, varies);
+    }
+  }
+
+  if (entry.cacheable) {
+    // HEAD takes the same path: its Content-Length is the compressed length GET would send.
+    const body = encoding === undefined ? await cache.body(entry) : await cache.variant(entry, encoding);
+    return send(ctx, 200, okHeaders(entry, flags, varies, encoding, body.length).slice(), body);
+  }
+  // A large compressed body is streamed, so its length is unknown: chunked, no Content-Length.
+  const headers = okHeaders(entry, flags, varies, encoding, encoding === undefined ? entry.size : undefined).slice();
+  if (method === 'HEAD') return send(ctx, 200, headers);
+  const handle = await cache.open(entry);
+  const file = handle.createReadStream();
+  if (encoding === undefined) return stream(ctx, 200, headers, file);
+  // pipeline() destroys the file stream (closing the handle) when the compressor is destroyed.
+  const compressed = pipeline(file, compressingStream(encoding, entry.size), () => {});
+  return stream(ctx, 200, headers, compressed);
+}

@@ -1,0 +1,130 @@
+// Static file serving: the default handler at the end of every chain that has a wwwroot. One
+// instance serves every host and location; its cache is keyed by the real wwwroot path.
+import { resolve } from 'node:path';
+import type { ResolvedSettings } from '../config/defaults.js';
+import type { Ctx } from '../server/ctx.js';
+import { HttpError } from '../server/http-error.js';
+import { send } from '../server/respond.js';
+import type { Stage } from '../server/stage.js';
+import { decodePath } from '../stages/url-sanitizer.js';
+import { readListing, renderListing } from './directory-listing.js';
+import { FileCache, FileChangedError, type DirectoryEntry, type Entry } from './file-cache.js';
+import { serveFile, type FileFlags } from './file-response.js';
+
+export interface StaticFilesOptions {
+  /** Memory for cached entries, bodies and compressed variants (default 64 MiB). */
+  maxCacheBytes?: number;
+  /** Files up to this size are served from memory (default 1 MiB); larger ones are streamed. */
+  maxCachedFileSize?: number;
+  /** How many paths the cache remembers, negative results included (default 16384). */
+  maxEntries?: number;
+  /** How long a cached result is trusted before the disk is checked again (default 1000 ms). */
+  revalidateMs?: number;
+}
+
+interface StageFlags extends FileFlags {
+  readonly listing: boolean;
+}
+
+export type PathKind = 'file' | 'directory' | 'missing' | 'other';
+
+function decodeForTitle(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
+export class StaticFiles {
+  private readonly cache: FileCache;
+
+  constructor(options: StaticFilesOptions = {}) {
+    this.cache = new FileCache({
+      maxCacheBytes: options.maxCacheBytes ?? 64 * 1024 * 1024,
+      maxCachedFileSize: options.maxCachedFileSize ?? 1024 * 1024,
+      maxEntries: options.maxEntries ?? 16384,
+      revalidateMs: options.revalidateMs ?? 1000,
+    });
+  }
+
+  /** What the decoded path names inside wwwroot: cached like files; used by the trailing-slash redirect. */
+  async kind(wwwroot: string, decodedPath: string): Promise<PathKind> {
+    const { kind } = await this.cache.lookup(wwwroot, decodedPath);
+    // Permission denied is not a directory to redirect to; the static stage answers it with 403.
+    return kind === 'forbidden' ? 'other' : kind;
+  }
+
+  /** The stage that serves settings.wwwroot. It answers, or throws HttpError; it never calls next(). */
+  stage(settings: ResolvedSettings): Stage {
+    if (settings.wwwroot === undefined) throw new Error('the static files stage needs wwwroot');
+    // Relative to the working directory at compile time, resolved once.
+    const wwwroot = resolve(settings.wwwroot);
+    const flags: StageFlags = {
+      etag: settings.enableETag,
+      compression: settings.enableCompression,
+      listing: settings.enableDirectoryListing,
+    };
+    return (ctx) => this.serve(ctx, wwwroot, flags, true);
+  }
+
+  /** Drops every cached entry. The cache runs no timers: staleness is checked on use. */
+  close(): void {
+    this.cache.clear();
+  }
+
+  private async serve(ctx: Ctx, wwwroot: string, flags: StageFlags, mayRetry: boolean): Promise<void> {
+    try {
+      let entry: Entry = await this.cache.lookup(wwwroot, decodePath(ctx.path));
+      if (entry.kind === 'directory') {
+        const index = await this.findIndex(wwwroot, entry);
+        if (index === undefined) return await this.serveDirectory(ctx, entry, flags);
+        entry = index;
+      }
+      switch (entry.kind) {
+        case 'file':
+          return await serveFile(ctx, entry, this.cache, flags);
+        case 'missing':
+          throw new HttpError(404, [], 'static files: not found');
+        case 'forbidden':
+          throw new HttpError(403, [], 'static files: permission denied');
+        default:
+          throw new HttpError(501, [], 'static files: neither a file nor a directory');
+      }
+    } catch (error) {
+      // The file changed between its check and its read (a deploy in progress): the cache has
+      // dropped it, so one more look finds what is there now.
+      if (!(error instanceof FileChangedError) || ctx.responded) throw error;
+      if (mayRetry) return this.serve(ctx, wwwroot, flags, false);
+      throw new HttpError(500, [], `static files: ${error.message}, twice`);
+    }
+  }
+
+  /** The first index candidate that is a regular file. */
+  private async findIndex(wwwroot: string, directory: DirectoryEntry): Promise<Entry | undefined> {
+    for (const path of directory.indexPaths) {
+      const candidate = await this.cache.lookup(wwwroot, path);
+      if (candidate.kind === 'file') return candidate;
+    }
+    return undefined;
+  }
+
+  private async serveDirectory(ctx: Ctx, directory: DirectoryEntry, flags: StageFlags): Promise<void> {
+    if (!flags.listing) throw new HttpError(403, [], 'static files: directory without index, listing disabled');
+    let entries;
+    try {
+      entries = await readListing(directory.realPath, directory.rootReal);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EACCES' || code === 'EPERM') throw new HttpError(403, [], `static files: ${(error as Error).message}`);
+      if (code === 'ENOENT' || code === 'ENOTDIR') throw new HttpError(404, [], `static files: ${(error as Error).message}`);
+      throw error;
+    }
+    // Links are absolute, built on the path the client asked for, so `/dir` without its slash
+    // still links to `/dir/name`.
+    const path = ctx.originalPath;
+    const base = path.endsWith('/') ? path : `${path}/`;
+    const body = Buffer.from(renderListing({ title: decodeForTitle(base), base, entries }));
+    send(ctx, 200, ['Content-Type', 'text/html; charset=utf-8', 'Content-Length', String(body.length), 'Cache-Control', 'no-cache'], body);
+  }
+}

@@ -1,0 +1,119 @@
+// Content-coding through a real HTTP server: every coding, q-values, and what is never compressed.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import zlib from 'node:zlib';
+import { request, startRig, tempDir, type Reply, type Rig } from './harness.js';
+
+const { dir: root, remove } = tempDir('compression');
+const TEXT = Buffer.from(Array.from({ length: 3000 }, (_, i) => `line ${i}: the quick brown fox\n`).join(''));
+
+function decode(reply: Reply): Buffer {
+  switch (reply.headers['content-encoding']) {
+    case 'br':
+      return zlib.brotliDecompressSync(reply.body);
+    case 'gzip':
+      return zlib.gunzipSync(reply.body);
+    case 'deflate':
+      return zlib.inflateSync(reply.body);
+    default:
+      return reply.body;
+  }
+}
+
+before(() => {
+  writeFileSync(join(root, 'text.txt'), TEXT);
+  writeFileSync(join(root, 'image.png'), TEXT); // compressible bytes, but the name says image
+  writeFileSync(join(root, 'font.woff2'), TEXT);
+  writeFileSync(join(root, 'tiny.txt'), 'x'.repeat(255));
+  writeFileSync(join(root, 'small.txt'), 'x'.repeat(256));
+  writeFileSync(join(root, 'noise.bin'), randomBytes(4096));
+});
+after(remove);
+
+for (const [label, options] of [
+  ['cached in memory', {}],
+  ['streamed from disk', { maxCachedFileSize: 0 }],
+] as const) {
+  describe(`compression, ${label}`, () => {
+    let rig: Rig;
+    before(async () => {
+      rig = await startRig({ wwwroot: root }, options);
+    });
+    after(async () => {
+      await rig.close();
+      assert.deepEqual(rig.unexpected, []);
+    });
+
+    const cases: [string, string | undefined][] = [
+      ['br', 'br'],
+      ['gzip', 'gzip'],
+      ['deflate', 'deflate'],
+      ['gzip, deflate, br, zstd', 'br'],
+      ['br;q=0.5, gzip;q=0.9, deflate;q=0.1', 'gzip'],
+      ['gzip;q=0.3, deflate;q=0.7', 'deflate'],
+      ['br;q=0, gzip;q=0, deflate;q=0', undefined],
+      ['*;q=0.5, br;q=0', 'gzip'],
+      ['identity', undefined],
+      ['identity;q=1, br;q=0.5', undefined],
+    ];
+    for (const [accept, expected] of cases) {
+      it(`Accept-Encoding: ${accept} → ${expected ?? 'identity'}`, async () => {
+        const reply = await request(rig, '/text.txt', { headers: { 'accept-encoding': accept } });
+        assert.equal(reply.status, 200);
+        assert.equal(reply.headers['content-encoding'], expected);
+        assert.equal(reply.headers.vary, 'Accept-Encoding');
+        assert.deepEqual(decode(reply), TEXT);
+        if (expected !== undefined) {
+          assert.ok(reply.body.length < TEXT.length / 4, 'actually compressed');
+          assert.match(reply.headers.etag ?? '', new RegExp(`-${expected}"$`));
+          if (label === 'cached in memory') assert.equal(reply.headers['content-length'], String(reply.body.length));
+          else assert.equal(reply.headers['transfer-encoding'], 'chunked');
+        } else {
+          assert.equal(reply.headers['content-length'], String(TEXT.length));
+        }
+      });
+    }
+
+    it('sends HEAD with the headers GET would send', async () => {
+      const get = await request(rig, '/text.txt', { headers: { 'accept-encoding': 'gzip' } });
+      const head = await request(rig, '/text.txt', { method: 'HEAD', headers: { 'accept-encoding': 'gzip' } });
+      assert.equal(head.body.length, 0);
+      for (const name of ['content-encoding', 'content-length', 'etag', 'vary']) assert.equal(head.headers[name], get.headers[name], name);
+    });
+
+    it('never compresses images, fonts, bodies under 256 bytes or ranges', async () => {
+      const all = { 'accept-encoding': 'br, gzip, deflate' };
+      for (const path of ['/image.png', '/font.woff2', '/tiny.txt']) {
+        const reply = await request(rig, path, { headers: all });
+        assert.equal(reply.headers['content-encoding'], undefined, path);
+        assert.equal(reply.headers.vary, undefined, path);
+      }
+      assert.equal((await request(rig, '/small.txt', { headers: all })).headers['content-encoding'], 'br', '256 bytes is enough');
+      const range = await request(rig, '/text.txt', { headers: { ...all, range: 'bytes=0-99' } });
+      assert.equal(range.status, 206);
+      assert.equal(range.headers['content-encoding'], undefined);
+      assert.deepEqual(range.body, TEXT.subarray(0, 100));
+    });
+
+    it('compresses nothing when enableCompression is false', async () => {
+      const off = await startRig({ wwwroot: root, enableCompression: false }, options);
+      try {
+        const reply = await request(off, '/text.txt', { headers: { 'accept-encoding': 'br, gzip' } });
+        assert.equal(reply.headers['content-encoding'], undefined);
+        assert.equal(reply.headers.vary, undefined);
+        assert.deepEqual(reply.body, TEXT);
+      } finally {
+        await off.close();
+      }
+    });
+
+    it('round-trips incompressible bytes', async () => {
+      const reply = await request(rig, '/noise.bin', { headers: { 'accept-encoding': 'gzip' } });
+      assert.equal(reply.headers['content-encoding'], 'gzip');
+      assert.equal(decode(reply).length, 4096);
+    });
+  });
+}
