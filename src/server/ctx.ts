@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { Resolved } from '../plan/resolved.js';
 import type { Site } from '../plan/site.js';
+import type { Deadlines } from './deadlines.js';
 import { HttpError, type HeaderPairs } from './http-error.js';
 
 export type Request = IncomingMessage | Http2ServerRequest;
@@ -28,12 +29,16 @@ export class Ctx {
   query = '';
   resolved!: Resolved;
   site!: Site;
+  /** When the `timeout` limit resets the connection (ms since the epoch), and who watches it. */
+  deadline = 0;
+  deadlines: Deadlines | undefined = undefined;
 
   constructor(
     readonly req: Request,
     readonly res: Response,
     readonly scheme: 'http' | 'https',
-    readonly startedAt: Date,
+    /** ms since the epoch. */
+    readonly startedAt: number,
     public clientAddress: string,
     public clientPort: number,
     readonly localAddress: string,

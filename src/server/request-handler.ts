@@ -5,6 +5,7 @@ import { normalizeAddress } from '../plan/host-table.js';
 import { decodePath, sanitizePath } from '../stages/url-sanitizer.js';
 import { ALLOWED_METHODS } from '../stages/method-check.js';
 import { Ctx, type Request, type Response } from './ctx.js';
+import { Deadlines } from './deadlines.js';
 import type { ErrorResponder } from './error-responder.js';
 import { HttpError } from './http-error.js';
 import { send } from './respond.js';
@@ -15,69 +16,92 @@ export interface AccessRecord {
   readonly protocol: string;
 }
 
-export interface RequestHandlerHooks {
-  /** Called once per request when its response is finished or abandoned. */
-  readonly onDone: (record: AccessRecord) => void;
-}
-
 // Visible ASCII only: a Host header with anything else is refused before any configuration applies.
 const VALID_HOST = /^[\x21-\x7e]*$/;
+const notFound = (): never => {
+  throw new HttpError(404);
+};
+
+interface Addresses {
+  readonly remote: string;
+  readonly remotePort: number;
+  readonly local: string;
+  readonly localPort: number;
+}
+// Per connection, not per request: keep-alive connections carry many requests.
+const addressesBySocket = new WeakMap<object, Addresses>();
+
+function addressesOf(socket: Request['socket']): Addresses {
+  let a = addressesBySocket.get(socket);
+  if (a === undefined) {
+    a = {
+      remote: normalizeAddress(socket.remoteAddress ?? ''),
+      remotePort: socket.remotePort ?? 0,
+      local: normalizeAddress(socket.localAddress ?? ''),
+      localPort: socket.localPort ?? 0,
+    };
+    addressesBySocket.set(socket, a);
+  }
+  return a;
+}
 
 export class RequestHandler {
   requestsTotal = 0;
+  /** Called once per request when its response is finished or abandoned; unset, no listener is added. */
+  onDone: ((record: AccessRecord) => void) | undefined;
+  private readonly deadlines = new Deadlines();
 
   constructor(
     public plan: Plan,
     private readonly errors: ErrorResponder,
-    private readonly hooks: RequestHandlerHooks,
   ) {}
 
   handle(req: Request, res: Response, scheme: 'http' | 'https'): void {
     this.requestsTotal++;
     const plan = this.plan;
-    const socket = req.socket;
-    const rawHost = req.headers.host ?? (req.headers[':authority'] as string | undefined);
-    const hostHeader = rawHost?.toLowerCase();
+    const hostHeader = (req.headers.host ?? (req.headers[':authority'] as string | undefined))?.toLowerCase();
     const rawTarget = req.url ?? '/';
-    const ctx = new Ctx(
-      req,
-      res,
-      scheme,
-      new Date(),
-      normalizeAddress(socket.remoteAddress ?? ''),
-      socket.remotePort ?? 0,
-      normalizeAddress(socket.localAddress ?? ''),
-      socket.localPort ?? 0,
-      hostHeader,
-      hostHeader === undefined ? undefined : hostnameOf(hostHeader),
-    );
-    const protocol = `HTTP/${req.httpVersionMajor === 2 ? '2.0' : req.httpVersion}`;
-    res.once('close', () => {
-      clearTimeout(timer);
-      this.hooks.onDone({ ctx, rawTarget, protocol });
-    });
-    const timeout = plan.global.timeout;
+    const a = addressesOf(req.socket);
+    const ctx = new Ctx(req, res, scheme, Date.now(), a.remote, a.remotePort, a.local, a.localPort, hostHeader, hostHeader === undefined ? undefined : hostnameOf(hostHeader));
+    const onDone = this.onDone;
+    if (onDone) {
+      const protocol = `HTTP/${req.httpVersionMajor === 2 ? '2.0' : req.httpVersion}`;
+      res.once('close', () => onDone({ ctx, rawTarget, protocol }));
+    }
     // Only until the response head: a long download after that is not cut (REFERENCE §13).
-    const timer =
-      timeout === null ? undefined : setTimeout(() => res.headersSent || socket.destroy(), timeout);
+    if (plan.global.timeout !== null) this.deadlines.add(ctx, plan.global.timeout);
 
-    if (hostHeader !== undefined && !VALID_HOST.test(hostHeader)) return this.bare(ctx, 400);
+    if (hostHeader !== undefined && !VALID_HOST.test(hostHeader)) return this.fail(ctx, new HttpError(400));
     ctx.site = plan.hosts.match(ctx.hostname, ctx.localAddress);
-    this.route(ctx, rawTarget).then(
-      () => (ctx.responded ? undefined : ctx.resolved.chain(ctx, () => ctx.fail(404))),
-    ).catch((error: unknown) => this.errors.respond(ctx, error)).catch((error: unknown) => {
+    let pending: Promise<void> | void;
+    try {
+      this.route(ctx, rawTarget);
+      pending = ctx.responded ? undefined : ctx.resolved.chain(ctx, notFound);
+    } catch (error) {
+      return this.fail(ctx, error);
+    }
+    if (pending) pending.then(undefined, (error: unknown) => this.fail(ctx, error));
+  }
+
+  /** Stops the deadline timer (shutdown). */
+  close(): void {
+    this.deadlines.close();
+  }
+
+  private fail(ctx: Ctx, error: unknown): void {
+    this.errors.respond(ctx, error).catch((e: unknown) => {
       // The error responder itself failed (a broken socket): nothing more can be sent.
-      if (!res.destroyed) res.destroy(error as Error);
+      if (!ctx.res.destroyed) ctx.res.destroy(e as Error);
     });
   }
 
   /** Sets the path, query and Resolved; answers `OPTIONS *` itself. */
-  private async route(ctx: Ctx, rawTarget: string): Promise<void> {
+  private route(ctx: Ctx, rawTarget: string): void {
     let target = rawTarget;
     if (!target.startsWith('/')) {
       if (target === '*') {
         ctx.resolved = ctx.site.resolved;
-        if (ctx.method === 'OPTIONS') return send(ctx, 204, ['Allow', ALLOWED_METHODS]);
+        if (ctx.method === 'OPTIONS') return void send(ctx, 204, ['Allow', ALLOWED_METHODS]);
         throw new HttpError(400, [['Allow', ALLOWED_METHODS]]);
       }
       target = originFormOf(target);
@@ -92,10 +116,6 @@ export class RequestHandler {
     if (path !== rawPath) ctx.resolved = ctx.site.locate(decodePath(path));
   }
 
-  /** A response that no configuration shaped (invalid Host): status page only. */
-  private bare(ctx: Ctx, status: number): void {
-    void this.errors.respond(ctx, new HttpError(status));
-  }
 }
 
 function hostnameOf(host: string): string {

@@ -13,9 +13,17 @@ const SERVER = 'Portico';
 const VALID_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 const BODILESS = new Set([204, 304]);
 
+// Header names are compared by length first: most differ there, and no string is allocated.
+function indexOfHeader(headers: RawHeaders, lower: string): number {
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = headers[i]!;
+    if (name.length === lower.length && name.toLowerCase() === lower) return i;
+  }
+  return -1;
+}
+
 function hasHeader(headers: RawHeaders, lower: string): boolean {
-  for (let i = 0; i < headers.length; i += 2) if (headers[i]!.toLowerCase() === lower) return true;
-  return false;
+  return indexOfHeader(headers, lower) >= 0;
 }
 
 function finalize(ctx: Ctx, status: number, headers: RawHeaders): number {
@@ -28,21 +36,18 @@ function finalize(ctx: Ctx, status: number, headers: RawHeaders): number {
       if (!h.hasPath || VALID_VALUE.test(value)) headers.push(h.name, value);
     }
   }
-  for (let i = 0; i < headers.length; i += 2) {
-    if (headers[i]!.toLowerCase() === 'server') headers.splice(i, 2), (i -= 2);
-  }
+  for (let i = indexOfHeader(headers, 'server'); i >= 0; i = indexOfHeader(headers, 'server')) headers.splice(i, 2);
   headers.push('Server', SERVER);
   // A page rendered for an error by an errorConfig is still that error (CONTRACT.md, point 4).
   const sent = ctx.errorStatus !== undefined && status < 300 ? ctx.errorStatus : status;
   ctx.status = sent;
+  ctx.deadlines?.remove(ctx);
   return sent;
 }
 
 function lengthOf(headers: RawHeaders): number | undefined {
-  for (let i = 0; i < headers.length; i += 2) {
-    if (headers[i]!.toLowerCase() === 'content-length') return Number(headers[i + 1]);
-  }
-  return undefined;
+  const i = indexOfHeader(headers, 'content-length');
+  return i < 0 ? undefined : Number(headers[i + 1]);
 }
 
 /** A complete response from memory. */

@@ -34,9 +34,8 @@ export class Server {
     /** Shared with `services.errorLog`, so every writer follows a reload that changes the file. */
     private readonly current: { logs: Logs },
   ) {
-    this.handler = new RequestHandler(plan, new ErrorResponder(services.errorLog), {
-      onDone: (record) => this.current.logs.access?.log(accessEntry(record)),
-    });
+    this.handler = new RequestHandler(plan, new ErrorResponder(services.errorLog));
+    this.listenForAccessLog();
     this.dispatch = this.handler.handle.bind(this.handler);
   }
 
@@ -99,6 +98,7 @@ export class Server {
     const oldLogs = this.current.logs;
     applyEnvironment(config);
     this.current.logs = logs;
+    this.listenForAccessLog();
     this.handler.plan = plan;
     for (const l of opened) this.listeners.set(l.spec.id, l);
     const removed = [...this.listeners.values()].filter((l) => !wanted.has(l.spec.id));
@@ -123,10 +123,17 @@ export class Server {
       const grace = this.plan.global.shutdownTimeout;
       await Promise.all([...this.listeners.values()].map((l) => l.close(grace)));
       this.listeners.clear();
+      this.handler.close();
       this.services.files.close();
       await closeLogs(this.current.logs);
     })();
     return this.stopping;
+  }
+
+  /** Access lines only cost a listener per request when an access log is configured. */
+  private listenForAccessLog(): void {
+    const access = this.current.logs.access;
+    this.handler.onDone = access ? (record) => access.log(accessEntry(record)) : undefined;
   }
 
   private async openListeners(specs: readonly ListenerSpec[]): Promise<void> {
@@ -204,7 +211,7 @@ function accessEntry({ ctx, rawTarget, protocol }: AccessRecord) {
   return {
     clientIp: ctx.clientAddress,
     user: ctx.user,
-    time: ctx.startedAt,
+    time: new Date(ctx.startedAt),
     method: ctx.method,
     target: rawTarget,
     protocol,

@@ -2,13 +2,17 @@
 // relative links in its index page resolve. Whether the path is a directory comes from the static
 // file cache: no filesystem call per request for paths it knows.
 import { send } from '../server/respond.js';
+import type { Ctx } from '../server/ctx.js';
 import type { Stage } from '../server/stage.js';
 import type { StaticFiles } from '../static/static-files.js';
 import { decodePath } from './url-sanitizer.js';
 
 export function trailingSlash(wwwroot: string, files: StaticFiles): Stage {
-  return async (ctx, next) => {
-    if (ctx.path.endsWith('/') || (await files.kind(wwwroot, decodePath(ctx.path))) !== 'directory') return next();
-    send(ctx, 301, ['Location', `${ctx.path}/${ctx.query}`, 'Content-Length', '0']);
+  const redirect = (ctx: Ctx) => send(ctx, 301, ['Location', `${ctx.path}/${ctx.query}`, 'Content-Length', '0']);
+  return (ctx, next) => {
+    if (ctx.path.endsWith('/')) return next();
+    const kind = files.kind(wwwroot, decodePath(ctx.path));
+    if (kind instanceof Promise) return kind.then((k) => (k === 'directory' ? redirect(ctx) : next()));
+    return kind === 'directory' ? redirect(ctx) : next();
   };
 }

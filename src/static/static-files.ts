@@ -49,10 +49,10 @@ export class StaticFiles {
   }
 
   /** What the decoded path names inside wwwroot: cached like files; used by the trailing-slash redirect. */
-  async kind(wwwroot: string, decodedPath: string): Promise<PathKind> {
-    const { kind } = await this.cache.lookup(wwwroot, decodedPath);
-    // Permission denied is not a directory to redirect to; the static stage answers it with 403.
-    return kind === 'forbidden' ? 'other' : kind;
+  kind(wwwroot: string, decodedPath: string): PathKind | Promise<PathKind> {
+    // Synchronous when the cache knows the path, so the trailing-slash check costs no promise.
+    const found = this.cache.lookup(wwwroot, decodedPath);
+    return found instanceof Promise ? found.then(kindOf) : kindOf(found);
   }
 
   /** The stage that serves settings.wwwroot. It answers, or throws HttpError; it never calls next(). */
@@ -127,4 +127,9 @@ export class StaticFiles {
     const body = Buffer.from(renderListing({ title: decodeForTitle(base), base, entries }));
     send(ctx, 200, ['Content-Type', 'text/html; charset=utf-8', 'Content-Length', String(body.length), 'Cache-Control', 'no-cache'], body);
   }
+}
+
+/** Permission denied is not a directory to redirect to; the static stage answers it with 403. */
+function kindOf(entry: { kind: PathKind | 'forbidden' }): PathKind {
+  return entry.kind === 'forbidden' ? 'other' : entry.kind;
 }

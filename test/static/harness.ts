@@ -33,7 +33,7 @@ export async function startRig(settings: Settings, options: StaticFilesOptions =
   const server = http.createServer((req, res) => {
     const local = req.socket.address() as AddressInfo;
     const { remoteAddress = '', remotePort = 0 } = req.socket;
-    const ctx = new Ctx(req, res, 'http', new Date(), remoteAddress, remotePort, local.address, local.port, req.headers.host, 'localhost');
+    const ctx = new Ctx(req, res, 'http', Date.now(), remoteAddress, remotePort, local.address, local.port, req.headers.host, 'localhost');
     const target = req.url ?? '/';
     const q = target.indexOf('?');
     ctx.path = sanitizePath(q < 0 ? target : target.slice(0, q), false);

@@ -1,0 +1,47 @@
+// The `timeout` limit for every request in flight, kept by one sweeping timer instead of a timer
+// per request (a timer per request showed up in profiles of the static hot path). A request whose
+// response head is not out by its deadline has its connection reset (REFERENCE-behaviour.md §13).
+import type { Ctx } from './ctx.js';
+
+export class Deadlines {
+  private readonly pending = new Set<Ctx>();
+  private timer: NodeJS.Timeout | undefined;
+  private intervalMs = 1000;
+
+  /** Watches a request; resolution is a quarter of the limit, between 25 ms and 1 s. */
+  add(ctx: Ctx, timeoutMs: number): void {
+    ctx.deadline = ctx.startedAt + timeoutMs;
+    ctx.deadlines = this;
+    this.pending.add(ctx);
+    const interval = Math.min(1000, Math.max(25, Math.floor(timeoutMs / 4)));
+    if (this.timer === undefined || interval < this.intervalMs) {
+      clearInterval(this.timer);
+      this.intervalMs = interval;
+      this.timer = setInterval(() => this.sweep(), interval).unref();
+    }
+  }
+
+  /** The response head is out (respond.ts): the limit no longer applies. */
+  remove(ctx: Ctx): void {
+    this.pending.delete(ctx);
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.pending.clear();
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const ctx of this.pending) {
+      // Abandoned requests leave here rather than through a listener per request.
+      if (ctx.res.headersSent || ctx.res.destroyed) this.pending.delete(ctx);
+      else if (ctx.deadline <= now) {
+        this.pending.delete(ctx);
+        ctx.req.socket.destroy();
+      }
+    }
+    if (this.pending.size === 0) this.close();
+  }
+}
