@@ -83,7 +83,7 @@ run_server() { # name, command...
 
 printf '%-12s %9s %9s   (requests/s, wrk -t1 -c64, %ss)\n' server 1k 64k "$SECONDS_PER_RUN"
 run_server minimal node bench/minimal-server.mjs "$PORT" "$tmp/www"
-run_server portico node bin/portico.js run -c "$tmp/portico.yaml"
+run_server portico bin/portico.js run -c "$tmp/portico.yaml"
 run_server nginx nginx -c "$tmp/nginx.conf" -g 'daemon off;'
 run_server caddy env GOMAXPROCS=1 caddy run --config "$tmp/Caddyfile" --adapter caddyfile
 run_server http-server node "$tmp/hs/node_modules/http-server/bin/http-server" "$tmp/www" -a 127.0.0.1 -p "$PORT" -s -c-1

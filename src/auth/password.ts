@@ -5,15 +5,18 @@
 // uses): the KDF gets the B64-*decoded* salt bytes (`salt.decode_b64` in pbkdf2 0.12 and
 // scrypt 0.11 `src/simple.rs`; password-hash 0.6 keeps the salt decoded outright), and the
 // output length is the decoded hash's.
-import {
-  hash as argon2Hash,
-  parseOptions as argon2Options,
-  verify as argon2Verify,
-  type Algorithm,
-  type Version,
-} from '@node-rs/argon2';
+import type { Algorithm, Version } from '@node-rs/argon2';
 import { pbkdf2, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
+
+// The native Argon2 binding costs a few MB of memory; a server whose users have no Argon2 hash
+// (or no users at all) never loads it.
+let argon2Binding: typeof import('@node-rs/argon2') | undefined;
+function argon2(): typeof import('@node-rs/argon2') {
+  argon2Binding ??= createRequire(import.meta.url)('@node-rs/argon2') as typeof import('@node-rs/argon2');
+  return argon2Binding;
+}
 
 // The callback forms run on the libuv thread pool; the *Sync forms would block the event loop.
 const pbkdf2Async = promisify(pbkdf2);
@@ -66,7 +69,7 @@ type Verifier = (password: string) => Promise<boolean>;
  * works in Ferron's configuration as well as Portico's. Runs off the event loop.
  */
 export async function hashPassword(password: string): Promise<string> {
-  return argon2Hash(password, {
+  return argon2().hash(password, {
     algorithm: ARGON2ID,
     version: ARGON2_V19,
     memoryCost: 19456,
@@ -111,13 +114,13 @@ export function isSupportedPasswordHash(phc: string): boolean {
 function verifierFor(phc: string): Verifier | null {
   if (/^\$argon2(id|i|d)\$/.test(phc)) {
     // The crate's own parser (throws on malformed input), so this agrees with verify() below.
-    const { memoryCost, timeCost, outputLen } = argon2Options(phc);
+    const { memoryCost, timeCost, outputLen } = argon2().parseOptions(phc);
     if (memoryCost > MAX_ARGON2_MEMORY_KIB || memoryCost * 1024 * timeCost > MAX_KDF_TRAFFIC) {
       return null;
     }
     // The binding's parser is laxer than Ferron's `password-hash` 0.5 about the output length.
     if (outputLen > MAX_OUTPUT) return null;
-    return (password) => argon2Verify(phc, password);
+    return (password) => argon2().verify(phc, password);
   }
 
   const match = KDF_PHC.exec(phc);

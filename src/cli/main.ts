@@ -1,17 +1,14 @@
 // The command line: `portico <command> [options]` (CONTRACT.md). Each command lives in its own file;
 // this one only reads the arguments and dispatches.
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { configSchema } from '../config/schema.js';
-import { PACKAGE_ROOT } from './config-file.js';
-import { convertCommand } from './convert.js';
+import { fileURLToPath } from 'node:url';
 import type { CommandIo } from './io.js';
-import { passwd } from './passwd.js';
-import { runCommand } from './run.js';
-import { validateCommand } from './validate.js';
 
-export const VERSION: string = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+// Each command's code is imported when it runs: `run` stays free of convert/schema/passwd code
+// (memory of a long-lived server), and `--version` loads almost nothing.
+const PACKAGE_JSON = fileURLToPath(new URL('../../package.json', import.meta.url));
+export const VERSION: string = (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string }).version;
 
 const HELP = `Portico ${VERSION}: a web server and reverse proxy, configured by Ferron 1.x YAML or KDL.
 
@@ -46,7 +43,7 @@ export async function main(argv: string[], io: CommandIo = processIo): Promise<n
     io.stdout.write(`portico ${VERSION}\n`);
     return 0;
   }
-  if (command === 'passwd') return passwd(rest, io);
+  if (command === 'passwd') return (await import('./passwd.js')).passwd(rest, io);
 
   let parsed: ReturnType<typeof parse>;
   try {
@@ -64,13 +61,15 @@ export async function main(argv: string[], io: CommandIo = processIo): Promise<n
     case 'run':
     case 'validate':
       if (positionals.length > 0 || values.to !== undefined) return usage(io, command, `unexpected argument ${positionals[0] ?? '--to'}`);
-      return command === 'run' ? runCommand(values.config, io) : validateCommand(values.config, io);
+      return command === 'run'
+        ? (await import('./run.js')).runCommand(values.config, io)
+        : (await import('./validate.js')).validateCommand(values.config, io);
     case 'convert':
       if (positionals.length > 1 || values.config !== undefined) return usage(io, command, 'expected one FILE');
-      return convertCommand(positionals[0], values.to, io);
+      return (await import('./convert.js')).convertCommand(positionals[0], values.to, io);
     case 'schema':
       if (positionals.length > 0) return usage(io, command, `unexpected argument ${positionals[0]}`);
-      io.stdout.write(`${JSON.stringify(configSchema(), null, 2)}\n`);
+      io.stdout.write(`${JSON.stringify((await import('../config/schema.js')).configSchema(), null, 2)}\n`);
       return 0;
     default:
       return usage(io, command, 'unknown command');
