@@ -51,6 +51,10 @@ hosts:
   - domain: noslash.test
     wwwroot: ${www}
     disableTrailingSlashRedirects: true
+  - domain: allerrors.test
+    wwwroot: ${www}
+    errorConfig:
+      - wwwroot: ${errors}
 `);
 });
 after(async () => {
@@ -171,6 +175,13 @@ describe('error pages', () => {
     const none = await request(s.port, '/nowhere.html', { headers: { host: 'errcfg.test' } });
     assert.equal(none.status, 404);
     assert.equal(none.text, '<p>custom not found</p>', 'nothing there either: the error page of the status');
+  });
+
+  it('an errorConfig without scode takes every error, whatever the method, keeping the status and Allow', async () => {
+    const r = await request(s.port, '/only-in-errors.html', { method: 'DELETE', headers: { host: 'allerrors.test' } });
+    assert.equal(r.status, 405);
+    assert.equal(r.headers.allow, 'GET, POST, HEAD, OPTIONS');
+    assert.equal(r.text, '<p>from errorConfig</p>');
   });
 
   it('HEAD of an error has headers and no body', async () => {

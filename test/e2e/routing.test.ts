@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { request as httpRequest } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { raw, request } from '../helpers/http.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
@@ -103,5 +104,36 @@ hosts:
     assert.equal((await get(s.port, '/%61pi/v2/', h)).body, 'api v2 location', 'locations match the decoded path');
     assert.equal((await get(s.port, '/apix', h)).status, 404, '/apix is not under /api');
     assert.equal((await get(s.port, '/', h)).body, 'exact');
+  });
+});
+
+describe('ip hosts on a dual-stack listener', () => {
+  let s: RunningServer;
+  before(async () => {
+    const v4 = site('v4', { 'index.html': 'IPv4 loopback host' });
+    const v6 = site('v6', { 'index.html': 'IPv6 loopback host' });
+    const fallback = site('fallback', { 'index.html': 'global' });
+    s = await startServer(`
+global:
+  wwwroot: ${fallback}
+hosts:
+  - ip: 127.0.0.1
+    wwwroot: ${v4}
+  - ip: "::1"
+    wwwroot: ${v6}
+`, { allAddresses: true });
+  });
+  after(() => s.close());
+
+  it('matches the local address a connection arrived on, IPv4-mapped addresses normalised', async () => {
+    assert.equal((await get(s.port, '/', { host: 'any.test' })).body, 'IPv4 loopback host');
+    const v6 = await new Promise<string>((resolve, reject) => {
+      const req = httpRequest({ host: '::1', port: s.port, path: '/', headers: { host: 'any.test' }, agent: false }, (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => resolve(body));
+      });
+      req.on('error', reject).end();
+    });
+    assert.equal(v6, 'IPv6 loopback host');
   });
 });

@@ -32,11 +32,17 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** `yaml` is a configuration without `global.port`; one on 127.0.0.1 is added. */
-export async function startServer(yaml: string, options: { env?: NodeJS.ProcessEnv; limits?: ConnectionLimits } = {}): Promise<RunningServer> {
+/**
+ * `yaml` is a configuration without `global.port`; one on 127.0.0.1 is added, or on every local
+ * address (dual-stack, still reached only through loopback here) with `allAddresses`.
+ */
+export async function startServer(
+  yaml: string,
+  options: { env?: NodeJS.ProcessEnv; limits?: ConnectionLimits; allAddresses?: boolean } = {},
+): Promise<RunningServer> {
   const port = await freePort();
   const doc = (parse(yaml) ?? {}) as { global?: Record<string, unknown> };
-  doc.global = { port: `127.0.0.1:${port}`, ...(doc.global ?? {}) };
+  doc.global = { port: options.allAddresses ? port : `127.0.0.1:${port}`, ...(doc.global ?? {}) };
   const dir = mkdtempSync(join(tmpdir(), 'portico-e2e-'));
   const file = join(dir, 'portico.yaml');
   writeFileSync(file, stringify(doc));
