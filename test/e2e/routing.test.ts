@@ -137,3 +137,27 @@ hosts:
     assert.equal(v6, 'IPv6 loopback host');
   });
 });
+
+describe('listen addresses', () => {
+  it('binds "[IPv6]:port"', async () => {
+    const dir = site('v6only', { 'index.html': 'on ::1' });
+    const s = await startServer(`global:\n  wwwroot: ${dir}\n`, { listen: (port) => `[::1]:${port}` });
+    try {
+      assert.deepEqual(s.server.listenerUrls, [`http://[::1]:${s.port}`]);
+      const body = await new Promise<string>((resolve, reject) => {
+        httpRequest({ host: '::1', port: s.port, path: '/', agent: false }, (res) => {
+          let text = '';
+          res.setEncoding('utf8').on('data', (d: string) => (text += d)).on('end', () => resolve(text));
+        }).on('error', reject).end();
+      });
+      assert.equal(body, 'on ::1');
+      await assert.rejects(request(s.port, '/'), /ECONNREFUSED/, 'not on IPv4');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('refuses to start with a module this build does not have, naming it', async () => {
+    await assert.rejects(startServer('global:\n  loadModules: [cache]\n'), /module "cache" \(loadModules\) is not available in this build/);
+  });
+});

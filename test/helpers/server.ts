@@ -34,24 +34,32 @@ export function freePort(): Promise<number> {
 
 /**
  * `yaml` is a configuration without `global.port`; one on 127.0.0.1 is added, or on every local
- * address (dual-stack, still reached only through loopback here) with `allAddresses`.
+ * address (dual-stack, still reached only through loopback here) with `allAddresses`, or as
+ * `listen` writes it (`[::1]:PORT`).
  */
 export async function startServer(
   yaml: string,
-  options: { env?: NodeJS.ProcessEnv; limits?: ConnectionLimits; allAddresses?: boolean } = {},
+  options: { env?: NodeJS.ProcessEnv; limits?: ConnectionLimits; allAddresses?: boolean; listen?: (port: number) => string } = {},
 ): Promise<RunningServer> {
   const port = await freePort();
   const doc = (parse(yaml) ?? {}) as { global?: Record<string, unknown> };
-  doc.global = { port: options.allAddresses ? port : `127.0.0.1:${port}`, ...(doc.global ?? {}) };
+  const listen = options.listen?.(port) ?? (options.allAddresses ? port : `127.0.0.1:${port}`);
+  doc.global = { port: listen, ...(doc.global ?? {}) };
   const dir = mkdtempSync(join(tmpdir(), 'portico-e2e-'));
   const file = join(dir, 'portico.yaml');
   writeFileSync(file, stringify(doc));
-  const loaded = await loadConfig(file, { env: options.env ?? process.env });
-  if (!loaded.config) throw new Error(`invalid test configuration:\n${loaded.diagnostics.map(formatDiagnostic).join('\n')}`);
   let errors = '';
   const stderr = new PassThrough();
   stderr.on('data', (d: Buffer) => (errors += d.toString()));
-  const server = await Server.start(loaded.config, { stderr, ...(options.limits ? { limits: options.limits } : {}) });
+  let server: Server;
+  try {
+    const loaded = await loadConfig(file, { env: options.env ?? process.env });
+    if (!loaded.config) throw new Error(`invalid test configuration:\n${loaded.diagnostics.map(formatDiagnostic).join('\n')}`);
+    server = await Server.start(loaded.config, { stderr, ...(options.limits ? { limits: options.limits } : {}) });
+  } catch (e) {
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
   return {
     server,
     port,
