@@ -1,12 +1,17 @@
-// The handler chain of one Resolved, in ARCHITECTURE.md's fixed order. Built-in stages come first
-// (client address, blocklist, redirects, rewriteMap and nonStandardCodes slot in here with access
-// control), then the trailing-slash redirect, the modules in `loadModules` order, the method
-// check, and static files; nothing answering is a 404. Built at compile time, only with the stages
-// this Resolved needs.
+// The handler chain of one Resolved, in ARCHITECTURE.md's fixed order: client address
+// (X-Forwarded-For), blocklist, HTTPS and www redirects, rewriteMap, nonStandardCodes, the
+// trailing-slash redirect, the modules in `loadModules` order, the method check, static files;
+// nothing answering is a 404. (The URL sanitizer runs before routing, in the request handler,
+// because the location depends on the sanitized path.) Built at compile time, with only the
+// stages this Resolved needs.
 import { resolve } from 'node:path';
 import type { ResolvedSettings } from '../config/defaults.js';
 import type { ModuleName } from '../config/properties.js';
+import { blocklist } from '../stages/blocklist.js';
+import { clientAddress } from '../stages/client-address.js';
 import { methodCheck } from '../stages/method-check.js';
+import { httpsRedirect, wwwRedirect } from '../stages/redirects.js';
+import { rewriteMap } from '../stages/rewrite-map.js';
 import { trailingSlash } from '../stages/trailing-slash.js';
 import type { StaticFiles } from '../static/static-files.js';
 import type { Logger } from './error-responder.js';
@@ -25,6 +30,15 @@ const notFound: Stage = (ctx) => ctx.fail(404);
 
 export function buildChain(settings: ResolvedSettings, services: PipelineServices): Stage {
   const stages: Stage[] = [];
+  for (const stage of [
+    clientAddress(settings),
+    blocklist(settings),
+    httpsRedirect(settings),
+    wwwRedirect(settings),
+    rewriteMap(settings, services),
+  ]) {
+    if (stage) stages.push(stage);
+  }
   const wwwroot = settings.wwwroot === undefined ? undefined : resolve(settings.wwwroot);
   if (wwwroot !== undefined && !settings.disableTrailingSlashRedirects) stages.push(trailingSlash(wwwroot, services.files));
   for (const name of settings.loadModules ?? []) {
