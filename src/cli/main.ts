@@ -1,14 +1,11 @@
 // The command line: `portico <command> [options]` (CONTRACT.md). Each command lives in its own file;
 // this one only reads the arguments and dispatches.
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { fileURLToPath } from 'node:url';
+import { VERSION } from '../version.js';
 import type { CommandIo } from './io.js';
 
 // Each command's code is imported when it runs: `run` stays free of convert/schema/passwd code
 // (memory of a long-lived server), and `--version` loads almost nothing.
-const PACKAGE_JSON = fileURLToPath(new URL('../../package.json', import.meta.url));
-export const VERSION: string = (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string }).version;
 
 const HELP = `Portico ${VERSION}: a web server and reverse proxy, configured by Ferron 1.x YAML or KDL.
 

@@ -1,6 +1,5 @@
 // `portico run [-c FILE]`: load, validate, start; serve until SIGTERM/SIGINT. SIGHUP re-reads the
 // same file: an invalid one is reported and the running configuration keeps serving.
-import { formatDiagnostic } from '../config/diagnostics.js';
 import { serveUntilStopped } from '../server/lifecycle.js';
 import { Server } from '../server/server.js';
 import { loadChosenConfig, printDiagnostics } from './config-file.js';
@@ -12,7 +11,7 @@ export async function runCommand(configFile: string | undefined, io: CommandIo):
   if (!result.config) return 1;
   let server: Server;
   try {
-    server = await Server.start(result.config, { stderr: io.stderr });
+    server = await Server.start(result.config, { stderr: io.stderr, reloadSource: () => loadChosenConfig(configFile) });
   } catch (e) {
     io.stderr.write(`portico run: ${(e as Error).message}\n`);
     return 1;
@@ -25,15 +24,10 @@ export async function runCommand(configFile: string | undefined, io: CommandIo):
   return serveUntilStopped(server, {
     say,
     reload: async () => {
-      const next = await loadChosenConfig(configFile);
-      for (const d of next.diagnostics) say(`reload: ${formatDiagnostic(d)}`);
-      if (!next.config) return say('reload refused: the configuration is invalid; the running one keeps serving');
-      try {
-        await server.reload(next.config);
-        say(`reloaded (${next.label}); serving ${server.listenerUrls.join(', ')}`);
-      } catch (e) {
-        say(`reload failed, the running configuration keeps serving: ${(e as Error).message}`);
-      }
+      const outcome = await server.reloadFromSource();
+      if (outcome.ok) return say(`reloaded (${result.label}); serving ${server.listenerUrls.join(', ')}`);
+      for (const line of outcome.details) say(`reload: ${line}`);
+      say(`reload refused (${outcome.error}); the running configuration keeps serving`);
     },
   });
 }

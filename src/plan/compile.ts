@@ -46,7 +46,7 @@ function listenerSpecs(g: Settings): ListenerSpec[] {
   const spec = (value: number | string, secure: boolean): ListenerSpec => {
     const parsed = typeof value === 'number' ? { host: undefined, port: value } : parseListen(value)!;
     const address = parsed.host === 'localhost' ? '127.0.0.1' : parsed.host;
-    const shown = address === undefined ? '*' : address.includes(':') ? `[${address}]` : address;
+    const shown = address === undefined ? '0.0.0.0' : address.includes(':') ? `[${address}]` : address;
     return { id: `${secure ? 'https' : 'http'}://${shown}:${parsed.port}`, address, port: parsed.port, secure };
   };
   const out: ListenerSpec[] = [];

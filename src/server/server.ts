@@ -1,7 +1,17 @@
 // The running server: logs, the compiled Plan, the listeners, and the file cache they share.
 // Starting compiles and binds everything or nothing; stopping drains in-flight requests within
 // `shutdownTimeout`, then closes every handle it owns.
+import type { AdminControl, ReloadOutcome } from '../admin/admin-server.js';
+import { AdminServer } from '../admin/admin-server.js';
+import { RuntimeStats } from '../admin/runtime-stats.js';
+import { isLoopback } from '../config/checks.js';
+import type { ResolvedSettings } from '../config/defaults.js';
+import { formatDiagnostic } from '../config/diagnostics.js';
+import { effectiveConfig } from '../config/effective.js';
+import { parseListen } from '../config/formats.js';
+import type { LoadResult } from '../config/load.js';
 import type { Config } from '../config/validate.js';
+import { VERSION } from '../version.js';
 import { AccessLog } from '../log/access-log.js';
 import { ErrorLog } from '../log/error-log.js';
 import { MODULE_FACTORIES } from '../modules/registry.js';
@@ -17,16 +27,27 @@ export interface ServerOptions {
   readonly stderr?: NodeJS.WritableStream;
   /** Connection time limits (defaults: DEFAULT_LIMITS). */
   readonly limits?: ConnectionLimits;
+  /** Where a reload reads the configuration from (SIGHUP, the admin API's /reload). */
+  readonly reloadSource?: () => Promise<LoadResult>;
 }
 
-export class Server {
+// How long the admin listener waits for its own requests when it closes.
+const ADMIN_GRACE_MS = 2_000;
+
+export class Server implements AdminControl {
   readonly startedAt = new Date();
   reloads = 0;
   lastReload: Date | undefined;
+  /** True from the start of a graceful stop: /health answers 503. */
+  draining = false;
   private readonly listeners = new Map<string, Listener>();
   private readonly handler: RequestHandler;
   private readonly dispatch: Dispatch;
   private stopping: Promise<void> | undefined;
+  private admin: AdminServer | undefined;
+  private runtimeStats: RuntimeStats | undefined;
+  /** Reloads run one at a time, in the order asked. */
+  private reloading: Promise<unknown> = Promise.resolve();
 
   private constructor(
     plan: Plan,
@@ -48,6 +69,12 @@ export class Server {
       applyEnvironment(config);
       const server = new Server(compilePlan(config, services), services, current);
       await server.openListeners(server.plan.listeners);
+      try {
+        await server.startAdmin(server.plan.global.admin);
+      } catch (e) {
+        await Promise.all([...server.listeners.values()].map((l) => l.close(0)));
+        throw e;
+      }
       return server;
     } catch (e) {
       files.close();
@@ -105,11 +132,63 @@ export class Server {
     for (const l of removed) this.listeners.delete(l.spec.id);
     this.reloads++;
     this.lastReload = new Date();
+    // The admin listener restarts on every reload (SPEC-admin-api.md), but only after this
+    // reload's own answer has left through it: closing it first would wait on itself.
+    setImmediate(() => void this.restartAdmin(plan.global.admin));
     await Promise.all([
       ...removed.map((l) => l.close(plan.global.shutdownTimeout)),
       oldLogs.error !== logs.error ? oldLogs.error.close() : undefined,
       oldLogs.access !== logs.access ? oldLogs.access?.close() : undefined,
     ]);
+  }
+
+  /** Reloads from the configured source; never throws: the outcome says what happened. */
+  reloadFromSource(): Promise<ReloadOutcome> {
+    const source = this.services.options.reloadSource;
+    const run = async (): Promise<ReloadOutcome> => {
+      if (!source) return { ok: false, status: 500, error: 'reload failed', details: ['this server has no configuration file to reload from'] };
+      const next = await source();
+      if (!next.config) {
+        const details = next.diagnostics.filter((d) => d.severity === 'error').map(formatDiagnostic);
+        return { ok: false, status: 422, error: 'invalid configuration', details };
+      }
+      try {
+        await this.reload(next.config);
+        return { ok: true, reloads: this.reloads };
+      } catch (e) {
+        return { ok: false, status: 500, error: 'reload failed', details: [(e as Error).message] };
+      }
+    };
+    const outcome = this.reloading.then(run, run);
+    this.reloading = outcome;
+    return outcome;
+  }
+
+  // ── what the admin API reads (AdminControl) ──────────────────────────────────────────────
+  status(): Record<string, unknown> {
+    return {
+      status: 'ok',
+      version: VERSION,
+      uptime_sec: Math.floor((Date.now() - this.startedAt.getTime()) / 1000),
+      started_at: this.startedAt.toISOString(),
+      connections_active: this.connectionsActive,
+      requests_total: this.requestsTotal,
+      reloads: this.reloads,
+      last_reload: this.lastReload?.toISOString() ?? null,
+      listeners: this.listenerUrls,
+    };
+  }
+
+  config(): unknown {
+    return effectiveConfig(this.plan.config);
+  }
+
+  runtime(): Record<string, unknown> {
+    return (this.runtimeStats ??= new RuntimeStats()).read();
+  }
+
+  log(message: string): void {
+    this.errorLog.log(message);
   }
 
   /** Reopens both logs (SIGUSR1, after logrotate renamed them). */
@@ -120,14 +199,47 @@ export class Server {
   /** Graceful stop: no new connections, in-flight requests get `shutdownTimeout` ms. Idempotent. */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
+      this.draining = true;
       const grace = this.plan.global.shutdownTimeout;
       await Promise.all([...this.listeners.values()].map((l) => l.close(grace)));
       this.listeners.clear();
+      // The admin listener goes last, so /health can say "shutting_down" while requests drain.
+      await this.admin?.close(ADMIN_GRACE_MS);
+      this.admin = undefined;
+      this.runtimeStats?.close();
       this.handler.close();
       this.services.files.close();
       await closeLogs(this.current.logs);
     })();
     return this.stopping;
+  }
+
+  private async startAdmin(settings: ResolvedSettings['admin']): Promise<void> {
+    if (settings === undefined) return;
+    const admin = new AdminServer(settings, this);
+    await admin.start();
+    this.admin = admin;
+    const host = parseListen(admin.listen)?.host;
+    if (host !== undefined && !isLoopback(host)) {
+      this.log(`WARNING: the admin API listens on ${admin.listen}, which is not a loopback address: anyone who can reach it can reconfigure this server`);
+    }
+  }
+
+  /** Every reload: the old admin listener finishes its requests and closes, the new one starts. */
+  private async restartAdmin(settings: ResolvedSettings['admin']): Promise<void> {
+    if (this.stopping) return;
+    await this.admin?.close(ADMIN_GRACE_MS);
+    this.admin = undefined;
+    if (settings === undefined) {
+      this.runtimeStats?.close();
+      this.runtimeStats = undefined;
+      return;
+    }
+    try {
+      await this.startAdmin(settings);
+    } catch (e) {
+      this.log(`admin API not restarted after reload: ${(e as Error).message}`);
+    }
   }
 
   /** Access lines only cost a listener per request when an access log is configured. */

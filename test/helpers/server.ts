@@ -18,6 +18,8 @@ export interface RunningServer {
   readonly url: string;
   /** What the server wrote to its error stream (when no errorLogFilePath is configured). */
   readonly stderr: () => string;
+  /** Replaces the configuration file (same port) for the next reload. */
+  rewrite(yaml: string): void;
   close(): Promise<void>;
 }
 
@@ -42,20 +44,28 @@ export async function startServer(
   options: { env?: NodeJS.ProcessEnv; limits?: ConnectionLimits; allAddresses?: boolean; listen?: (port: number) => string } = {},
 ): Promise<RunningServer> {
   const port = await freePort();
-  const doc = (parse(yaml) ?? {}) as { global?: Record<string, unknown> };
   const listen = options.listen?.(port) ?? (options.allAddresses ? port : `127.0.0.1:${port}`);
-  doc.global = { port: listen, ...(doc.global ?? {}) };
   const dir = mkdtempSync(join(tmpdir(), 'portico-e2e-'));
   const file = join(dir, 'portico.yaml');
-  writeFileSync(file, stringify(doc));
+  const write = (text: string) => {
+    const doc = (parse(text) ?? {}) as { global?: Record<string, unknown> };
+    doc.global = { port: listen, ...(doc.global ?? {}) };
+    writeFileSync(file, stringify(doc));
+  };
+  write(yaml);
+  const env = options.env ?? process.env;
   let errors = '';
   const stderr = new PassThrough();
   stderr.on('data', (d: Buffer) => (errors += d.toString()));
   let server: Server;
   try {
-    const loaded = await loadConfig(file, { env: options.env ?? process.env });
+    const loaded = await loadConfig(file, { env });
     if (!loaded.config) throw new Error(`invalid test configuration:\n${loaded.diagnostics.map(formatDiagnostic).join('\n')}`);
-    server = await Server.start(loaded.config, { stderr, ...(options.limits ? { limits: options.limits } : {}) });
+    server = await Server.start(loaded.config, {
+      stderr,
+      reloadSource: () => loadConfig(file, { env }),
+      ...(options.limits ? { limits: options.limits } : {}),
+    });
   } catch (e) {
     rmSync(dir, { recursive: true, force: true });
     throw e;
@@ -65,6 +75,7 @@ export async function startServer(
     port,
     url: `http://127.0.0.1:${port}`,
     stderr: () => errors,
+    rewrite: write,
     close: async () => {
       await server.stop();
       rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,167 @@
+// The admin API (SPEC-admin-api.md, wire format in CONTRACT.md): its own plain-HTTP listener with
+// health, status, redacted configuration, reload and runtime endpoints. It has the power of a root
+// shell, so every request is checked in this order before anything runs: browser attacks (DNS
+// rebinding by Host, cross-site fetches by Sec-Fetch-Site and Origin) → the bearer token → the
+// path → whether its endpoint is switched on → the method. Every request is audited to the error
+// log (never the token, never the query).
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import { isIP, type Socket } from 'node:net';
+import type { ResolvedSettings } from '../config/defaults.js';
+import { parseListen } from '../config/formats.js';
+
+type AdminSettings = NonNullable<ResolvedSettings['admin']>;
+type Directive = 'health' | 'status' | 'config' | 'reload' | 'reload_get' | 'runtime';
+
+export type ReloadOutcome =
+  | { readonly ok: true; readonly reloads: number }
+  | { readonly ok: false; readonly status: 422 | 500; readonly error: string; readonly details: readonly string[] };
+
+/** What the admin API may see and do; the Server implements it. */
+export interface AdminControl {
+  readonly draining: boolean;
+  status(): Record<string, unknown>;
+  config(): unknown;
+  reloadFromSource(): Promise<ReloadOutcome>;
+  runtime(): Record<string, unknown>;
+  log(message: string): void;
+}
+
+interface Answer {
+  readonly status: number;
+  readonly body: unknown;
+  readonly headers?: Record<string, string>;
+}
+
+// path → method → the directive that switches it on
+const ROUTES: Record<string, Record<string, Directive>> = {
+  '/health': { GET: 'health', HEAD: 'health' },
+  '/status': { GET: 'status', HEAD: 'status' },
+  '/config': { GET: 'config', HEAD: 'config' },
+  '/reload': { POST: 'reload', GET: 'reload_get' },
+  '/runtime': { GET: 'runtime', HEAD: 'runtime' },
+};
+
+const LIMITS = { headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000 };
+const MAX_CONNECTIONS = 64;
+
+export class AdminServer {
+  private readonly server: HttpServer;
+  private readonly token: Buffer | undefined;
+
+  constructor(
+    readonly settings: AdminSettings,
+    private readonly control: AdminControl,
+  ) {
+    this.token = settings.auth_token === undefined ? undefined : digest(settings.auth_token);
+    this.server = createServer(LIMITS, (req, res) => void this.handle(req, res));
+    this.server.maxConnections = MAX_CONNECTIONS;
+    this.server.on('clientError', (_err, socket: Socket) => socket.destroy());
+  }
+
+  get listen(): string {
+    return this.settings.listen ?? '127.0.0.1:8081';
+  }
+
+  start(): Promise<void> {
+    const parsed = parseListen(this.listen)!;
+    return new Promise((resolve, reject) => {
+      this.server.once('error', (e: NodeJS.ErrnoException) => reject(new Error(`admin API: cannot listen on ${this.listen}: ${e.code ?? e.message}`)));
+      this.server.listen({ port: parsed.port, host: parsed.host === undefined ? '127.0.0.1' : parsed.host }, () => resolve());
+    });
+  }
+
+  /** Finishes requests in flight (at most `graceMs`), then closes. */
+  async close(graceMs: number): Promise<void> {
+    if (!this.server.listening) return;
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeIdleConnections();
+    const timer = setTimeout(() => this.server.closeAllConnections(), graceMs);
+    await closed;
+    clearTimeout(timer);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0]!;
+    let answer: Answer;
+    try {
+      answer = await this.answer(req, path);
+    } catch (e) {
+      this.control.log(`admin: ${path} failed: ${(e as Error).message}`);
+      answer = { status: 500, body: { error: 'internal error' } };
+    }
+    const body = req.method === 'HEAD' ? '' : JSON.stringify(answer.body);
+    res.writeHead(answer.status, {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Cache-Control': 'no-store',
+      'Content-Length': Buffer.byteLength(req.method === 'HEAD' ? JSON.stringify(answer.body) : body),
+      ...answer.headers,
+    });
+    res.end(body);
+    this.control.log(`admin: ${req.socket.remoteAddress ?? '-'} ${req.method ?? '-'} ${path} ${answer.status}`);
+  }
+
+  private async answer(req: IncomingMessage, path: string): Promise<Answer> {
+    if (!this.sameSite(req)) return { status: 403, body: { error: 'forbidden' } };
+    if (this.token && !this.authorized(req.headers.authorization)) {
+      return { status: 401, body: { error: 'unauthorized' }, headers: { 'WWW-Authenticate': 'Bearer realm="admin"' } };
+    }
+    const route = ROUTES[path];
+    if (!route) return { status: 404, body: { error: 'not found' } };
+    const enabled = Object.entries(route).filter(([, directive]) => this.settings[directive] === true);
+    if (enabled.length === 0) return { status: 404, body: { error: 'endpoint disabled' } };
+    const directive = route[req.method ?? ''];
+    if (directive === undefined) return { status: 405, body: { error: 'method not allowed' }, headers: { Allow: enabled.map(([m]) => m).join(', ') } };
+    if (this.settings[directive] !== true) return { status: 404, body: { error: 'endpoint disabled' } };
+    return this.run(directive);
+  }
+
+  private async run(directive: Directive): Promise<Answer> {
+    switch (directive) {
+      case 'health':
+        return this.control.draining ? { status: 503, body: { status: 'shutting_down' } } : { status: 200, body: { status: 'ok' } };
+      case 'status':
+        return { status: 200, body: this.control.status() };
+      case 'config':
+        return { status: 200, body: this.control.config() };
+      case 'runtime':
+        return { status: 200, body: this.control.runtime() };
+      case 'reload':
+      case 'reload_get': {
+        const outcome = await this.control.reloadFromSource();
+        return outcome.ok
+          ? { status: 200, body: { status: 'reloaded', reloads: outcome.reloads } }
+          : { status: outcome.status, body: { error: outcome.error, details: outcome.details } };
+      }
+    }
+  }
+
+  /**
+   * Refuses what a web page in the operator's browser could send: a Host that is not an IP
+   * literal or localhost (DNS rebinding), a cross-site fetch, or an Origin other than this
+   * listener's own. The API sends no CORS headers, so no page can read its answers either.
+   */
+  private sameSite(req: IncomingMessage): boolean {
+    const host = req.headers.host;
+    if (host !== undefined && !isLocalHostHeader(host)) return false;
+    if (req.headers['sec-fetch-site'] === 'cross-site') return false;
+    const origin = req.headers.origin;
+    return origin === undefined || (host !== undefined && origin.toLowerCase() === `http://${host.toLowerCase()}`);
+  }
+
+  /** Constant time: both sides are hashed to equal lengths first. */
+  private authorized(header: string | undefined): boolean {
+    const presented = header?.startsWith('Bearer ') ? header.slice(7).trim() : undefined;
+    return presented !== undefined && timingSafeEqual(digest(presented), this.token!);
+  }
+}
+
+function digest(token: string): Buffer {
+  return createHash('sha256').update(token).digest();
+}
+
+function isLocalHostHeader(host: string): boolean {
+  const lower = host.toLowerCase();
+  const name = lower.startsWith('[') ? lower.slice(1, lower.indexOf(']')) : lower.replace(/:\d+$/, '');
+  return name === 'localhost' || isIP(name) !== 0;
+}

@@ -1,0 +1,59 @@
+// The configuration as `/config` shows it: every sensitive value replaced by "[redacted]", which
+// cannot be switched off. What is sensitive comes from the property table (rows and fields marked
+// sensitive, mapping keys such as an `Authorization` custom header); credentials in any URL are
+// redacted too (`http://user:secret@host` → `http://[redacted]@host`).
+import { ALIASES, propertyRow } from './properties.js';
+import type { Spec } from './types.js';
+
+export const REDACTED = '[redacted]';
+const URL_CREDENTIALS = /^([a-z][a-z0-9+.-]*:\/\/)[^/?#@]*@/i;
+
+export function redactScope(settings: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(settings)) {
+    const row = propertyRow(ALIASES[key] ?? key);
+    if (key === 'locations' || key === 'errorConfig') {
+      out[key] = Array.isArray(value) ? value.map((v) => redactScope(v as Record<string, unknown>)) : value;
+    } else if (row?.sensitive) {
+      out[key] = REDACTED;
+    } else {
+      out[key] = row ? redactValue(row.type, value) : redactStrings(value);
+    }
+  }
+  return out;
+}
+
+function redactValue(spec: Spec, value: unknown): unknown {
+  if (value === null || value === undefined) return value;
+  switch (spec.kind) {
+    case 'nullable':
+      return redactValue(spec.of, value);
+    case 'union':
+      return redactStrings(value);
+    case 'list':
+      return Array.isArray(value) ? value.map((v) => redactValue(spec.of, v)) : redactValue(spec.of, value);
+    case 'map': {
+      const secretKeys = new Set(spec.sensitiveKeys ?? []);
+      return Object.fromEntries(
+        Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, secretKeys.has(k.toLowerCase()) ? REDACTED : redactValue(spec.values, v)]),
+      );
+    }
+    case 'object':
+      return Object.fromEntries(
+        Object.entries(value as Record<string, unknown>).map(([k, v]) => {
+          const field = spec.fields[k];
+          return [k, field?.sensitive ? REDACTED : field ? redactValue(field.spec, v) : redactStrings(v)];
+        }),
+      );
+    default:
+      return redactStrings(value);
+  }
+}
+
+/** Credentials in URLs, wherever a string holds one. */
+function redactStrings(value: unknown): unknown {
+  if (typeof value === 'string') return value.replace(URL_CREDENTIALS, `$1${REDACTED}@`);
+  if (Array.isArray(value)) return value.map(redactStrings);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactStrings(v)]));
+  return value;
+}

@@ -1,0 +1,261 @@
+// The admin API as an operator and an attacker meet it: every row of SPEC-admin-api.md's tables
+// and CONTRACT.md's wire format, the five profiles, reload and shutdown.
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { get as httpGet, request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { request } from '../helpers/http.js';
+import { freePort, startServer, type RunningServer } from '../helpers/server.js';
+
+const root = mkdtempSync(join(tmpdir(), 'portico-admin-'));
+const www = join(root, 'www');
+const other = join(root, 'other');
+mkdirSync(www);
+mkdirSync(other);
+writeFileSync(join(www, 'index.html'), 'first');
+writeFileSync(join(other, 'index.html'), 'second');
+writeFileSync(join(www, 'big.bin'), Buffer.alloc(16 * 1024 * 1024, 1));
+after(() => rmSync(root, { recursive: true, force: true }));
+
+interface AdminReply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  json: Record<string, unknown>;
+}
+
+function admin(port: number, path: string, options: { method?: string; headers?: Record<string, string> } = {}): Promise<AdminReply> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: options.headers, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (d: string) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, json: body ? (JSON.parse(body) as Record<string, unknown>) : {} }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function withAdmin(block: string, run: (s: RunningServer, adminPort: number) => Promise<void>, extra = ''): Promise<void> {
+  const adminPort = await freePort();
+  const s = await startServer(`global:\n  wwwroot: ${www}\n  admin:\n    listen: "127.0.0.1:${adminPort}"\n${block}${extra}`);
+  try {
+    await run(s, adminPort);
+  } finally {
+    await s.close();
+  }
+}
+
+const profiles: [string, string, Record<string, boolean>][] = [
+  ['secure default (directives left out)', '', { health: true, status: false, config: false, reload: true, reload_get: true, runtime: true }],
+  ['health probe only', '    health: true\n    reload: false\n    reload_get: false\n    runtime: false\n', { health: true, status: false, config: false, reload: false, reload_get: false, runtime: false }],
+  ['read-only operator', '    status: true\n    config: true\n    reload: false\n    reload_get: false\n    runtime: false\n', { health: true, status: true, config: true, reload: false, reload_get: false, runtime: false }],
+  ['full-control operator', '    health: true\n    status: true\n    config: true\n    reload: true\n    reload_get: true\n    runtime: true\n', { health: true, status: true, config: true, reload: true, reload_get: true, runtime: true }],
+  ['recovery after binding to a public address', '    health: true\n    status: false\n    config: false\n    reload: true\n    reload_get: false\n    runtime: false\n', { health: true, status: false, config: false, reload: true, reload_get: false, runtime: false }],
+];
+
+const ENDPOINTS: [string, string, string][] = [
+  ['health', 'GET', '/health'],
+  ['status', 'GET', '/status'],
+  ['config', 'GET', '/config'],
+  ['reload', 'POST', '/reload'],
+  ['reload_get', 'GET', '/reload'],
+  ['runtime', 'GET', '/runtime'],
+];
+
+describe('profiles', () => {
+  for (const [name, block, expected] of profiles) {
+    it(name, () =>
+      withAdmin(block, async (_s, port) => {
+        for (const [directive, method, path] of ENDPOINTS) {
+          const r = await admin(port, path, { method });
+          if (expected[directive]) assert.equal(r.status, 200, `${method} ${path}`);
+          else assert.deepEqual([r.status, r.json], [404, { error: 'endpoint disabled' }], `${method} ${path}`);
+          assert.equal(r.headers['content-type'], 'application/json; charset=utf-8');
+          assert.equal(r.headers['cache-control'], 'no-store');
+          assert.equal(r.headers['access-control-allow-origin'], undefined);
+        }
+      }),
+    );
+  }
+});
+
+describe('endpoints', () => {
+  it('answer with the wire format of CONTRACT.md', () =>
+    withAdmin('    status: true\n    config: true\n', async (s, port) => {
+      assert.deepEqual((await admin(port, '/health')).json, { status: 'ok' });
+      await request(s.port, '/');
+      const status = (await admin(port, '/status')).json;
+      assert.equal(status.status, 'ok');
+      assert.equal(status.version, JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version);
+      assert.equal(typeof status.uptime_sec, 'number');
+      assert.ok(!Number.isNaN(Date.parse(status.started_at as string)));
+      assert.equal(typeof status.connections_active, 'number');
+      assert.ok((status.requests_total as number) >= 1);
+      assert.equal(status.reloads, 0);
+      assert.equal(status.last_reload, null);
+      assert.deepEqual(status.listeners, [`http://127.0.0.1:${s.port}`]);
+      const runtime = (await admin(port, '/runtime')).json as Record<string, Record<string, unknown>>;
+      assert.equal(runtime.node as unknown, process.version);
+      assert.equal(runtime.pid as unknown, process.pid);
+      assert.equal(runtime.platform as unknown, process.platform);
+      assert.equal(runtime.arch as unknown, process.arch);
+      for (const k of ['rss', 'heap_used', 'heap_total', 'external']) assert.equal(typeof runtime.memory![k], 'number');
+      for (const k of ['user_ms', 'system_ms']) assert.equal(typeof runtime.cpu![k], 'number');
+      const u = runtime.event_loop!.utilization as number;
+      assert.ok(u >= 0 && u <= 1);
+      assert.equal(typeof runtime.event_loop!.delay_p99_ms, 'number');
+      assert.equal(typeof runtime.uptime_sec, 'number');
+    }));
+
+  it('unknown path 404, wrong method 405 with Allow, disabled endpoint 404 whatever the method', () =>
+    withAdmin('    reload_get: false\n', async (_s, port) => {
+      assert.deepEqual([(await admin(port, '/nope')).status, (await admin(port, '/nope')).json], [404, { error: 'not found' }]);
+      const wrong = await admin(port, '/health', { method: 'POST' });
+      assert.deepEqual([wrong.status, wrong.json, wrong.headers.allow], [405, { error: 'method not allowed' }, 'GET, HEAD']);
+      const put = await admin(port, '/reload', { method: 'PUT' });
+      assert.deepEqual([put.status, put.headers.allow], [405, 'POST']);
+      assert.deepEqual((await admin(port, '/reload')).json, { error: 'endpoint disabled' });
+      assert.equal((await admin(port, '/status', { method: 'DELETE' })).status, 404);
+    }));
+
+  it('/config shows the effective configuration, every secret redacted', () =>
+    withAdmin(
+      '    config: true\n    auth_token: tok-123\n',
+      async (_s, port) => {
+        const config = (await admin(port, '/config', { headers: { authorization: 'Bearer tok-123' } })).json as { global: Record<string, unknown>; hosts: Record<string, unknown>[] };
+        const text = JSON.stringify(config);
+        for (const secret of ['tok-123', 's3cret-pass', 'cookie-value', 'Basic abc', 'hunter2', '/etc/keys/server.key', '/etc/keys/sni.key']) assert.ok(!text.includes(secret), secret);
+        assert.equal((config.global.admin as Record<string, unknown>).auth_token, '[redacted]');
+        assert.equal(config.global.timeout, 300000, 'global defaults filled in');
+        const host = config.hosts[0]!;
+        assert.deepEqual(host.users, [{ name: 'alice', pass: '[redacted]' }]);
+        assert.deepEqual(host.customHeaders, { Authorization: '[redacted]', Cookie: '[redacted]', 'X-Visible': 'yes' });
+        assert.deepEqual(host.proxyTo, ['http://[redacted]@127.0.0.1:3000', 'http://127.0.0.1:3001']);
+        assert.equal(host.domain, 'site.test', 'routing stays visible');
+      },
+      `hosts:
+  - domain: site.test
+    users:
+      - name: alice
+        pass: s3cret-pass
+    customHeaders:
+      Authorization: Basic abc
+      Cookie: cookie-value
+      X-Visible: "yes"
+    proxyTo: [http://user:hunter2@127.0.0.1:3000, http://127.0.0.1:3001]
+`,
+    ));
+});
+
+describe('authentication', () => {
+  it('with auth_token, every path needs the bearer token, /health included', () =>
+    withAdmin('    auth_token: "correct horse"\n', async (s, port) => {
+      for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: 'Basic Y29ycmVjdCBob3JzZQ==' }, { authorization: 'Bearer correct hors' }] as Record<string, string>[]) {
+        for (const path of ['/health', '/nope', '/reload']) {
+          const r = await admin(port, path, { headers });
+          assert.deepEqual([r.status, r.json, r.headers['www-authenticate']], [401, { error: 'unauthorized' }, 'Bearer realm="admin"'], `${path} ${JSON.stringify(headers)}`);
+        }
+      }
+      assert.equal((await admin(port, '/health', { headers: { authorization: 'Bearer correct horse' } })).status, 200);
+      await sleep(50);
+      assert.ok(!s.stderr().includes('correct horse'), 'the token never reaches the log');
+      assert.match(s.stderr(), /admin: 127\.0\.0\.1 GET \/health 401/);
+      assert.match(s.stderr(), /admin: 127\.0\.0\.1 GET \/health 200/);
+    }));
+});
+
+describe('browser attacks', () => {
+  it('refuses DNS rebinding, cross-site fetches and foreign origins with 403, before authentication', () =>
+    withAdmin('    auth_token: t\n', async (_s, port) => {
+      const ok = { authorization: 'Bearer t' };
+      for (const headers of [{ host: 'evil.example' }, { host: `attacker.test:${port}` }, { 'sec-fetch-site': 'cross-site' }, { origin: 'http://evil.example' }, { origin: 'null' }, { origin: `http://127.0.0.1:${port + 1}` }] as Record<string, string>[]) {
+        const r = await admin(port, '/health', { headers: { ...ok, ...headers } });
+        assert.deepEqual([r.status, r.json], [403, { error: 'forbidden' }], JSON.stringify(headers));
+      }
+      for (const headers of [{ host: `localhost:${port}` }, { host: `127.0.0.1:${port}` }, { host: 'localhost' }, { origin: `http://127.0.0.1:${port}` }, { 'sec-fetch-site': 'same-origin' }] as Record<string, string>[]) {
+        assert.equal((await admin(port, '/health', { headers: { ...ok, ...headers } })).status, 200, JSON.stringify(headers));
+      }
+    }));
+});
+
+describe('reload', () => {
+  it('POST /reload swaps a valid configuration in and refuses an invalid one with every diagnostic (422)', () =>
+    withAdmin('    status: true\n', async (s, port) => {
+      assert.equal((await request(s.port, '/')).text, 'first');
+      s.rewrite(`global:\n  wwwroot: ${other}\n  admin:\n    listen: "127.0.0.1:${port}"\n    status: true\n`);
+      const ok = await admin(port, '/reload', { method: 'POST' });
+      assert.deepEqual([ok.status, ok.json], [200, { status: 'reloaded', reloads: 1 }]);
+      assert.equal((await request(s.port, '/')).text, 'second');
+      await sleep(100);
+      s.rewrite(`global:\n  wwwroot: ${www}\n  timeout: -1\n  bogus: 1\n  admin:\n    listen: "127.0.0.1:${port}"\n`);
+      const bad = await admin(port, '/reload', { method: 'POST' });
+      assert.equal(bad.status, 422);
+      assert.equal(bad.json.error, 'invalid configuration');
+      const details = bad.json.details as string[];
+      assert.equal(details.length, 2);
+      assert.match(details[0]!, /portico\.yaml:\d+:\d+: global\.(timeout|bogus): /);
+      assert.equal((await request(s.port, '/')).text, 'second', 'the running configuration keeps serving');
+      const status = (await admin(port, '/status')).json;
+      assert.equal(status.reloads, 1);
+      assert.ok(!Number.isNaN(Date.parse(status.last_reload as string)));
+    }));
+
+  it('GET /reload reloads too; the admin listener moves with the configuration, and stops when the block goes', () =>
+    withAdmin('', async (s, port) => {
+      const next = await freePort();
+      s.rewrite(`global:\n  wwwroot: ${www}\n  admin:\n    listen: "127.0.0.1:${next}"\n`);
+      assert.equal((await admin(port, '/reload')).status, 200);
+      await sleep(200);
+      await assert.rejects(admin(port, '/health'), /ECONNREFUSED/);
+      assert.equal((await admin(next, '/health')).status, 200);
+      s.rewrite(`global:\n  wwwroot: ${www}\n`);
+      assert.equal((await admin(next, '/reload')).status, 200);
+      await sleep(200);
+      await assert.rejects(admin(next, '/health'), /ECONNREFUSED/);
+      assert.equal((await request(s.port, '/')).text, 'first');
+    }));
+
+  it('a listener that cannot bind fails the whole reload cleanly (500), the old one keeps serving', () =>
+    withAdmin('', async (s, port) => {
+      const blocker = await startServer(`global:\n  wwwroot: ${www}\n`);
+      try {
+        // The data listener moves to a port another server holds.
+        s.rewrite(`global:\n  port: "127.0.0.1:${blocker.port}"\n  wwwroot: ${other}\n  admin:\n    listen: "127.0.0.1:${port}"\n`);
+        const r = await admin(port, '/reload', { method: 'POST' });
+        assert.equal(r.status, 500);
+        assert.equal(r.json.error, 'reload failed');
+        assert.match((r.json.details as string[])[0]!, new RegExp(`cannot listen on http://127\\.0\\.0\\.1:${blocker.port}: the address is already in use`));
+        assert.equal((await request(s.port, '/')).text, 'first');
+        assert.equal((await admin(port, '/health')).status, 200);
+      } finally {
+        await blocker.close();
+      }
+    }));
+});
+
+describe('shutdown', () => {
+  it('/health answers 503 while requests drain, then the admin listener goes too', async () => {
+    const adminPort = await freePort();
+    const s = await startServer(`global:\n  wwwroot: ${www}\n  shutdownTimeout: 5000\n  admin:\n    listen: "127.0.0.1:${adminPort}"\n`);
+    const download = new Promise<number>((resolve, reject) => {
+      httpGet({ host: '127.0.0.1', port: s.port, path: '/big.bin', agent: false }, (res) => {
+        res.pause();
+        let n = 0;
+        setTimeout(() => res.on('data', (d: Buffer) => (n += d.length)).resume(), 400);
+        res.on('end', () => resolve(n));
+      }).on('error', reject);
+    });
+    await sleep(100);
+    assert.deepEqual((await admin(adminPort, '/health')).json, { status: 'ok' });
+    const stopped = s.close();
+    await sleep(50);
+    const draining = await admin(adminPort, '/health');
+    assert.deepEqual([draining.status, draining.json], [503, { status: 'shutting_down' }]);
+    assert.equal(await download, 16 * 1024 * 1024);
+    await stopped;
+    await assert.rejects(admin(adminPort, '/health'), /ECONNREFUSED/);
+  });
+});
