@@ -7,9 +7,11 @@
 import { resolve } from 'node:path';
 import type { ResolvedSettings } from '../config/defaults.js';
 import type { ModuleName } from '../config/properties.js';
+import type { AuthServices } from '../auth/auth-services.js';
 import { blocklist } from '../stages/blocklist.js';
 import { clientAddress } from '../stages/client-address.js';
 import { methodCheck } from '../stages/method-check.js';
+import { nonStandardCodes } from '../stages/non-standard-codes.js';
 import { httpsRedirect, wwwRedirect } from '../stages/redirects.js';
 import { rewriteMap } from '../stages/rewrite-map.js';
 import { trailingSlash } from '../stages/trailing-slash.js';
@@ -23,6 +25,7 @@ export type ModuleFactory = (settings: ResolvedSettings, services: PipelineServi
 export interface PipelineServices {
   readonly files: StaticFiles;
   readonly errorLog: Logger;
+  readonly auth: AuthServices;
   readonly modules: ReadonlyMap<ModuleName, ModuleFactory>;
 }
 
@@ -36,6 +39,7 @@ export function buildChain(settings: ResolvedSettings, services: PipelineService
     httpsRedirect(settings),
     wwwRedirect(settings),
     rewriteMap(settings, services),
+    nonStandardCodes(settings, services.auth),
   ]) {
     if (stage) stages.push(stage);
   }

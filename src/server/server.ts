@@ -2,6 +2,7 @@
 // Starting compiles and binds everything or nothing; stopping drains in-flight requests within
 // `shutdownTimeout`, then closes every handle it owns.
 import type { AdminControl, ReloadOutcome } from '../admin/admin-server.js';
+import { createAuthServices, type AuthOptions } from '../auth/auth-services.js';
 import { AdminServer } from '../admin/admin-server.js';
 import { RuntimeStats } from '../admin/runtime-stats.js';
 import { isLoopback } from '../config/checks.js';
@@ -29,6 +30,8 @@ export interface ServerOptions {
   readonly limits?: ConnectionLimits;
   /** Where a reload reads the configuration from (SIGHUP, the admin API's /reload). */
   readonly reloadSource?: () => Promise<LoadResult>;
+  /** Basic-authentication state options (tests shorten the lock-out window). */
+  readonly auth?: AuthOptions;
 }
 
 // How long the admin listener waits for its own requests when it closes.
@@ -64,7 +67,8 @@ export class Server implements AdminControl {
     const current = { logs: await openLogs(config, options) };
     const files = new StaticFiles();
     const errorLog: Logger = { log: (message) => current.logs.error.log(message) };
-    const services: Services = { files, errorLog, modules: MODULE_FACTORIES, options };
+    const auth = createAuthServices(errorLog, options.auth);
+    const services: Services = { files, errorLog, auth, modules: MODULE_FACTORIES, options };
     try {
       applyEnvironment(config);
       const server = new Server(compilePlan(config, services), services, current);
@@ -78,6 +82,7 @@ export class Server implements AdminControl {
       return server;
     } catch (e) {
       files.close();
+      auth.close();
       await closeLogs(current.logs);
       throw e;
     }
@@ -209,6 +214,7 @@ export class Server implements AdminControl {
       this.runtimeStats?.close();
       this.handler.close();
       this.services.files.close();
+      this.services.auth.close();
       await closeLogs(this.current.logs);
     })();
     return this.stopping;

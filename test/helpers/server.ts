@@ -9,6 +9,7 @@ import { PassThrough } from 'node:stream';
 import { parse, stringify } from 'yaml';
 import { formatDiagnostic } from '../../src/config/diagnostics.js';
 import { loadConfig } from '../../src/config/load.js';
+import type { AuthOptions } from '../../src/auth/auth-services.js';
 import type { ConnectionLimits } from '../../src/server/listener.js';
 import { Server } from '../../src/server/server.js';
 
@@ -41,7 +42,7 @@ export function freePort(): Promise<number> {
  */
 export async function startServer(
   yaml: string,
-  options: { env?: NodeJS.ProcessEnv; limits?: ConnectionLimits; allAddresses?: boolean; listen?: (port: number) => string } = {},
+  options: { env?: NodeJS.ProcessEnv; limits?: ConnectionLimits; allAddresses?: boolean; listen?: (port: number) => string; auth?: AuthOptions } = {},
 ): Promise<RunningServer> {
   const port = await freePort();
   const listen = options.listen?.(port) ?? (options.allAddresses ? port : `127.0.0.1:${port}`);
@@ -65,6 +66,7 @@ export async function startServer(
       stderr,
       reloadSource: () => loadConfig(file, { env }),
       ...(options.limits ? { limits: options.limits } : {}),
+      ...(options.auth ? { auth: options.auth } : {}),
     });
   } catch (e) {
     rmSync(dir, { recursive: true, force: true });
