@@ -7,6 +7,8 @@ import { parseListen } from './formats.js';
 import { modulesOf, propertyRow, type Settings } from './properties.js';
 import type { Pos, RawEntry } from './raw.js';
 import type { Config, ScopeRecord } from './validate.js';
+import { withDefaults } from './defaults.js';
+import { contextFor, policyOptions, readKeyPair } from '../tls/certificates.js';
 
 const LOOPBACK_V4 = /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;
 
@@ -19,7 +21,7 @@ function portOf(value: number | string | undefined, fallback: number): number | 
   return typeof value === 'number' ? value : parseListen(value)?.port;
 }
 
-export function runChecks(config: Config, scopes: readonly ScopeRecord[], diags: Diagnostics): void {
+export function runChecks(config: Config, scopes: readonly ScopeRecord[], diags: Diagnostics, options: { files: boolean }): void {
   const globalRecord = scopes.find((s) => s.scope === 'global');
   const g = config.global;
   const where = (name: string): { pos: Pos; path: string } => {
@@ -52,6 +54,7 @@ export function runChecks(config: Config, scopes: readonly ScopeRecord[], diags:
   if (g.secure && !g.disableNonEncryptedServer && httpPort === httpsPort && sameHost(g.port, g.sport)) {
     error('sport', `HTTP and HTTPS cannot share port ${httpsPort}`);
   }
+  if (options.files && !diags.hasErrors) checkTlsFiles(g, error);
   if (g.enableAutomaticTLS) {
     if (!g.secure) warn('enableAutomaticTLS', 'has no effect unless secure is true');
     if (httpsPort !== 443) warn('enableAutomaticTLS', `the ACME CA validates on port 443, but sport is ${String(httpsPort)}`);
@@ -154,4 +157,30 @@ function checkHosts(config: Config, scopes: readonly ScopeRecord[], diags: Diagn
 function normalizeIp(ip: string): string {
   if (ip === 'localhost') return '::1';
   return isIP(ip) === 6 ? ip.toLowerCase().replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1') : ip;
+}
+
+/**
+ * Certificates and keys are read now, so an unreadable file or a key that does not belong to its
+ * certificate is a configuration error naming the file, not a failure at the first handshake.
+ * (Skipped by `convert`, which may run where the files are not.)
+ */
+function checkTlsFiles(g: Settings, error: (name: string, message: string) => void): void {
+  const resolved = withDefaults(g);
+  let policy: ReturnType<typeof policyOptions>;
+  try {
+    policy = policyOptions(resolved);
+  } catch (e) {
+    return error('clientCertificateCA', (e as Error).message);
+  }
+  const check = (name: string, certPath: string, keyPath: string) => {
+    try {
+      contextFor(policy, readKeyPair(certPath, keyPath), certPath, keyPath);
+    } catch (e) {
+      error(name, (e as Error).message);
+    }
+  };
+  // Automatic TLS replaces cert, key and sni (REFERENCE-behaviour.md §19).
+  if (!g.secure || g.enableAutomaticTLS) return;
+  if (g.cert !== undefined && g.key !== undefined) check('cert', g.cert, g.key);
+  for (const pair of Object.values(g.sni ?? {})) check('sni', pair.cert, pair.key);
 }

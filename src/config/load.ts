@@ -51,17 +51,20 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   if (!raw) return { config: undefined, diagnostics: sorted(diags), files: reader.files, raw };
   // Validation runs even after other errors, so one run reports everything that needs fixing.
   if (!options.keepPlaceholders) interpolate(raw, options.env ?? process.env, diags);
-  const config = validate(raw, diags, { placeholders: options.keepPlaceholders ?? false });
+  const config = validate(raw, diags, {
+    placeholders: options.keepPlaceholders ?? false,
+    ...(options.keepPlaceholders ? {} : { baseDir: (shown: string) => reader.dirOf(shown) }),
+  });
   return { config, diagnostics: sorted(diags), files: reader.files, raw };
 }
 
-/** Loads configuration text that is not in a file (the built-in default, tests). */
-export function loadConfigText(text: string, syntax: Syntax, label: string, env: NodeJS.ProcessEnv = process.env): LoadResult {
+/** Loads configuration text that is not in a file (the built-in default, tests); relative paths are relative to `baseDir`. */
+export function loadConfigText(text: string, syntax: Syntax, label: string, env: NodeJS.ProcessEnv = process.env, baseDir = process.cwd()): LoadResult {
   const diags = new Diagnostics();
   const raw = parseText(text, syntax, label, diags);
   if (!raw || raw.kind !== 'map') return { config: undefined, diagnostics: diags.list, files: [], raw: undefined };
   interpolate(raw, env, diags);
-  const config = validate(raw, diags);
+  const config = validate(raw, diags, { baseDir: () => baseDir });
   return { config, diagnostics: sorted(diags), files: [], raw };
 }
 
@@ -93,12 +96,18 @@ export function interpolate(root: RawNode, env: NodeJS.ProcessEnv, diags: Diagno
 
 class TreeReader {
   readonly files: string[] = [];
+  /** Each file's directory, by the name positions use. */
+  private readonly dirs = new Map<string, string>();
 
   constructor(
     readonly diags: Diagnostics,
     readonly cwd: string,
     readonly followIncludes: boolean,
   ) {}
+
+  dirOf(shown: string): string {
+    return this.dirs.get(shown) ?? this.cwd;
+  }
 
   display(file: string): string {
     const rel = relative(this.cwd, file);
@@ -129,6 +138,7 @@ class TreeReader {
       return undefined;
     }
     this.files.push(real);
+    this.dirs.set(shown, dirname(file));
     const root = parseText(text, syntax, shown, this.diags);
     if (!root) return undefined;
     if (root.kind !== 'map') {

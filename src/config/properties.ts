@@ -83,8 +83,8 @@ export const PROPERTIES = {
     type: mapOf(
       'SNI host name',
       object('SNI certificate', {
-        cert: { spec: str('path'), summary: 'Path to the certificate.' },
-        key: { spec: str('path'), sensitive: true, summary: 'Path to the private key.' },
+        cert: { spec: str('path'), required: true, summary: 'Path to the certificate.' },
+        key: { spec: str('path'), required: true, sensitive: true, summary: 'Path to the private key.' },
       }),
       { keyFormat: 'domain' },
     ),
@@ -237,7 +237,8 @@ export const PROPERTIES = {
       "ACME directory to use instead of Let's Encrypt's; a private CA's root is trusted through Node's `NODE_EXTRA_CA_CERTS`.",
   }),
   pythonExecutable: row({
-    type: str('path'),
+    // A command name (looked up in PATH) or a path, so it is not made relative to the file.
+    type: str(),
     default: 'python3',
     scopes: G,
     module: ['wsgi', 'wsgid', 'asgi'],

@@ -92,6 +92,9 @@ put \`# yaml-language-server: $schema=./docs/portico.schema.json\` at the top of
   is fine, an unreadable file or an include cycle is an error that names the chain. Included hosts come
   after the including file's; included \`global\` keys are used where the including file does not set
   them (among included files, a later one wins). YAML and KDL files can include each other.
+- **Paths**: a relative path (\`wwwroot\`, \`cert\`, \`key\`, log files, error pages, application
+  files…) is relative to the directory of the file that holds it, as \`include\` globs are, so a
+  configuration works from any working directory.
 - **Environment**: \`{{env.NAME}}\` anywhere in a string is replaced by the variable's value; an unset
   variable is an error.
 - **Merging**: settings of global → host → location → errorConfig are merged when the configuration

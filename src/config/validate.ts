@@ -1,5 +1,6 @@
 // Raw tree → typed Config, every problem reported at once. Shapes, ranges and formats come from the
 // property table; the rules that relate several properties live in checks.ts.
+import { isAbsolute, resolve } from 'node:path';
 import type { Diagnostics } from './diagnostics.js';
 import { checkFormat } from './formats.js';
 import {
@@ -52,6 +53,11 @@ export interface ScopeRecord {
 export interface ValidateOptions {
   /** `convert` keeps `{{env.NAME}}` placeholders: strings holding one skip their format check. */
   readonly placeholders?: boolean;
+  /**
+   * The directory a file's relative paths are relative to (its own), by the file's name in
+   * positions. Absent: paths are kept as written (`convert`).
+   */
+  readonly baseDir?: (file: string) => string;
 }
 
 const TOP_KEYS = ['global', 'hosts', 'include'];
@@ -100,7 +106,7 @@ class Validator {
       }
     }
     const config: Config = { global, hosts };
-    runChecks(config, this.scopes, this.diags);
+    runChecks(config, this.scopes, this.diags, { files: !this.options.placeholders });
     return config;
   }
 
@@ -213,6 +219,8 @@ class Validator {
             return undefined;
           }
         }
+        // A relative path is relative to the file that wrote it, as `include` globs are.
+        if (spec.format === 'path' && this.options.baseDir && !isAbsolute(v)) return resolve(this.options.baseDir(node.pos.file), v);
         return v;
       }
       case 'enum': {

@@ -5,18 +5,34 @@ import { withDefaults } from '../config/defaults.js';
 import { parseListen } from '../config/formats.js';
 import type { Config, HostConfig } from '../config/validate.js';
 import { buildChain, type PipelineServices } from '../server/pipeline.js';
+import type { SecureContextOptions } from 'node:tls';
+import type { Settings as Http2Settings } from 'node:http2';
+import { loadCertificates, policyOptions, type CertificateSet, type KeyPair } from '../tls/certificates.js';
 import { HostTable } from './host-table.js';
 import { mergeSettings } from './merge.js';
 import type { CustomHeader, ErrorConfigRoute, Resolved } from './resolved.js';
 import { locationPrefix, Site, type LocationRoute } from './site.js';
 
 export interface ListenerSpec {
-  /** `http://127.0.0.1:8080`, `https://*:443`: what /status lists and reloads diff by. */
+  /** `http://127.0.0.1:8080`, `https://0.0.0.0:443`: what /status lists. */
   readonly id: string;
+  /** What reloads diff by: the id plus what cannot change on a running listener (HTTP/2, client certificates). */
+  readonly key: string;
   /** undefined: every address (dual-stack). */
   readonly address: string | undefined;
   readonly port: number;
   readonly secure: boolean;
+}
+
+/** What a TLS listener needs, read once per configuration. */
+export interface TlsSetup {
+  readonly certificates: CertificateSet;
+  readonly policy: SecureContextOptions;
+  readonly fallbackPair: KeyPair | undefined;
+  readonly requestCert: boolean;
+  readonly http2: boolean;
+  readonly http2Settings: Http2Settings | undefined;
+  readonly onOcspRequest?: (certificate: Buffer, issuer: Buffer | null, callback: (err: Error | null, response?: Buffer) => void) => void;
 }
 
 export interface Plan {
@@ -24,6 +40,8 @@ export interface Plan {
   readonly global: ReturnType<typeof withDefaults>;
   readonly hosts: HostTable;
   readonly listeners: readonly ListenerSpec[];
+  /** Present when HTTPS runs. */
+  readonly tls: TlsSetup | undefined;
 }
 
 export class PlanError extends Error {}
@@ -38,7 +56,32 @@ export function compilePlan(config: Config, services: PipelineServices): Plan {
   const compiler = new Compiler(services);
   const sites = config.hosts.map((host) => compiler.site(config.global, host));
   const fallback = compiler.site(config.global, undefined);
-  return Object.freeze({ config, global, hosts: new HostTable(sites, fallback), listeners: listenerSpecs(config.global) });
+  return Object.freeze({ config, global, hosts: new HostTable(sites, fallback), listeners: listenerSpecs(config.global), tls: tlsSetup(global) });
+}
+
+function tlsSetup(g: ReturnType<typeof withDefaults>): TlsSetup | undefined {
+  if (!g.secure) return undefined;
+  let certificates: CertificateSet;
+  try {
+    certificates = loadCertificates(g);
+  } catch (e) {
+    throw new PlanError((e as Error).message);
+  }
+  const settings = g.http2Settings;
+  return {
+    certificates,
+    policy: policyOptions(g),
+    fallbackPair: certificates.fallbackPair,
+    requestCert: g.useClientCertificate,
+    http2: g.enableHTTP2,
+    http2Settings: settings && {
+      ...(settings.initialWindowSize === undefined ? {} : { initialWindowSize: settings.initialWindowSize }),
+      ...(settings.maxFrameSize === undefined ? {} : { maxFrameSize: settings.maxFrameSize }),
+      ...(settings.maxConcurrentStreams === undefined ? {} : { maxConcurrentStreams: settings.maxConcurrentStreams }),
+      ...(settings.maxHeaderListSize === undefined ? {} : { maxHeaderListSize: settings.maxHeaderListSize }),
+      enableConnectProtocol: settings.enableConnectProtocol ?? false,
+    },
+  };
 }
 
 function listenerSpecs(g: Settings): ListenerSpec[] {
@@ -47,7 +90,9 @@ function listenerSpecs(g: Settings): ListenerSpec[] {
     const parsed = typeof value === 'number' ? { host: undefined, port: value } : parseListen(value)!;
     const address = parsed.host === 'localhost' ? '127.0.0.1' : parsed.host;
     const shown = address === undefined ? '0.0.0.0' : address.includes(':') ? `[${address}]` : address;
-    return { id: `${secure ? 'https' : 'http'}://${shown}:${parsed.port}`, address, port: parsed.port, secure };
+    const id = `${secure ? 'https' : 'http'}://${shown}:${parsed.port}`;
+    const key = secure ? `${id} h2=${d.enableHTTP2} mtls=${d.useClientCertificate}` : id;
+    return { id, key, address, port: parsed.port, secure };
   };
   const out: ListenerSpec[] = [];
   if (!(d.secure && d.disableNonEncryptedServer)) out.push(spec(d.port, false));

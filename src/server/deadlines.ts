@@ -1,6 +1,7 @@
 // The `timeout` limit for every request in flight, kept by one sweeping timer instead of a timer
 // per request (a timer per request showed up in profiles of the static hot path). A request whose
 // response head is not out by its deadline has its connection reset (REFERENCE-behaviour.md §13).
+import { constants } from 'node:http2';
 import type { Ctx } from './ctx.js';
 
 export class Deadlines {
@@ -39,7 +40,9 @@ export class Deadlines {
       if (ctx.res.headersSent || ctx.res.destroyed) this.pending.delete(ctx);
       else if (ctx.deadline <= now) {
         this.pending.delete(ctx);
-        ctx.req.socket.destroy();
+        // HTTP/2: reset this stream only, not the connection the other streams share.
+        if ('stream' in ctx.res) ctx.res.stream.close(constants.NGHTTP2_CANCEL);
+        else ctx.req.socket.destroy();
       }
     }
     if (this.pending.size === 0) this.close();

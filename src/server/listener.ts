@@ -1,8 +1,13 @@
-// One listening socket and the HTTP server on it. It knows its open connections, so it can stop
-// gracefully: stop accepting, let in-flight requests finish within a bound, then close the rest.
+// One listening socket and the server on it: HTTP/1.1, or over TLS HTTPS with HTTP/2 negotiated
+// by ALPN (HTTP/1.1 the fallback). It knows its open connections, so it can stop gracefully: stop
+// accepting, let in-flight requests finish within a bound, then close the rest. A reload hands a
+// TLS listener new certificates and policy without closing it.
 import { createServer, type Server as HttpServer } from 'node:http';
+import { createSecureServer, type Http2SecureServer, type ServerHttp2Session } from 'node:http2';
+import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
-import type { ListenerSpec } from '../plan/compile.js';
+import type { SecureContext, TLSSocket } from 'node:tls';
+import type { ListenerSpec, TlsSetup } from '../plan/compile.js';
 import type { Request, Response } from './ctx.js';
 
 export type Dispatch = (req: Request, res: Response, scheme: 'http' | 'https') => void;
@@ -28,27 +33,64 @@ export const DEFAULT_LIMITS: ConnectionLimits = {
 
 export class ListenError extends Error {}
 
+// A TLS client must finish its handshake within this; an idle HTTP/2 session is closed after this.
+const HANDSHAKE_TIMEOUT_MS = 10_000;
+const HTTP2_IDLE_MS = 120_000;
+
+type AnyServer = HttpServer | Http2SecureServer;
+
 export class Listener {
-  private readonly server: HttpServer;
+  private readonly server: AnyServer;
   private readonly sockets = new Set<Socket>();
+  private readonly sessions = new Set<ServerHttp2Session>();
+  private tls: TlsSetup | undefined;
 
   constructor(
     readonly spec: ListenerSpec,
     dispatch: Dispatch,
     limits: ConnectionLimits = DEFAULT_LIMITS,
+    tls?: TlsSetup,
   ) {
-    if (spec.secure) throw new ListenError(`${spec.id}: HTTPS (secure: true) is not available in this build of Portico yet`);
-    this.server = createServer(
-      {
-        headersTimeout: limits.headersTimeoutMs,
-        requestTimeout: limits.requestTimeoutMs,
-        keepAliveTimeout: limits.keepAliveTimeoutMs,
-        connectionsCheckingInterval: limits.checkIntervalMs,
-        noDelay: true,
-      },
-      (req, res) => dispatch(req, res, 'http'),
-    );
-    this.server.on('connection', (socket: Socket) => {
+    const http1 = {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      connectionsCheckingInterval: limits.checkIntervalMs,
+      noDelay: true,
+    };
+    if (!spec.secure) {
+      this.server = createServer(http1, (req, res) => dispatch(req, res, 'http'));
+    } else {
+      if (!tls?.certificates.fallback) throw new ListenError(`${spec.id}: HTTPS needs a certificate (cert and key)`);
+      this.tls = tls;
+      const options = {
+        ...http1,
+        ...tls.policy,
+        ...tls.fallbackPair,
+        handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
+        requestCert: tls.requestCert,
+        rejectUnauthorized: tls.requestCert,
+        // Reads the listener's current certificates, so a reload's new ones apply to new handshakes.
+        SNICallback: (name: string, done: (err: Error | null, context?: SecureContext) => void) => done(null, this.tls!.certificates.select(name)),
+      };
+      const handler = (req: Request, res: Response) => dispatch(req, res, 'https');
+      if (tls.http2) {
+        const h2 = createSecureServer({ ...options, allowHTTP1: true, settings: tls.http2Settings }, handler);
+        h2.setTimeout(HTTP2_IDLE_MS);
+        h2.on('session', (session: ServerHttp2Session) => {
+          this.sessions.add(session);
+          session.once('close', () => this.sessions.delete(session));
+        });
+        this.server = h2;
+      } else {
+        this.server = createHttpsServer(options, handler);
+      }
+      // Failed handshakes (a client without a certificate, a scanner) end the connection only.
+      this.server.on('tlsClientError', (_err: Error, socket: TLSSocket) => socket.destroy());
+      if (tls.onOcspRequest) this.server.on('OCSPRequest', tls.onOcspRequest);
+    }
+    const connectionEvent = spec.secure ? 'secureConnection' : 'connection';
+    this.server.on(connectionEvent, (socket: Socket) => {
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
     });
@@ -58,6 +100,15 @@ export class Listener {
       const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
       socket.end(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'}\r\nConnection: close\r\nContent-Length: 0\r\nServer: Portico\r\n\r\n`);
     });
+  }
+
+  /** New certificates and policy for new handshakes (reload); open connections are not touched. */
+  updateTls(tls: TlsSetup): void {
+    if (!this.spec.secure || !tls.certificates.fallback) return;
+    this.tls = tls;
+    const server = this.server as unknown as import('node:tls').Server & { requestCert: boolean; rejectUnauthorized: boolean };
+    server.setSecureContext({ ...tls.policy, ...tls.fallbackPair });
+    if (tls.http2 && 'updateSettings' in this.server) (this.server as Http2SecureServer).updateSettings(tls.http2Settings ?? {});
   }
 
   get connections(): number {
@@ -90,13 +141,22 @@ export class Listener {
   async close(graceMs: number): Promise<void> {
     if (!this.server.listening) return;
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    // Keep-alive connections become idle as their last response ends; close them as they do.
-    this.server.closeIdleConnections();
-    const sweep = setInterval(() => this.server.closeIdleConnections(), 50);
+    let sweep: NodeJS.Timeout | undefined;
+    if ('closeIdleConnections' in this.server) {
+      // Keep-alive connections become idle as their last response ends; close them as they do.
+      const http1 = this.server;
+      http1.closeIdleConnections();
+      sweep = setInterval(() => http1.closeIdleConnections(), 50);
+    } else {
+      // HTTP/2: GOAWAY to every session; streams in flight finish.
+      for (const session of this.sessions) session.close();
+    }
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<void>((resolve) => {
       timer = setTimeout(() => {
-        this.server.closeAllConnections();
+        if ('closeAllConnections' in this.server) this.server.closeAllConnections();
+        for (const session of this.sessions) session.destroy();
+        for (const socket of this.sockets) socket.destroy();
         resolve();
       }, graceMs);
     });

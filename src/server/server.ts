@@ -72,7 +72,7 @@ export class Server implements AdminControl {
     try {
       applyEnvironment(config);
       const server = new Server(compilePlan(config, services), services, current);
-      await server.openListeners(server.plan.listeners);
+      await server.openListeners(server.plan);
       try {
         await server.startAdmin(server.plan.global.admin);
       } catch (e) {
@@ -118,8 +118,18 @@ export class Server implements AdminControl {
    */
   async reload(config: Config): Promise<void> {
     const plan = compilePlan(config, this.services);
-    const wanted = new Set(plan.listeners.map((s) => s.id));
-    const opened = await this.bind(plan.listeners.filter((s) => !this.listeners.has(s.id)));
+    const wanted = new Set(plan.listeners.map((s) => s.key));
+    const added = plan.listeners.filter((s) => !this.listeners.has(s.key));
+    const removed = [...this.listeners.values()].filter((l) => !wanted.has(l.spec.key));
+    // A listener that changes kind on the same address (HTTP/2 or client certificates switched)
+    // must let go of the port before its successor can bind it.
+    const sameAddress = (a: ListenerSpec, b: ListenerSpec) => a.port === b.port && a.address === b.address;
+    const handedOver = removed.filter((l) => added.some((s) => sameAddress(s, l.spec)));
+    for (const l of handedOver) {
+      this.listeners.delete(l.spec.key);
+      void l.close(plan.global.shutdownTimeout);
+    }
+    const opened = await this.bind(added, plan);
     let logs: Logs;
     try {
       logs = await reopenChanged(this.current.logs, config, this.services.options);
@@ -132,16 +142,16 @@ export class Server implements AdminControl {
     this.current.logs = logs;
     this.listenForAccessLog();
     this.handler.plan = plan;
-    for (const l of opened) this.listeners.set(l.spec.id, l);
-    const removed = [...this.listeners.values()].filter((l) => !wanted.has(l.spec.id));
-    for (const l of removed) this.listeners.delete(l.spec.id);
+    for (const l of opened) this.listeners.set(l.spec.key, l);
+    for (const l of removed) this.listeners.delete(l.spec.key);
+    if (plan.tls) for (const l of this.listeners.values()) l.updateTls(plan.tls);
     this.reloads++;
     this.lastReload = new Date();
     // The admin listener restarts on every reload (SPEC-admin-api.md), but only after this
     // reload's own answer has left through it: closing it first would wait on itself.
     setImmediate(() => void this.restartAdmin(plan.global.admin));
     await Promise.all([
-      ...removed.map((l) => l.close(plan.global.shutdownTimeout)),
+      ...removed.filter((l) => !handedOver.includes(l)).map((l) => l.close(plan.global.shutdownTimeout)),
       oldLogs.error !== logs.error ? oldLogs.error.close() : undefined,
       oldLogs.access !== logs.access ? oldLogs.access?.close() : undefined,
     ]);
@@ -254,16 +264,17 @@ export class Server implements AdminControl {
     this.handler.onDone = access ? (record) => access.log(accessEntry(record)) : undefined;
   }
 
-  private async openListeners(specs: readonly ListenerSpec[]): Promise<void> {
-    for (const l of await this.bind(specs)) this.listeners.set(l.spec.id, l);
+  private async openListeners(plan: Plan): Promise<void> {
+    for (const l of await this.bind(plan.listeners, plan)) this.listeners.set(l.spec.key, l);
+    if (plan.global.enableHTTP3) this.log('HTTP/3 is not served: this Node.js runtime has no QUIC support (enableHTTP3 is ignored; HTTPS and HTTP/2 are served)');
   }
 
   /** Binds every spec or none. */
-  private async bind(specs: readonly ListenerSpec[]): Promise<Listener[]> {
+  private async bind(specs: readonly ListenerSpec[], plan: Plan): Promise<Listener[]> {
     const opened: Listener[] = [];
     try {
       for (const spec of specs) {
-        const listener = new Listener(spec, this.dispatch, this.services.options.limits);
+        const listener = new Listener(spec, this.dispatch, this.services.options.limits, plan.tls);
         await listener.start();
         opened.push(listener);
       }

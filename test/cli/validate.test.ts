@@ -15,7 +15,8 @@ function expectations(file: string): string[] {
     .split('\n')
     .map((line) => /^(?:#|\/\/) expect: (\d+:\d+) (.*)$/.exec(line))
     .filter((m): m is RegExpExecArray => m !== null)
-    .map((m) => `${file}:${m[1]}: ${m[2]}`);
+    // Messages name resolved paths; <FIXTURES> stands for wherever this checkout is.
+    .map((m) => `${file}:${m[1]}: ${m[2]!.replaceAll('<FIXTURES>', join(ROOT, 'test/fixtures'))}`);
 }
 
 describe('validate refuses broken configurations', () => {

@@ -1,0 +1,206 @@
+// HTTPS as users meet it: real TLS handshakes on 127.0.0.1 with the committed test certificates
+// (test/fixtures/tls, made by make.sh with openssl): SNI, TLS policy, client certificates, HTTP/2
+// by ALPN, the HTTP → HTTPS redirect, and certificates reloaded under open connections.
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect as http2Connect } from 'node:http2';
+import { request as httpsRequest, type RequestOptions } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { connect as tlsConnect, type ConnectionOptions, type PeerCertificate } from 'node:tls';
+import { ROOT } from '../helpers/cli.js';
+import { request } from '../helpers/http.js';
+import { freePort, startServer, type RunningServer } from '../helpers/server.js';
+
+const TLS = join(ROOT, 'test/fixtures/tls');
+const CA = readFileSync(join(TLS, 'ca.crt'));
+const root = mkdtempSync(join(tmpdir(), 'portico-https-'));
+const www = join(root, 'www');
+mkdirSync(www);
+writeFileSync(join(www, 'index.html'), 'secure hello');
+after(() => rmSync(root, { recursive: true, force: true }));
+
+const tlsBlock = (extra = '') =>
+  `  secure: true\n  cert: ${join(TLS, 'server.crt')}\n  key: ${join(TLS, 'server.key')}\n  wwwroot: ${www}\n${extra}`;
+
+async function secureServer(extra = '', sni = ''): Promise<{ s: RunningServer; sport: number }> {
+  const sport = await freePort();
+  const s = await startServer(`global:\n  sport: "127.0.0.1:${sport}"\n${tlsBlock(extra)}${sni}`);
+  return { s, sport };
+}
+
+function get(port: number, options: RequestOptions = {}): Promise<{ status: number; body: string; cert: PeerCertificate; protocol: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest({ host: '127.0.0.1', port, path: '/', ca: CA, servername: 'localhost', agent: false, ...options }, (res) => {
+      let body = '';
+      const socket = res.socket as import('node:tls').TLSSocket;
+      res.setEncoding('utf8').on('data', (d: string) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, cert: socket.getPeerCertificate(), protocol: socket.getProtocol() ?? '' }));
+    });
+    req.on('error', reject).end();
+  });
+}
+
+function handshake(port: number, options: ConnectionOptions): Promise<{ cn: string; protocol: string | null; cipher: string; alpn: string | false }> {
+  return new Promise((resolve, reject) => {
+    const socket = tlsConnect({ host: '127.0.0.1', port, ca: CA, servername: 'localhost', ...options }, () => {
+      const result = { cn: String(socket.getPeerCertificate().subject?.CN), protocol: socket.getProtocol(), cipher: socket.getCipher().standardName, alpn: socket.alpnProtocol ?? false };
+      // A refused client certificate arrives as an alert just after the handshake: read a moment.
+      socket.end();
+      socket.once('close', () => resolve(result));
+    });
+    socket.on('error', reject);
+  });
+}
+
+describe('HTTPS', () => {
+  it('serves over TLS with the chain from the cert file', async () => {
+    const { s, sport } = await secureServer();
+    try {
+      const r = await get(sport);
+      assert.deepEqual([r.status, r.body, r.cert.subject.CN], [200, 'secure hello', 'localhost']);
+      assert.deepEqual(s.server.listenerUrls.sort(), [`http://127.0.0.1:${s.port}`, `https://127.0.0.1:${sport}`]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('chooses the certificate by SNI: exact, wildcard, then the global one', async () => {
+    const sni = `  sni:\n    example.com:\n      cert: ${join(TLS, 'example.com.crt')}\n      key: ${join(TLS, 'example.com.key')}\n    "*.example.org":\n      cert: ${join(TLS, 'example.org.crt')}\n      key: ${join(TLS, 'example.org.key')}\n`;
+    const { s, sport } = await secureServer('', sni);
+    try {
+      assert.equal((await handshake(sport, { servername: 'example.com' })).cn, 'example.com');
+      assert.equal((await handshake(sport, { servername: 'shop.example.org' })).cn, '*.example.org');
+      assert.equal((await handshake(sport, { servername: 'EXAMPLE.ORG' })).cn, '*.example.org');
+      assert.equal((await handshake(sport, { servername: 'localhost' })).cn, 'localhost');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('refuses TLS 1.2 under tlsMinVersion TLSv1.3', async () => {
+    const { s, sport } = await secureServer('  tlsMinVersion: TLSv1.3\n');
+    try {
+      assert.equal((await handshake(sport, {})).protocol, 'TLSv1.3');
+      await assert.rejects(handshake(sport, { maxVersion: 'TLSv1.2' }), /protocol version|alert/i);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('refuses a cipher suite outside cipherSuite', async () => {
+    const { s, sport } = await secureServer('  tlsMaxVersion: TLSv1.2\n  cipherSuite: [TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384]\n');
+    try {
+      assert.equal((await handshake(sport, {})).cipher, 'TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384');
+      await assert.rejects(handshake(sport, { ciphers: 'ECDHE-ECDSA-AES128-GCM-SHA256' }), /handshake failure|alert/i);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('requires a client certificate that chains to clientCertificateCA (mTLS)', async () => {
+    const { s, sport } = await secureServer(`  useClientCertificate: true\n  clientCertificateCA: ${join(TLS, 'clients-ca.pem')}\n`);
+    try {
+      const withCert = await get(sport, { cert: readFileSync(join(TLS, 'client.crt')), key: readFileSync(join(TLS, 'client.key')) });
+      assert.equal(withCert.status, 200);
+      await assert.rejects(get(sport), /certificate|alert|socket hang up|ECONNRESET/i);
+      // A certificate from another CA (the server's own) is refused too.
+      await assert.rejects(get(sport, { cert: readFileSync(join(TLS, 'example.com.crt')), key: readFileSync(join(TLS, 'example.com.key')) }), /certificate|alert|socket hang up|ECONNRESET/i);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('HTTP/2', () => {
+  it('is negotiated by ALPN, with HTTP/1.1 as the fallback and http2Settings applied', async () => {
+    const { s, sport } = await secureServer('  http2Settings:\n    maxConcurrentStreams: 7\n    initialWindowSize: 131072\n    enableConnectProtocol: true\n');
+    try {
+      assert.equal((await handshake(sport, { ALPNProtocols: ['h2', 'http/1.1'] })).alpn, 'h2');
+      assert.equal((await handshake(sport, { ALPNProtocols: ['http/1.1'] })).alpn, 'http/1.1');
+      const session = http2Connect(`https://localhost:${sport}`, { ca: CA, host: '127.0.0.1' } as never);
+      const settings = await new Promise<import('node:http2').Settings>((resolve) => session.once('remoteSettings', resolve));
+      assert.equal(settings.maxConcurrentStreams, 7);
+      assert.equal(settings.initialWindowSize, 131072);
+      assert.equal(settings.enableConnectProtocol, true);
+      const reply = await new Promise<{ status: number; body: string; server: string }>((resolve, reject) => {
+        const stream = session.request({ ':path': '/index.html' });
+        let body = '';
+        let status = 0;
+        let server = '';
+        stream.on('response', (h) => ((status = Number(h[':status'])), (server = String(h.server))));
+        stream.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => resolve({ status, body, server })).on('error', reject);
+      });
+      assert.deepEqual(reply, { status: 200, body: 'secure hello', server: 'Portico' });
+      session.close();
+      assert.equal((await get(sport)).body, 'secure hello', 'HTTP/1.1 over the same listener');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('is not offered with enableHTTP2: false', async () => {
+    const { s, sport } = await secureServer('  enableHTTP2: false\n');
+    try {
+      assert.equal((await handshake(sport, { ALPNProtocols: ['h2', 'http/1.1'] })).alpn, 'http/1.1');
+      assert.equal((await get(sport)).status, 200);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('HTTP → HTTPS redirect', () => {
+  it('redirects the plain port to sport, keeping path and query; disableNonEncryptedServer closes it', async () => {
+    const { s, sport } = await secureServer();
+    try {
+      const r = await request(s.port, '/a/b?c=1', { headers: { host: `localhost:${s.port}` } });
+      assert.equal(r.status, 301);
+      assert.equal(r.headers.location, `https://localhost:${sport}/a/b?c=1`);
+      assert.equal((await get(sport)).body, 'secure hello', 'no redirect over HTTPS itself');
+    } finally {
+      await s.close();
+    }
+    const closed = await secureServer('  disableNonEncryptedServer: true\n');
+    try {
+      await assert.rejects(request(closed.s.port, '/'), /ECONNREFUSED/);
+      assert.equal((await get(closed.sport)).status, 200);
+    } finally {
+      await closed.s.close();
+    }
+  });
+});
+
+describe('reload', () => {
+  it('swaps certificates for new handshakes without dropping open connections', async () => {
+    const { s, sport } = await secureServer();
+    try {
+      const session = http2Connect(`https://localhost:${sport}`, { ca: CA, host: '127.0.0.1' } as never);
+      await new Promise((resolve) => session.once('remoteSettings', resolve));
+      s.rewrite(`global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  cert: ${join(TLS, 'example.com.crt')}\n  key: ${join(TLS, 'example.com.key')}\n  wwwroot: ${www}\n`);
+      const outcome = await s.server.reloadFromSource();
+      assert.equal(outcome.ok, true);
+      assert.equal((await handshake(sport, { servername: 'example.com' })).cn, 'example.com');
+      const stillOpen = await new Promise<number>((resolve, reject) => {
+        const stream = session.request({ ':path': '/' });
+        stream.on('response', (h) => resolve(Number(h[':status'])));
+        stream.on('error', reject);
+        stream.resume();
+      });
+      assert.equal(stillOpen, 200, 'the connection opened before the reload still serves');
+      session.close();
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('says at start that HTTP/3 is not served', async () => {
+    const { s } = await secureServer('  enableHTTP3: true\n');
+    try {
+      assert.match(s.stderr(), /HTTP\/3 is not served: this Node\.js runtime has no QUIC support/);
+    } finally {
+      await s.close();
+    }
+  });
+});
