@@ -75,9 +75,9 @@ describe('KDL front end', () => {
   });
 
   it('reads a bare boolean node as true, and null as null', () => {
-    const { plain, errors } = load('global {\n  secure\n  cert "/c"\n  key "/k"\n  timeout null\n  admin { health; status; config false }\n}\n');
+    const { plain, errors } = load('global {\n  enableDirectoryListing\n  timeout null\n  admin { health; status; config false }\n}\n');
     assert.deepEqual(errors, []);
-    assert.equal(plain?.global.secure, true);
+    assert.equal(plain?.global.enableDirectoryListing, true);
     assert.equal(plain?.global.timeout, null);
     assert.deepEqual(plain?.global.admin, { health: true, status: true, config: false });
   });
