@@ -61,7 +61,8 @@ export class RequestHandler {
     const plan = this.plan;
     const hostHeader = (req.headers.host ?? (req.headers[':authority'] as string | undefined))?.toLowerCase();
     const rawTarget = req.url ?? '/';
-    const a = addressesOf(req.socket);
+    // HTTP/2 hands each request its own proxy of the socket; the session's socket is the one to key by.
+    const a = addressesOf('stream' in req ? (req.stream.session?.socket ?? req.socket) : req.socket);
     const ctx = new Ctx(req, res, scheme, Date.now(), a.remote, a.remotePort, a.local, a.localPort, hostHeader, hostHeader === undefined ? undefined : hostnameOf(hostHeader));
     const onDone = this.onDone;
     if (onDone) {

@@ -50,11 +50,28 @@ function lengthOf(headers: RawHeaders): number | undefined {
   return i < 0 ? undefined : Number(headers[i + 1]);
 }
 
+/**
+ * The headers in the form each protocol writes fastest: HTTP/1 takes the flat list as is; Node's
+ * HTTP/2 compatibility layer removes and re-adds every name of a list, so it gets an object
+ * (repeated names, such as Set-Cookie, become arrays).
+ */
+function forWire(ctx: Ctx, headers: RawHeaders): Record<string, string | string[]> {
+  if (!('stream' in ctx.res)) return headers as unknown as Record<string, string>;
+  const out: Record<string, string | string[]> = {};
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = headers[i]!.toLowerCase();
+    const value = headers[i + 1]!;
+    const existing = out[name];
+    out[name] = existing === undefined ? value : Array.isArray(existing) ? [...existing, value] : [existing, value];
+  }
+  return out;
+}
+
 /** A complete response from memory. */
 export function send(ctx: Ctx, status: number, headers: RawHeaders, body?: Buffer | string): void {
   const sent = finalize(ctx, status, headers);
   ctx.length = lengthOf(headers);
-  ctx.res.writeHead(sent, headers as unknown as Record<string, string>);
+  ctx.res.writeHead(sent, forWire(ctx, headers));
   if (body === undefined || ctx.method === 'HEAD' || BODILESS.has(sent)) ctx.res.end();
   else ctx.res.end(body);
 }
@@ -63,7 +80,7 @@ export function send(ctx: Ctx, status: number, headers: RawHeaders, body?: Buffe
 export async function sendStream(ctx: Ctx, status: number, headers: RawHeaders, body: Readable): Promise<void> {
   const sent = finalize(ctx, status, headers);
   ctx.length = lengthOf(headers);
-  ctx.res.writeHead(sent, headers as unknown as Record<string, string>);
+  ctx.res.writeHead(sent, forWire(ctx, headers));
   if (ctx.method === 'HEAD' || BODILESS.has(sent)) {
     body.destroy();
     ctx.res.end();
