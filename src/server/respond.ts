@@ -59,7 +59,8 @@ function forWire(ctx: Ctx, headers: RawHeaders): Record<string, string | string[
   if (!('stream' in ctx.res)) return headers as unknown as Record<string, string>;
   const out: Record<string, string | string[]> = {};
   for (let i = 0; i < headers.length; i += 2) {
-    const name = headers[i]!.toLowerCase();
+    // Node lower-cases names for HTTP/2 itself; our own names never repeat in another case.
+    const name = headers[i]!;
     const value = headers[i + 1]!;
     const existing = out[name];
     out[name] = existing === undefined ? value : Array.isArray(existing) ? [...existing, value] : [existing, value];
