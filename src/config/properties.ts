@@ -359,7 +359,7 @@ export const PROPERTIES = {
         url: { spec: str(), summary: 'URL path to match exactly, or URL to redirect to.' },
         regex: { spec: str('regex'), summary: 'Pattern matched against the URL.' },
         location: { spec: str(), summary: 'Redirect location.' },
-        realm: { spec: str(), summary: 'Basic authentication realm.' },
+        realm: { spec: str('header-value'), summary: 'Basic authentication realm.' },
         disableBruteProtection: { spec: bool(), default: false, summary: 'Disables brute-force protection for this code.' },
         userList: { spec: list(str()), summary: 'Usernames allowed to access the resource.' },
         users: { spec: list(str('ip-or-cidr')), summary: 'IP addresses (or CIDR ranges) allowed to access the resource.' },

@@ -8,6 +8,7 @@ import { buildChain, type PipelineServices } from '../server/pipeline.js';
 import type { SecureContextOptions } from 'node:tls';
 import type { Settings as Http2Settings } from 'node:http2';
 import { loadCertificates, policyOptions, type CertificateSet, type KeyPair } from '../tls/certificates.js';
+import type { OcspStapler } from '../tls/ocsp.js';
 import { HostTable } from './host-table.js';
 import { mergeSettings } from './merge.js';
 import type { CustomHeader, ErrorConfigRoute, Resolved } from './resolved.js';
@@ -46,7 +47,12 @@ export interface Plan {
 
 export class PlanError extends Error {}
 
-export function compilePlan(config: Config, services: PipelineServices): Plan {
+/** What compiling needs besides the pipeline's services: the server's OCSP stapler. */
+export interface CompileServices extends PipelineServices {
+  readonly ocsp: OcspStapler;
+}
+
+export function compilePlan(config: Config, services: CompileServices): Plan {
   const global = withDefaults(config.global);
   for (const name of global.loadModules ?? []) {
     if (!services.modules.has(name as ModuleName)) {
@@ -56,10 +62,10 @@ export function compilePlan(config: Config, services: PipelineServices): Plan {
   const compiler = new Compiler(services);
   const sites = config.hosts.map((host) => compiler.site(config.global, host));
   const fallback = compiler.site(config.global, undefined);
-  return Object.freeze({ config, global, hosts: new HostTable(sites, fallback), listeners: listenerSpecs(config.global), tls: tlsSetup(global) });
+  return Object.freeze({ config, global, hosts: new HostTable(sites, fallback), listeners: listenerSpecs(config.global), tls: tlsSetup(global, services.ocsp) });
 }
 
-function tlsSetup(g: ReturnType<typeof withDefaults>): TlsSetup | undefined {
+function tlsSetup(g: ReturnType<typeof withDefaults>, ocsp: OcspStapler): TlsSetup | undefined {
   if (!g.secure) return undefined;
   let certificates: CertificateSet;
   try {
@@ -81,6 +87,7 @@ function tlsSetup(g: ReturnType<typeof withDefaults>): TlsSetup | undefined {
       ...(settings.maxHeaderListSize === undefined ? {} : { maxHeaderListSize: settings.maxHeaderListSize }),
       enableConnectProtocol: settings.enableConnectProtocol ?? false,
     },
+    ...(g.enableOCSPStapling ? { onOcspRequest: ocsp.onOcspRequest } : {}),
   };
 }
 

@@ -87,7 +87,12 @@ export class Listener {
       }
       // Failed handshakes (a client without a certificate, a scanner) end the connection only.
       this.server.on('tlsClientError', (_err: Error, socket: TLSSocket) => socket.destroy());
-      if (tls.onOcspRequest) this.server.on('OCSPRequest', tls.onOcspRequest);
+      // Always listening, so a reload can switch stapling on or off for new handshakes.
+      this.server.on('OCSPRequest', (certificate: Buffer, issuer: Buffer | null, done: (err: Error | null, response?: Buffer) => void) => {
+        const staple = this.tls?.onOcspRequest;
+        if (staple) staple(certificate, issuer, done);
+        else done(null);
+      });
     }
     const connectionEvent = spec.secure ? 'secureConnection' : 'connection';
     this.server.on(connectionEvent, (socket: Socket) => {

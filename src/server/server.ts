@@ -16,7 +16,8 @@ import { VERSION } from '../version.js';
 import { AccessLog } from '../log/access-log.js';
 import { ErrorLog } from '../log/error-log.js';
 import { MODULE_FACTORIES } from '../modules/registry.js';
-import { compilePlan, type ListenerSpec, type Plan } from '../plan/compile.js';
+import { compilePlan, type CompileServices, type ListenerSpec, type Plan } from '../plan/compile.js';
+import { OcspStapler } from '../tls/ocsp.js';
 import { StaticFiles } from '../static/static-files.js';
 import { ErrorResponder, type Logger } from './error-responder.js';
 import { Listener, type ConnectionLimits, type Dispatch } from './listener.js';
@@ -68,7 +69,8 @@ export class Server implements AdminControl {
     const files = new StaticFiles();
     const errorLog: Logger = { log: (message) => current.logs.error.log(message) };
     const auth = createAuthServices(errorLog, options.auth);
-    const services: Services = { files, errorLog, auth, modules: MODULE_FACTORIES, options };
+    const ocsp = new OcspStapler({ log: (message) => errorLog.log(message) });
+    const services: Services = { files, errorLog, auth, ocsp, modules: MODULE_FACTORIES, options };
     try {
       applyEnvironment(config);
       const server = new Server(compilePlan(config, services), services, current);
@@ -83,6 +85,7 @@ export class Server implements AdminControl {
     } catch (e) {
       files.close();
       auth.close();
+      ocsp.close();
       await closeLogs(current.logs);
       throw e;
     }
@@ -145,6 +148,7 @@ export class Server implements AdminControl {
     for (const l of opened) this.listeners.set(l.spec.key, l);
     for (const l of removed) this.listeners.delete(l.spec.key);
     if (plan.tls) for (const l of this.listeners.values()) l.updateTls(plan.tls);
+    this.prefetchOcsp(plan);
     this.reloads++;
     this.lastReload = new Date();
     // The admin listener restarts on every reload (SPEC-admin-api.md), but only after this
@@ -225,6 +229,7 @@ export class Server implements AdminControl {
       this.handler.close();
       this.services.files.close();
       this.services.auth.close();
+      this.services.ocsp.close();
       await closeLogs(this.current.logs);
     })();
     return this.stopping;
@@ -258,6 +263,11 @@ export class Server implements AdminControl {
     }
   }
 
+  /** Staples are fetched ahead of the first handshake, in the background. */
+  private prefetchOcsp(plan: Plan): void {
+    if (plan.tls?.onOcspRequest) for (const chain of plan.tls.certificates.chains) this.services.ocsp.prefetch(chain);
+  }
+
   /** Access lines only cost a listener per request when an access log is configured. */
   private listenForAccessLog(): void {
     const access = this.current.logs.access;
@@ -266,6 +276,7 @@ export class Server implements AdminControl {
 
   private async openListeners(plan: Plan): Promise<void> {
     for (const l of await this.bind(plan.listeners, plan)) this.listeners.set(l.spec.key, l);
+    this.prefetchOcsp(plan);
     if (plan.global.enableHTTP3) this.log('HTTP/3 is not served: this Node.js runtime has no QUIC support (enableHTTP3 is ignored; HTTPS and HTTP/2 are served)');
   }
 
@@ -293,7 +304,7 @@ interface Logs {
   readonly accessPath: string | undefined;
 }
 
-interface Services extends PipelineServices {
+interface Services extends CompileServices {
   readonly files: StaticFiles;
   readonly options: ServerOptions;
 }

@@ -1,0 +1,90 @@
+// Failed basic-auth logins per client, as Ferron counts them: 10 failures lock the client out, and
+// a client's record is forgotten 300 s after its last failure (a sliding window, so the lock-out
+// ends by itself 300 s after the 10th failure; refused requests do not extend it). A successful
+// login does not clear the record, also as in Ferron: otherwise anyone holding one valid account
+// (or sharing a NAT with someone who does) could log in after every 9 guesses and guess forever.
+//
+// Two differences from Ferron, both about attackers:
+// - IPv6 clients are counted per /64, the smallest block a site is usually given; counted per
+//   address, one machine could draw a fresh address from its /64 for every guess.
+// - Attempts from one client are verified one at a time (`serialize`); otherwise a burst of
+//   parallel guesses would all pass the lock-out check before the first failure is counted.
+//
+// Memory is bounded: at most `maxClients` records, least recently used dropped first, and expired
+// ones are removed by `purge` (AuthServices runs it on a timer) rather than only when read.
+import ipaddr from 'ipaddr.js';
+import { LRUCache } from 'lru-cache';
+
+export const LOCKOUT_FAILURES = 10;
+export const LOCKOUT_WINDOW_MS = 300_000;
+
+export interface BruteForceOptions {
+  /** How long after its last failure a client's record lasts (ms); tests shorten it. */
+  readonly windowMs?: number;
+  readonly maxClients?: number;
+  /** The clock, in ms (tests pass a fake one). */
+  readonly now?: () => number;
+}
+
+export class BruteForceGuard {
+  private readonly failures: LRUCache<string, number>;
+  /** The last attempt queued per client, while any is in flight. */
+  private readonly queues = new Map<string, Promise<unknown>>();
+
+  constructor(options: BruteForceOptions = {}) {
+    this.failures = new LRUCache<string, number>({
+      max: options.maxClients ?? 100_000,
+      ttl: options.windowMs ?? LOCKOUT_WINDOW_MS,
+      // Read the clock on each call instead of caching it behind a 1 ms timer per request.
+      ttlResolution: 0,
+      perf: { now: options.now ?? Date.now },
+    });
+  }
+
+  isLockedOut(address: string): boolean {
+    return (this.failures.get(clientKey(address)) ?? 0) >= LOCKOUT_FAILURES;
+  }
+
+  /** Counts a failure and restarts the client's window. */
+  recordFailure(address: string): void {
+    const key = clientKey(address);
+    this.failures.set(key, (this.failures.get(key) ?? 0) + 1);
+  }
+
+  /** Runs `attempt` once every earlier attempt from the same client has settled. */
+  serialize<T>(address: string, attempt: () => Promise<T>): Promise<T> {
+    const key = clientKey(address);
+    const previous = this.queues.get(key);
+    const result = previous ? previous.then(attempt, attempt) : attempt();
+    const settled = result.then(noop, noop);
+    this.queues.set(key, settled);
+    void settled.then(() => {
+      if (this.queues.get(key) === settled) this.queues.delete(key);
+    });
+    return result;
+  }
+
+  /** Frees the records whose window has passed. */
+  purge(): void {
+    this.failures.purgeStale();
+  }
+
+  /** Clients with a live record (for tests and memory checks). */
+  get size(): number {
+    return this.failures.size;
+  }
+}
+
+function noop(): void {}
+
+/** IPv4 addresses (IPv4-mapped ones too) as they are; other IPv6 addresses by their /64. */
+export function clientKey(address: string): string {
+  if (!address.includes(':')) return address;
+  try {
+    const ip = ipaddr.IPv6.parse(address);
+    if (ip.isIPv4MappedAddress()) return ip.toIPv4Address().toString();
+    return `${ip.parts.slice(0, 4).map((p) => p.toString(16)).join(':')}::/64`;
+  } catch {
+    return address;
+  }
+}

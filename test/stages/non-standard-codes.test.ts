@@ -1,0 +1,97 @@
+// Basic authentication in the nonStandardCodes stage, driven with a stand-in request: what needs
+// timing or concurrency control that a server round trip would blur. (IP lists and replacement
+// templates are shared with the blocklist and rewriteMap and tested with them.)
+import assert from 'node:assert/strict';
+import { pbkdf2Sync, randomBytes } from 'node:crypto';
+import { after, describe, it } from 'node:test';
+import { createAuthServices, type AuthServices } from '../../src/auth/auth-services.js';
+import { hashPassword } from '../../src/auth/password.js';
+import type { ResolvedSettings } from '../../src/config/defaults.js';
+import type { Ctx } from '../../src/server/ctx.js';
+import { HttpError } from '../../src/server/http-error.js';
+import type { Stage } from '../../src/server/stage.js';
+import { nonStandardCodes } from '../../src/stages/non-standard-codes.js';
+
+// PBKDF2 hashes in password-auth's PHC form (the KDF takes the B64-decoded salt).
+function pbkdf2Phc(password: string, iterations: number): string {
+  const salt = randomBytes(16);
+  const b64 = (b: Buffer) => b.toString('base64').replace(/=+$/, '');
+  return `$pbkdf2-sha256$i=${iterations},l=32$${b64(salt)}$${b64(pbkdf2Sync(password, salt, iterations, 32, 'sha256'))}`;
+}
+
+interface FakeCtx {
+  clientAddress: string;
+  path: string;
+  query: string;
+  user: string | undefined;
+  errorStatus: number | undefined;
+  req: { headers: Record<string, string> };
+}
+
+function fakeCtx(authorization?: string, clientAddress = '192.0.2.1'): FakeCtx {
+  return { clientAddress, path: '/private', query: '', user: undefined, errorStatus: undefined, req: { headers: authorization ? { authorization } : {} } };
+}
+
+const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+
+describe('nonStandardCodes basic authentication', () => {
+  const logged: string[] = [];
+  const services: AuthServices = createAuthServices({ log: (m) => logged.push(m) });
+  after(() => services.close());
+  const protect = (pass: string) =>
+    nonStandardCodes({ users: [{ name: 'alice', pass }], nonStandardCodes: [{ scode: 401, url: '/private' }] } as unknown as ResolvedSettings, services)!;
+  const stage = protect(pbkdf2Phc('right', 100_000));
+
+  async function run(ctx: FakeCtx, through: Stage = stage): Promise<number> {
+    try {
+      await through(ctx as unknown as Ctx, () => undefined);
+      return 200;
+    } catch (e) {
+      assert.ok(e instanceof HttpError, String(e));
+      return e.status;
+    }
+  }
+
+  async function timed(ctx: FakeCtx, through: Stage): Promise<[number, number]> {
+    const start = performance.now();
+    const status = await run(ctx, through);
+    return [status, performance.now() - start];
+  }
+
+  it('is absent when there are no entries', () => {
+    assert.equal(nonStandardCodes({ nonStandardCodes: [] } as unknown as ResolvedSettings, services), undefined);
+    assert.equal(nonStandardCodes({} as ResolvedSettings, services), undefined);
+  });
+
+  it('an unknown user name costs a full KDF of the same kind as a wrong password (PBKDF2, Argon2id)', async () => {
+    for (const [kind, through] of [['pbkdf2', stage], ['argon2id', protect(await hashPassword('right'))]] as const) {
+      const [wrongStatus, wrong] = await timed(fakeCtx(basic('alice', 'wrong'), '198.51.100.1'), through);
+      const [unknownStatus, unknown] = await timed(fakeCtx(basic('mallory', 'wrong'), '198.51.100.2'), through);
+      const [rightStatus, right] = await timed(fakeCtx(basic('alice', 'right'), '198.51.100.3'), through);
+      assert.deepEqual([wrongStatus, unknownStatus, rightStatus], [401, 401, 200], kind);
+      const vs = `${kind}: wrong password ${wrong.toFixed(1)} ms`;
+      assert.ok(unknown > wrong / 3, `${vs}, unknown user ${unknown.toFixed(1)} ms`);
+      assert.ok(right > wrong / 3, `${vs}, right password (not cached) ${right.toFixed(1)} ms`);
+      const [, cached] = await timed(fakeCtx(basic('alice', 'right'), '198.51.100.3'), through);
+      assert.ok(cached < wrong / 3, `${vs}, cached ${cached.toFixed(1)} ms`);
+    }
+  });
+
+  it('parallel guesses from one client cannot pass the lock-out check together', async () => {
+    const statuses = await Promise.all(Array.from({ length: 25 }, (_, i) => run(fakeCtx(basic('alice', `guess${i}`), '203.0.113.50'))));
+    assert.equal(statuses.filter((s) => s === 401).length, 10);
+    assert.equal(statuses.filter((s) => s === 429).length, 15);
+    assert.equal(await run(fakeCtx(basic('alice', 'right'), '203.0.113.50')), 429, 'the right password too');
+    assert.ok(logged.includes('Too many failed authorization attempts for client 203.0.113.50'));
+  });
+
+  it('a re-run for an error page decides again but does not count or log again', async () => {
+    const ctx = fakeCtx(basic('alice', 'wrong'), '203.0.113.60');
+    assert.equal(await run(ctx), 401);
+    const before = logged.length;
+    ctx.errorStatus = 401;
+    for (let i = 0; i < 12; i++) assert.equal(await run(ctx), 401);
+    assert.equal(logged.length, before);
+    assert.equal(services.bruteForce.isLockedOut('203.0.113.60'), false);
+  });
+});
