@@ -106,7 +106,8 @@ export const PROPERTIES = {
     type: list(str('cipher-suite')),
     scopes: G,
     since: V1,
-    summary: 'Supported cipher suites (IANA or OpenSSL names).',
+    summary:
+      "Supported cipher suites (IANA or OpenSSL names). Unset: Mozilla's intermediate profile (the TLS 1.3 suites, and forward-secret AEAD suites for TLS 1.2).",
     example: 'global:\n  cipherSuite:\n    - TLS_AES_128_GCM_SHA256\n    - TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256\n',
   }),
   ecdhCurve: row({ type: list(str('ecdh-curve')), scopes: G, since: V1, summary: 'Supported ECDH curves.' }),

@@ -28,12 +28,32 @@ export function readPem(path: string, what: string): Buffer {
   return data;
 }
 
+/**
+ * Without `cipherSuite`: Mozilla's "intermediate" profile — the TLS 1.3 suites and, for TLS 1.2,
+ * only forward-secret AEAD suites. Node's own default still offers CBC suites (LUCKY13).
+ */
+export const DEFAULT_CIPHER_SUITES = [
+  'TLS_AES_128_GCM_SHA256',
+  'TLS_AES_256_GCM_SHA384',
+  'TLS_CHACHA20_POLY1305_SHA256',
+  'TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256',
+  'TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256',
+  'TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384',
+  'TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384',
+  'TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256',
+  'TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256',
+  'TLS_DHE_RSA_WITH_AES_128_GCM_SHA256',
+  'TLS_DHE_RSA_WITH_AES_256_GCM_SHA384',
+  'TLS_DHE_RSA_WITH_CHACHA20_POLY1305_SHA256',
+];
+
 /** The policy part of every context: versions, suites, curves, and the client CA. */
 export function policyOptions(g: ResolvedSettings): SecureContextOptions {
+  const suites = g.cipherSuite && g.cipherSuite.length > 0 ? g.cipherSuite : DEFAULT_CIPHER_SUITES;
   const options: SecureContextOptions = {
     minVersion: g.tlsMinVersion,
     maxVersion: g.tlsMaxVersion,
-    ...cipherOptions(g.cipherSuite ?? []),
+    ...cipherOptions(suites),
   };
   if (g.ecdhCurve && g.ecdhCurve.length > 0) options.ecdhCurve = g.ecdhCurve.map((c) => findCurve(c)!).join(':');
   if (g.useClientCertificate && g.clientCertificateCA !== undefined) options.ca = readPem(g.clientCertificateCA, 'client CA bundle');
