@@ -2,6 +2,7 @@
 // administrator's contact when `serverAdministratorEmail` is set. Self-contained HTML (no external
 // resources), readable in light and dark mode and on a phone.
 import { STATUS_CODES } from 'node:http';
+import { escapeHtml, htmlPage } from './html.js';
 
 const DESCRIPTIONS: Record<number, string> = {
   400: 'The server could not understand the request. Check the address and try again.',
@@ -29,27 +30,11 @@ const DESCRIPTIONS: Record<number, string> = {
   505: 'The server does not support the HTTP version used.',
 };
 
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-}
-
 export function reasonPhrase(status: number): string {
   return STATUS_CODES[status] ?? '';
 }
 
-export function errorPageHtml(status: number, adminEmail: string | undefined): string {
-  const title = escapeHtml(`${status} ${reasonPhrase(status)}`.trim());
-  const description = escapeHtml(DESCRIPTIONS[status] ?? (status >= 500 ? DESCRIPTIONS[500]! : 'The request could not be completed.'));
-  const contact = adminEmail
-    ? `<p class="contact">If the problem persists, contact the administrator at <a href="mailto:${escapeHtml(adminEmail)}">${escapeHtml(adminEmail)}</a>.</p>`
-    : '';
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title}</title>
-<style>
+const STYLE = `
 :root { color-scheme: light dark; --fg: #1d2433; --muted: #5b6478; --bg: #f6f7fb; --card: #fff; --accent: #3d5afe; }
 @media (prefers-color-scheme: dark) { :root { --fg: #e7eaf3; --muted: #a3abc0; --bg: #11141c; --card: #1a1f2b; --accent: #8c9eff; } }
 * { box-sizing: border-box; }
@@ -62,17 +47,23 @@ h1 { font-size: 1.35rem; margin: .6rem 0 .4rem; }
 p { margin: .4rem 0; color: var(--muted); }
 a { color: var(--accent); }
 footer { margin-top: 1.6rem; font-size: .8rem; color: var(--muted); border-top: 1px solid rgba(127,127,127,.2); padding-top: .8rem; }
-</style>
-</head>
-<body>
-<main>
+`;
+
+export function errorPageHtml(status: number, adminEmail: string | undefined): string {
+  const title = `${status} ${reasonPhrase(status)}`.trim();
+  const description = escapeHtml(DESCRIPTIONS[status] ?? (status >= 500 ? DESCRIPTIONS[500]! : 'The request could not be completed.'));
+  const contact = adminEmail
+    ? `<p class="contact">If the problem persists, contact the administrator at <a href="mailto:${escapeHtml(adminEmail)}">${escapeHtml(adminEmail)}</a>.</p>`
+    : '';
+  return htmlPage(
+    title,
+    STYLE,
+    `<main>
 <p class="code">${status}</p>
-<h1>${title}</h1>
+<h1>${escapeHtml(title)}</h1>
 <p>${description}</p>
 ${contact}
 <footer>Portico</footer>
-</main>
-</body>
-</html>
-`;
+</main>`,
+  );
 }

@@ -3,6 +3,7 @@
 // FIFOs, sockets and devices. Self-contained HTML: inline CSS, no script, no external resource.
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
+import { escapeHtml, htmlPage } from '../server/html.js';
 import { isInside } from './file-cache.js';
 
 export interface ListingEntry {
@@ -36,12 +37,6 @@ export async function readListing(dirReal: string, rootReal: string): Promise<Li
   const names = (await fsp.readdir(dirReal)).filter((name) => !name.startsWith('.'));
   const entries = await Promise.all(names.map((name) => describe(dirReal, rootReal, name)));
   return entries.filter((e): e is ListingEntry => e !== undefined).sort(compareEntries);
-}
-
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 }
 
 const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
@@ -103,7 +98,7 @@ function row(entry: ListingEntry, base: string): string {
 }
 
 export function renderListing(page: ListingPage): string {
-  const title = escapeHtml(`Index of ${page.title}`);
+  const title = `Index of ${page.title}`;
   const rows: string[] = [];
   if (page.base !== '/') {
     const parent = page.base.slice(0, page.base.lastIndexOf('/', page.base.length - 2) + 1);
@@ -111,17 +106,11 @@ export function renderListing(page: ListingPage): string {
   }
   for (const entry of page.entries) rows.push(row(entry, page.base));
   if (page.entries.length === 0) rows.push('<tr><td class="empty" colspan="3">This directory is empty.</td></tr>');
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title}</title>
-<style>${STYLE}</style>
-</head>
-<body>
-<main>
-<h1>${title}</h1>
+  return htmlPage(
+    title,
+    STYLE,
+    `<main>
+<h1>${escapeHtml(title)}</h1>
 <div class="list">
 <table>
 <thead><tr><th>Name</th><th class="size">Size</th><th class="date">Last modified (UTC)</th></tr></thead>
@@ -130,8 +119,6 @@ ${rows.join('\n')}
 </tbody>
 </table>
 </div>
-</main>
-</body>
-</html>
-`;
+</main>`,
+  );
 }

@@ -3,7 +3,8 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, utimesSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { escapeHtml, formatDate, formatSize, readListing, renderListing, type ListingEntry } from '../../src/static/directory-listing.js';
+import { escapeHtml } from '../../src/server/html.js';
+import { formatDate, formatSize, readListing, renderListing, type ListingEntry } from '../../src/static/directory-listing.js';
 
 const WHEN = Date.UTC(2025, 0, 6, 14, 3, 59);
 
