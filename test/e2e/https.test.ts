@@ -19,6 +19,7 @@ const root = mkdtempSync(join(tmpdir(), 'portico-https-'));
 const www = join(root, 'www');
 mkdirSync(www);
 writeFileSync(join(www, 'index.html'), 'secure hello');
+writeFileSync(join(www, 'large.bin'), Buffer.alloc(3 * 1024 * 1024, 9));
 after(() => rmSync(root, { recursive: true, force: true }));
 
 const tlsBlock = (extra = '') =>
@@ -136,6 +137,38 @@ describe('HTTP/2', () => {
       session.close();
       assert.equal((await get(sport)).body, 'secure hello', 'HTTP/1.1 over the same listener');
     } finally {
+      await s.close();
+    }
+  });
+
+  it('streams large files, answers HEAD, 304 and error pages over HTTP/2', async () => {
+    const { s, sport } = await secureServer();
+    const session = http2Connect(`https://localhost:${sport}`, { ca: CA, host: '127.0.0.1' } as never);
+    const fetch2 = (headers: Record<string, string>) =>
+      new Promise<{ status: number; headers: import('node:http2').IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+        const stream = session.request(headers);
+        const chunks: Buffer[] = [];
+        let head: import('node:http2').IncomingHttpHeaders = {};
+        stream.on('response', (h) => (head = h));
+        stream.on('data', (d: Buffer) => chunks.push(d));
+        stream.on('end', () => resolve({ status: Number(head[':status']), headers: head, body: Buffer.concat(chunks) }));
+        stream.on('error', reject);
+      });
+    try {
+      const large = await fetch2({ ':path': '/large.bin' });
+      assert.equal(large.status, 200);
+      assert.equal(large.body.length, 3 * 1024 * 1024);
+      assert.ok(large.body.every((b) => b === 9));
+      const head = await fetch2({ ':path': '/index.html', ':method': 'HEAD' });
+      assert.deepEqual([head.status, head.body.length, head.headers['content-length']], [200, 0, '12']);
+      const again = await fetch2({ ':path': '/index.html', 'if-none-match': String(head.headers.etag) });
+      assert.deepEqual([again.status, again.body.length], [304, 0]);
+      const missing = await fetch2({ ':path': '/nope' });
+      assert.equal(missing.status, 404);
+      assert.match(missing.body.toString(), /<title>404 Not Found<\/title>/);
+      assert.equal(missing.headers.server, 'Portico');
+    } finally {
+      session.close();
       await s.close();
     }
   });
