@@ -1,7 +1,7 @@
 // The `timeout` limit for every request in flight, kept by one sweeping timer instead of a timer
 // per request (a timer per request showed up in profiles of the static hot path). A request whose
 // response head is not out by its deadline has its connection reset (REFERENCE-behaviour.md §13).
-import { constants } from 'node:http2';
+import { http2Module } from './lazy-modules.js';
 import type { Ctx } from './ctx.js';
 
 export class Deadlines {
@@ -41,7 +41,7 @@ export class Deadlines {
       else if (ctx.deadline <= now) {
         this.pending.delete(ctx);
         // HTTP/2: reset this stream only, not the connection the other streams share.
-        if ('stream' in ctx.res) ctx.res.stream.close(constants.NGHTTP2_CANCEL);
+        if ('stream' in ctx.res) ctx.res.stream.close(http2Module().constants.NGHTTP2_CANCEL);
         else ctx.req.socket.destroy();
       }
     }

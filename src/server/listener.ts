@@ -3,12 +3,12 @@
 // accepting, let in-flight requests finish within a bound, then close the rest. A reload hands a
 // TLS listener new certificates and policy without closing it.
 import { createServer, type Server as HttpServer } from 'node:http';
-import { createSecureServer, type Http2SecureServer, type ServerHttp2Session } from 'node:http2';
-import { createServer as createHttpsServer } from 'node:https';
+import type { Http2SecureServer, ServerHttp2Session } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { SecureContext, TLSSocket } from 'node:tls';
 import type { ListenerSpec, TlsSetup } from '../plan/compile.js';
 import type { Request, Response } from './ctx.js';
+import { http2Module, httpsModule } from './lazy-modules.js';
 
 export type Dispatch = (req: Request, res: Response, scheme: 'http' | 'https') => void;
 
@@ -75,7 +75,7 @@ export class Listener {
       };
       const handler = (req: Request, res: Response) => dispatch(req, res, 'https');
       if (tls.http2) {
-        const h2 = createSecureServer({ ...options, allowHTTP1: true, settings: tls.http2Settings }, handler);
+        const h2 = http2Module().createSecureServer({ ...options, allowHTTP1: true, settings: tls.http2Settings }, handler);
         h2.setTimeout(HTTP2_IDLE_MS);
         h2.on('session', (session: ServerHttp2Session) => {
           this.sessions.add(session);
@@ -83,7 +83,7 @@ export class Listener {
         });
         this.server = h2;
       } else {
-        this.server = createHttpsServer(options, handler);
+        this.server = httpsModule().createServer(options, handler);
       }
       // Failed handshakes (a client without a certificate, a scanner) end the connection only.
       this.server.on('tlsClientError', (_err: Error, socket: TLSSocket) => socket.destroy());

@@ -3,7 +3,8 @@
 // longest `*.example.com` wildcard, then the global `cert`/`key`). Built once per configuration;
 // a reload swaps the whole selection into the running listener.
 import { readFileSync } from 'node:fs';
-import { createSecureContext, type SecureContext, type SecureContextOptions } from 'node:tls';
+import type { SecureContext, SecureContextOptions } from 'node:tls';
+import { tlsModule } from '../server/lazy-modules.js';
 import type { ResolvedSettings } from '../config/defaults.js';
 import { cipherOptions, findCurve } from './cipher-suites.js';
 
@@ -63,7 +64,7 @@ export function policyOptions(g: ResolvedSettings): SecureContextOptions {
 /** A context for one key pair under the policy; a key that does not match is an error naming both files. */
 export function contextFor(policy: SecureContextOptions, pair: KeyPair, certPath: string, keyPath: string): SecureContext {
   try {
-    return createSecureContext({ ...policy, cert: pair.cert, key: pair.key });
+    return tlsModule().createSecureContext({ ...policy, cert: pair.cert, key: pair.key });
   } catch (e) {
     const reason = (e as Error).message;
     throw new Error(/mismatch/i.test(reason) ? `the private key ${keyPath} does not belong to the certificate ${certPath}` : `${certPath} / ${keyPath}: ${reason}`);

@@ -1,7 +1,8 @@
 // The names the `cipherSuite` and `ecdhCurve` settings accept, and their translation into the
 // options of Node's `tls.createSecureContext`. Only TLS 1.2 and TLS 1.3 are in play.
 
-import { DEFAULT_CIPHERS, type SecureContextOptions } from 'node:tls';
+import type { SecureContextOptions } from 'node:tls';
+import { tlsModule } from '../server/lazy-modules.js';
 
 export interface CipherSuite {
   /** The IANA (RFC) name, e.g. `TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256`. */
@@ -114,7 +115,7 @@ export function cipherOptions(names: readonly string[]): Pick<SecureContextOptio
   });
   const named13 = suites.filter((s) => s.tls13).map((s) => s.iana);
   const named12 = suites.filter((s) => !s.tls13).map((s) => s.openssl);
-  const defaults = DEFAULT_CIPHERS.split(':');
+  const defaults = tlsModule().DEFAULT_CIPHERS.split(':');
   const entries = [
     ...(named13.length > 0 ? named13 : defaults.filter(isTls13Entry)),
     ...(named12.length > 0 ? named12 : defaults.filter((entry) => !isTls13Entry(entry))),

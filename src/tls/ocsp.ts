@@ -10,7 +10,7 @@
 
 import { createHash, X509Certificate } from 'node:crypto';
 import http, { type IncomingMessage } from 'node:http';
-import https from 'node:https';
+import { httpsModule } from '../server/lazy-modules.js';
 
 import {
   children,
@@ -197,7 +197,7 @@ function readCertStatus(element: DerElement | undefined): OcspStatus['certStatus
 /** POSTs `body` to `url` and returns the response body of a 200 answer. */
 async function postOcspRequest(url: URL, body: Buffer, timeoutMs: number, signal: AbortSignal): Promise<Buffer> {
   const timeout = AbortSignal.timeout(timeoutMs);
-  const request = (url.protocol === 'https:' ? https : http).request(url, {
+  const request = (url.protocol === 'https:' ? httpsModule() : http).request(url, {
     method: 'POST',
     agent: false, // one request now and then: no pool keeping sockets open
     signal: AbortSignal.any([signal, timeout]),
