@@ -21,7 +21,6 @@ import { OcspStapler } from '../tls/ocsp.js';
 import { StaticFiles } from '../static/static-files.js';
 import { ErrorResponder, type Logger } from './error-responder.js';
 import { Listener, type ConnectionLimits, type Dispatch } from './listener.js';
-import type { PipelineServices } from './pipeline.js';
 import { RequestHandler, type AccessRecord } from './request-handler.js';
 
 export interface ServerOptions {
