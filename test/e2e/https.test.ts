@@ -100,6 +100,16 @@ describe('HTTPS', () => {
     }
   });
 
+  it('offers only the curves of ecdhCurve', async () => {
+    const { s, sport } = await secureServer('  ecdhCurve: [secp384r1]\n');
+    try {
+      assert.equal((await handshake(sport, { ecdhCurve: 'secp384r1' })).protocol, 'TLSv1.3');
+      await assert.rejects(handshake(sport, { ecdhCurve: 'X25519' }), /handshake failure|alert|group/i);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('requires a client certificate that chains to clientCertificateCA (mTLS)', async () => {
     const { s, sport } = await secureServer(`  useClientCertificate: true\n  clientCertificateCA: ${join(TLS, 'clients-ca.pem')}\n`);
     try {
