@@ -75,8 +75,18 @@ export class Listener {
       };
       const handler = (req: Request, res: Response) => dispatch(req, res, 'https');
       if (tls.http2) {
-        const h2 = http2Module().createSecureServer({ ...options, allowHTTP1: true, settings: tls.http2Settings }, handler);
+        const h2 = http2Module().createSecureServer({ ...options, allowHTTP1: true, settings: tls.http2Settings }, (req, res) => {
+          if (req.httpVersionMajor === 1) this.headWindow(req.socket as Socket, res, limits.headersTimeoutMs);
+          handler(req, res);
+        });
         h2.setTimeout(HTTP2_IDLE_MS);
+        // HTTP/1.1 clients of this listener (the ALPN fallback) are served by Node's HTTP/2 server,
+        // which applies none of the HTTP/1 header and keep-alive limits: a slow client would hold
+        // its connection for ever. Each such connection must send a complete request head within
+        // the header limit of connecting, and of each response's end.
+        h2.on('secureConnection', (socket: TLSSocket) => {
+          if (socket.alpnProtocol !== 'h2') this.armHeadDeadline(socket, limits.headersTimeoutMs);
+        });
         h2.on('session', (session: ServerHttp2Session) => {
           this.sessions.add(session);
           session.once('close', () => this.sessions.delete(session));
@@ -104,6 +114,24 @@ export class Listener {
       if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
       const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
       socket.end(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'}\r\nConnection: close\r\nContent-Length: 0\r\nServer: Portico\r\n\r\n`);
+    });
+  }
+
+  private readonly headDeadlines = new WeakMap<Socket, NodeJS.Timeout>();
+
+  private armHeadDeadline(socket: Socket, ms: number): void {
+    const previous = this.headDeadlines.get(socket);
+    // One close listener per connection, however many requests it carries.
+    if (previous === undefined) socket.once('close', () => clearTimeout(this.headDeadlines.get(socket)));
+    clearTimeout(previous);
+    this.headDeadlines.set(socket, setTimeout(() => socket.destroy(), ms).unref());
+  }
+
+  /** A request head arrived: no deadline while it is served; the next head gets a new one. */
+  private headWindow(socket: Socket, res: Response, ms: number): void {
+    clearTimeout(this.headDeadlines.get(socket));
+    res.once('finish', () => {
+      if (!socket.destroyed) this.armHeadDeadline(socket, ms);
     });
   }
 

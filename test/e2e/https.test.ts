@@ -183,6 +183,32 @@ describe('HTTP/2', () => {
     }
   });
 
+  it('cuts off slow HTTP/1.1 clients of the HTTP/2 listener too (slowloris over TLS)', async () => {
+    const sport = await freePort();
+    const s = await startServer(`global:\n  sport: "127.0.0.1:${sport}"\n${tlsBlock()}`, {
+      limits: { headersTimeoutMs: 400, requestTimeoutMs: 2000, keepAliveTimeoutMs: 500, checkIntervalMs: 100 },
+    });
+    try {
+      const slow = (request: string) =>
+        new Promise<{ ms: number; data: string }>((resolve, reject) => {
+          const started = Date.now();
+          let data = '';
+          const socket = tlsConnect({ host: '127.0.0.1', port: sport, ca: CA, servername: 'localhost', ALPNProtocols: ['http/1.1'] }, () => socket.write(request));
+          socket.setEncoding('utf8').on('data', (d: string) => (data += d));
+          socket.on('close', () => resolve({ ms: Date.now() - started, data }));
+          socket.on('error', reject);
+        });
+      const partial = await slow('GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ');
+      assert.ok(partial.ms < 2000, `closed after ${partial.ms} ms`);
+      // A kept-alive connection that sends nothing after its response is closed the same way.
+      const idle = await slow('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+      assert.match(idle.data, /^HTTP\/1\.1 200 /);
+      assert.ok(idle.ms < 2000, `closed after ${idle.ms} ms`);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('is not offered with enableHTTP2: false', async () => {
     const { s, sport } = await secureServer('  enableHTTP2: false\n');
     try {
