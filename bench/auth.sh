@@ -10,12 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_RUN=${1:-10}
 PORT=18495
-command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
-[[ -f dist/cli/main.js ]] || npm run build >/dev/null
+source bench/common.sh
+need wrk:wrk
 
-tmp=$(mktemp -d)
-pid=
-trap '[[ -n $pid ]] && kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/www/open" "$tmp/www/private"
 head -c 1024 /dev/urandom | base64 -w 76 | head -c 1024 > "$tmp/www/open/1k.html"
 cp "$tmp/www/open/1k.html" "$tmp/www/private/1k.html"
@@ -35,7 +32,7 @@ credentials="Authorization: Basic $(printf 'bench:bench-password' | base64)"
 
 taskset -c 0 bin/portico.js run -c "$tmp/portico.yaml" 2>"$tmp/err" &
 pid=$!
-for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/open/1k.html" && break; sleep 0.1; done
+wait_for "http://127.0.0.1:$PORT/open/1k.html"
 [[ $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/private/1k.html") == 401 ]] || { echo "the private file is not protected"; cat "$tmp/err"; exit 1; }
 [[ $(curl -s -o /dev/null -w '%{http_code}' -H "$credentials" "http://127.0.0.1:$PORT/private/1k.html") == 200 ]] || { echo "the credentials are refused"; cat "$tmp/err"; exit 1; }
 

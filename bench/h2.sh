@@ -7,13 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_RUN=${1:-10}
 PORT=18580
-command -v h2load >/dev/null || { apt-get update -qq && apt-get install -y -qq nghttp2-client >/dev/null; }
-[[ -f dist/cli/main.js ]] || npm run build >/dev/null
+source bench/common.sh
+need h2load:nghttp2-client
 TLS=test/fixtures/tls
 
-tmp=$(mktemp -d)
-pid=
-trap '[[ -n $pid ]] && kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/www"
 head -c 1024 /dev/urandom | base64 -w 76 | head -c 1024 > "$tmp/www/1k.html"
 cat > "$tmp/portico.yaml" <<YAML
@@ -31,7 +28,7 @@ measure() { # name, command...
   local name=$1; shift
   taskset -c 0 "$@" >"$tmp/$name.out" 2>&1 &
   pid=$!
-  for _ in $(seq 100); do curl -skf -o /dev/null "https://127.0.0.1:$PORT/1k.html" && break; sleep 0.1; done
+  wait_for "https://127.0.0.1:$PORT/1k.html"
   taskset -c 1 h2load -c16 -m10 -D 2 "https://127.0.0.1:$PORT/1k.html" >/dev/null 2>&1  # warm-up
   local rps
   rps=$(taskset -c 1 h2load -c16 -m10 -D "$SECONDS_PER_RUN" "https://127.0.0.1:$PORT/1k.html" 2>/dev/null | awk '/^finished in/ { gsub(",", "", $4); printf "%d", $4 }')

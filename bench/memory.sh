@@ -7,18 +7,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 REQUESTS=${1:-1000000}
 PORT=18490
-command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
-[[ -f dist/cli/main.js ]] || npm run build >/dev/null
+source bench/common.sh
+need wrk:wrk
 
-tmp=$(mktemp -d)
-pid=
-trap '[[ -n $pid ]] && kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/www"
 head -c 1024 /dev/urandom | base64 -w 76 | head -c 1024 > "$tmp/www/1k.html"
 printf 'global:\n  port: "127.0.0.1:%s"\n  wwwroot: %s\n' "$PORT" "$tmp/www" > "$tmp/portico.yaml"
 taskset -c 0 bin/portico.js run -c "$tmp/portico.yaml" 2>"$tmp/err" &
 pid=$!
-for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/1k.html" && break; sleep 0.1; done
+wait_for "http://127.0.0.1:$PORT/1k.html"
 
 # A probe run sizes the measurement so it answers about REQUESTS requests.
 rate=$(taskset -c 1 wrk -t1 -c64 -d3s "http://127.0.0.1:$PORT/1k.html" | awk '/Requests\/sec/ { printf "%d", $2 }')

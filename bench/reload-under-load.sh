@@ -6,14 +6,11 @@
 # Usage: bench/reload-under-load.sh. Needs wrk and curl (wrk installed from Debian when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
-[[ -f dist/cli/main.js ]] || npm run build >/dev/null
+source bench/common.sh
+need wrk:wrk
 PORT=18680
 ADMIN=18681
 
-tmp=$(mktemp -d)
-pid=
-trap '[[ -n $pid ]] && kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/a" "$tmp/b"
 echo "content A" > "$tmp/a/index.html"
 echo "content B" > "$tmp/b/index.html"
@@ -21,7 +18,7 @@ write() { printf 'global:\n  port: "127.0.0.1:%s"\n  admin:\n    listen: "127.0.
 write "$tmp/a"
 taskset -c 0 bin/portico.js run -c "$tmp/portico.yaml" 2>"$tmp/err" &
 pid=$!
-for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/" && break; sleep 0.1; done
+wait_for "http://127.0.0.1:$PORT/"
 
 taskset -c 1 wrk -t1 -c64 -d20s "http://127.0.0.1:$PORT/index.html" > "$tmp/wrk.out" &
 wrk_pid=$!

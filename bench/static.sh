@@ -10,16 +10,8 @@ cd "$(dirname "$0")/.."
 SECONDS_PER_RUN=${1:-10}
 PORT=18480
 
-missing=()
-for tool in wrk nginx caddy taskset; do command -v "$tool" >/dev/null || missing+=("$tool"); done
-if ((${#missing[@]} > 0)); then
-  [[ $(id -u) == 0 ]] || { echo "missing: ${missing[*]} (install them, or run as root)"; exit 1; }
-  pkgs=("${missing[@]/taskset/util-linux}")
-  apt-get update -qq && apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
-fi
-[[ -f dist/cli/main.js ]] || npm run build >/dev/null
-
-tmp=$(mktemp -d)
+source bench/common.sh
+need wrk:wrk nginx:nginx caddy:caddy taskset:util-linux
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
 trap cleanup EXIT

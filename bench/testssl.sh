@@ -4,18 +4,15 @@
 # Usage: bench/testssl.sh. Installs testssl.sh when missing (as root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-command -v testssl >/dev/null || { apt-get update -qq && apt-get install -y -qq testssl.sh >/dev/null; }
-[[ -f dist/cli/main.js ]] || npm run build >/dev/null
+source bench/common.sh
+need testssl:testssl.sh
 PORT=18780
-tmp=$(mktemp -d)
-pid=
-trap '[[ -n $pid ]] && kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/www" && echo ok > "$tmp/www/index.html"
 printf 'global:\n  port: "127.0.0.1:%s"\n  sport: "127.0.0.1:%s"\n  secure: true\n  cert: %s\n  key: %s\n  wwwroot: %s\n' \
   "$((PORT + 1))" "$PORT" "$PWD/test/fixtures/tls/server.crt" "$PWD/test/fixtures/tls/server.key" "$tmp/www" > "$tmp/portico.yaml"
 bin/portico.js run -c "$tmp/portico.yaml" 2>"$tmp/err" &
 pid=$!
-for _ in $(seq 100); do curl -skf -o /dev/null "https://127.0.0.1:$PORT/" && break; sleep 0.1; done
+wait_for "https://127.0.0.1:$PORT/"
 testssl --quiet --color 0 --warnings off --protocols --vulnerable "127.0.0.1:$PORT" > "$tmp/testssl.out" 2>&1 || true
 grep -vE '^\s*$|^ (Start|Done|rDNS|Service)' "$tmp/testssl.out"
 flagged=$(grep -E 'VULNERABLE|potentially' "$tmp/testssl.out" | grep -vc 'not vulnerable' || true)
