@@ -359,7 +359,7 @@ export const PROPERTIES = {
         scode: { spec: statusCode(), required: true, summary: 'The status code. 401 enables HTTP basic authentication against `users`.' },
         url: { spec: str(), summary: 'URL path to match exactly, or URL to redirect to.' },
         regex: { spec: str('regex'), summary: 'Pattern matched against the URL.' },
-        location: { spec: str(), summary: 'Redirect location.' },
+        location: { spec: str('header-value'), summary: 'Redirect location.' },
         realm: { spec: str('header-value'), summary: 'Basic authentication realm.' },
         disableBruteProtection: { spec: bool(), default: false, summary: 'Disables brute-force protection for this code.' },
         userList: { spec: list(str()), summary: 'Usernames allowed to access the resource.' },

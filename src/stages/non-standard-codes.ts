@@ -63,10 +63,11 @@ export function nonStandardCodes(settings: ResolvedSettings, services: AuthServi
   const authenticator = new Authenticator(settings.users ?? [], services);
 
   const walk = (ctx: Ctx, next: Next, from: number): Promise<void> | void => {
+    const subject = ctx.path + ctx.query;
     for (let i = from; i < entries.length; i++) {
       const entry = entries[i]!;
       if (entry.clients && !entry.clients.has(ctx.clientAddress)) continue;
-      const match = entry.regex?.exec(ctx.path + ctx.query) ?? (entry.url === ctx.path || null);
+      const match = entry.regex?.exec(subject) ?? (entry.url === ctx.path || null);
       if (match === null) continue;
       const action = entry.action;
       if (action.kind === 'redirect') return void send(ctx, entry.scode, ['Location', locationOf(ctx, action, match), 'Content-Length', '0']);
