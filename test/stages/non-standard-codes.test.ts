@@ -63,17 +63,32 @@ describe('nonStandardCodes basic authentication', () => {
     assert.equal(nonStandardCodes({} as ResolvedSettings, services), undefined);
   });
 
+  // One slow outlier (a page-faulted Argon2 arena, a busy thread pool) must not decide the verdict:
+  // each figure is the median of interleaved trials after a warm-up, each trial from a new address.
+  const median = (xs: number[]) => xs.sort((a, b) => a - b)[xs.length >> 1]!;
+  let address = 0;
+  const from = () => `198.51.100.${++address}`;
+
   it('an unknown user name costs a full KDF of the same kind as a wrong password (PBKDF2, Argon2id)', async () => {
     for (const [kind, through] of [['pbkdf2', stage], ['argon2id', protect(await hashPassword('right'))]] as const) {
-      const [wrongStatus, wrong] = await timed(fakeCtx(basic('alice', 'wrong'), '198.51.100.1'), through);
-      const [unknownStatus, unknown] = await timed(fakeCtx(basic('mallory', 'wrong'), '198.51.100.2'), through);
-      const [rightStatus, right] = await timed(fakeCtx(basic('alice', 'right'), '198.51.100.3'), through);
-      assert.deepEqual([wrongStatus, unknownStatus, rightStatus], [401, 401, 200], kind);
-      const vs = `${kind}: wrong password ${wrong.toFixed(1)} ms`;
-      assert.ok(unknown > wrong / 3, `${vs}, unknown user ${unknown.toFixed(1)} ms`);
-      assert.ok(right > wrong / 3, `${vs}, right password (not cached) ${right.toFixed(1)} ms`);
-      const [, cached] = await timed(fakeCtx(basic('alice', 'right'), '198.51.100.3'), through);
-      assert.ok(cached < wrong / 3, `${vs}, cached ${cached.toFixed(1)} ms`);
+      await run(fakeCtx(basic('alice', 'wrong'), from()), through);
+      const wrong: number[] = [];
+      const unknown: number[] = [];
+      for (let trial = 0; trial < 5; trial++) {
+        const [wrongStatus, w] = await timed(fakeCtx(basic('alice', 'wrong'), from()), through);
+        const [unknownStatus, u] = await timed(fakeCtx(basic('mallory', 'wrong'), from()), through);
+        assert.deepEqual([wrongStatus, unknownStatus], [401, 401], kind);
+        wrong.push(w);
+        unknown.push(u);
+      }
+      const [rightStatus, right] = await timed(fakeCtx(basic('alice', 'right'), '198.51.100.250'), through);
+      const [cachedStatus, cached] = await timed(fakeCtx(basic('alice', 'right'), '198.51.100.250'), through);
+      assert.deepEqual([rightStatus, cachedStatus], [200, 200], kind);
+      const typical = median(wrong);
+      const vs = `${kind}: wrong password ${typical.toFixed(1)} ms`;
+      assert.ok(median(unknown) > typical / 3, `${vs}, unknown user ${median(unknown).toFixed(1)} ms`);
+      assert.ok(right > typical / 3, `${vs}, right password (not cached) ${right.toFixed(1)} ms`);
+      assert.ok(cached < typical / 3, `${vs}, cached ${cached.toFixed(1)} ms`);
     }
   });
 
