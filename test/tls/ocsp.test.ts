@@ -426,7 +426,7 @@ describe('OCSP stapling on 127.0.0.1', { skip: SKIP }, () => {
       for (let i = 0; i < 5; i++) {
         const { response, ms } = await handshake(p, s.port);
         assert.equal(response, undefined);
-        assert.ok(ms < 200, `handshake took ${ms} ms`);
+        assert.ok(ms < 1000, `handshake took ${ms} ms`);
         await sleep(50);
       }
       assert.equal(fakeConnections, 1, 'one fetch; the retry waits for its back-off');
@@ -441,16 +441,18 @@ describe('OCSP stapling on 127.0.0.1', { skip: SKIP }, () => {
     const p = thePki();
     fakeMode = 'hang';
     fakeConnections = 0;
-    const s = await stage(p, 'fake', { fetchTimeoutMs: 400 });
+    // Handshakes are allowed half the fetch's time limit: enough on a loaded CI machine, and still
+    // proof that none of them waited for the fetch.
+    const s = await stage(p, 'fake', { fetchTimeoutMs: 3000 });
     try {
       const { response, ms } = await handshake(p, s.port);
       assert.equal(response, undefined);
-      assert.ok(ms < 200, `handshake took ${ms} ms`);
+      assert.ok(ms < 1500, `handshake took ${ms} ms`);
       await eventually('the fetch to start', async () => (fakeConnections === 1 ? true : undefined));
-      assert.ok((await handshake(p, s.port)).ms < 200, 'while the fetch is pending');
+      assert.ok((await handshake(p, s.port)).ms < 1500, 'while the fetch is pending');
       await eventually('the timeout', async () => (s.logs.length > 0 ? true : undefined));
       assert.equal(s.logs.length, 1, s.logs.join('\n'));
-      assert.match(s.logs[0] ?? '', /: no complete answer within 400 ms; asking again in 1 min/);
+      assert.match(s.logs[0] ?? '', /: no complete answer within 3000 ms; asking again in 1 min/);
       await eventually('the connection to be closed', async () => (fakeSockets.size === 0 ? true : undefined));
     } finally {
       await s.close();
