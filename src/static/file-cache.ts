@@ -9,7 +9,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { HttpError } from '../server/http-error.js';
-import { compressBuffer, isCompressible, MIN_COMPRESSED_SIZE, type Encoding } from './compression.js';
+import { compressBuffer, isCompressible, MAX_UNCOMPRESSED_SIZE, type Encoding } from './compression.js';
 import { entityTag } from './conditional.js';
 import { contentTypeFor } from './content-type.js';
 
@@ -273,7 +273,7 @@ export class FileCache {
         ino: stats.ino,
         dev: stats.dev,
         contentType,
-        compressible: stats.size >= MIN_COMPRESSED_SIZE && isCompressible(decodedPath, contentType),
+        compressible: stats.size > MAX_UNCOMPRESSED_SIZE && isCompressible(decodedPath, contentType),
         etag: entityTag(stats),
         lastModified: new Date(stats.mtimeMs).toUTCString(),
         cacheable: stats.size <= this.options.maxCachedFileSize,
