@@ -1,5 +1,6 @@
-// The default error page: status, reason phrase, a sentence on what it means, and the
-// administrator's contact when `serverAdministratorEmail` is set. Self-contained HTML (no external
+// The default error page: status, reason phrase, a sentence on what it means, and on a 500 the
+// administrator's contact when `serverAdministratorEmail` is set (only there, as in Ferron:
+// REFERENCE-behaviour.md §9; a 404 or 403 is no reason to write to the administrator). Self-contained HTML (no external
 // resources), readable in light and dark mode and on a phone.
 import { STATUS_CODES } from 'node:http';
 import { escapeHtml, htmlPage } from './html.js';
@@ -52,9 +53,10 @@ footer { margin-top: 1.6rem; font-size: .8rem; color: var(--muted); border-top: 
 export function errorPageHtml(status: number, adminEmail: string | undefined): string {
   const title = `${status} ${reasonPhrase(status)}`.trim();
   const description = escapeHtml(DESCRIPTIONS[status] ?? (status >= 500 ? DESCRIPTIONS[500]! : 'The request could not be completed.'));
-  const contact = adminEmail
-    ? `<p class="contact">If the problem persists, contact the administrator at <a href="mailto:${escapeHtml(adminEmail)}">${escapeHtml(adminEmail)}</a>.</p>`
-    : '';
+  const contact =
+    status === 500 && adminEmail
+      ? `<p class="contact">If the problem persists, contact the administrator at <a href="mailto:${escapeHtml(adminEmail)}">${escapeHtml(adminEmail)}</a>.</p>`
+      : '';
   return htmlPage(
     title,
     STYLE,

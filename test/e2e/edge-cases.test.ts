@@ -1,5 +1,5 @@
 // Edges of the request path, end to end with a real server and real clients: the compression
-// threshold.
+// threshold, what the default error pages show.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,5 +28,36 @@ describe('compression threshold', () => {
     assert.equal(exact.headers['content-encoding'], undefined);
     assert.equal(exact.body.length, 256);
     assert.equal((await request(s.port, '/257.txt', { headers })).headers['content-encoding'], 'gzip');
+  });
+});
+
+describe('default error pages', () => {
+  let s: RunningServer;
+  before(async () => {
+    s = await startServer(`
+global:
+  wwwroot: ${www}
+  serverAdministratorEmail: ops@example.com
+  nonStandardCodes:
+    - scode: 500
+      url: /boom
+    - scode: 503
+      url: /busy
+`);
+  });
+  after(() => s.close());
+
+  it('name the administrator on the 500 page only', async () => {
+    const boom = await request(s.port, '/boom');
+    assert.equal(boom.status, 500);
+    assert.match(boom.text, /mailto:ops@example\.com/);
+    for (const [path, status] of [['/missing', 404], ['/busy', 503]] as const) {
+      const r = await request(s.port, path);
+      assert.equal(r.status, status);
+      assert.doesNotMatch(r.text, /ops@example\.com/, path);
+    }
+    const put = await request(s.port, '/', { method: 'PUT' });
+    assert.equal(put.status, 405);
+    assert.doesNotMatch(put.text, /ops@example\.com/);
   });
 });
