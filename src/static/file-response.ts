@@ -1,6 +1,9 @@
 // Answers a request for a regular file: preconditions, ranges, content-coding, then the body from
 // memory (small files) or streamed from disk. Header lists for 200 responses are built once per
 // entry and variant and copied per response (respond.ts appends to the list it is given).
+// A file served as an errorConfig's page is the body of an error, not a resource of its own: no
+// preconditions, no ranges and no validators, so a 404 stays a whole 404 page (CONTRACT.md, point 4)
+// and nothing invites a client to revalidate or resume an error.
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
 import { send, sendStream } from '../server/respond.js';
@@ -54,6 +57,16 @@ function okHeaders(
   return (entry.headerLists[slot] = pushValidators(list, entry, tagFor(entry, flags, encoding), varies));
 }
 
+/** The head of a file sent as an error's page: what the body is, nothing about the file. */
+function errorPageHeaders(entry: FileEntry, varies: boolean, encoding: Encoding | undefined, length: number | undefined): string[] {
+  const list: string[] = [];
+  if (entry.contentType !== undefined) list.push('Content-Type', entry.contentType);
+  if (length !== undefined) list.push('Content-Length', String(length));
+  if (encoding !== undefined) list.push('Content-Encoding', encoding);
+  if (varies) list.push('Vary', 'Accept-Encoding');
+  return list;
+}
+
 function isClientGone(ctx: Ctx, error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException).code;
   return ctx.res.destroyed && (code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || code === 'EPIPE');
@@ -100,6 +113,7 @@ export async function serveFile(ctx: Ctx, entry: FileEntry, cache: FileCache, fl
   const method = ctx.method;
   const varies = flags.compression && entry.compressible;
   const encoding = varies ? negotiateEncoding(request['accept-encoding']) : undefined;
+  if (ctx.errorStatus !== undefined) return serveErrorPage(ctx, entry, cache, varies, encoding);
 
   const conditional =
     request['if-match'] !== undefined ||
@@ -138,12 +152,25 @@ export async function serveFile(ctx: Ctx, entry: FileEntry, cache: FileCache, fl
     return send(ctx, 200, okHeaders(entry, flags, varies, encoding, body.length).slice(), body);
   }
   // A large compressed body is streamed, so its length is unknown: chunked, no Content-Length.
-  const headers = okHeaders(entry, flags, varies, encoding, encoding === undefined ? entry.size : undefined).slice();
-  if (method === 'HEAD') return send(ctx, 200, headers);
+  return sendWhole(ctx, entry, cache, encoding, okHeaders(entry, flags, varies, encoding, encoding === undefined ? entry.size : undefined).slice());
+}
+
+/** The whole file, from disk, compressed on the way when `encoding` is set. */
+async function sendWhole(ctx: Ctx, entry: FileEntry, cache: FileCache, encoding: Encoding | undefined, headers: string[]): Promise<void> {
+  if (ctx.method === 'HEAD') return send(ctx, 200, headers);
   const handle = await cache.open(entry);
   const file = handle.createReadStream();
   if (encoding === undefined) return stream(ctx, 200, headers, file);
   // pipeline() destroys the file stream (closing the handle) when the compressor is destroyed.
   const compressed = pipeline(file, compressingStream(encoding, entry.size), () => {});
   return stream(ctx, 200, headers, compressed);
+}
+
+/** The file as an errorConfig's page: sent as 200 here, respond.ts gives it the error's status. */
+async function serveErrorPage(ctx: Ctx, entry: FileEntry, cache: FileCache, varies: boolean, encoding: Encoding | undefined): Promise<void> {
+  if (entry.cacheable) {
+    const body = encoding === undefined ? await cache.body(entry) : await cache.variant(entry, encoding);
+    return send(ctx, 200, errorPageHeaders(entry, varies, encoding, body.length), body);
+  }
+  return sendWhole(ctx, entry, cache, encoding, errorPageHeaders(entry, varies, encoding, encoding === undefined ? entry.size : undefined));
 }

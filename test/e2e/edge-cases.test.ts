@@ -1,5 +1,6 @@
 // Edges of the request path, end to end with a real server and real clients: the compression
-// threshold, what the default error pages show.
+// threshold, what the default error pages show, errorConfig pages under conditional and Range
+// requests.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,12 @@ const www = join(root, 'www');
 mkdirSync(www, { recursive: true });
 writeFileSync(join(www, '256.txt'), 'x'.repeat(256));
 writeFileSync(join(www, '257.txt'), 'x'.repeat(257));
+mkdirSync(join(www, 'sub'));
+writeFileSync(join(www, 'sub', 'a.txt'), 'protected');
+const errroot = join(root, 'errroot');
+mkdirSync(errroot);
+writeFileSync(join(errroot, '404.html'), '<p>custom 404 page</p>');
+writeFileSync(join(errroot, 'any.html'), '<p>please sign in</p>');
 after(() => rmSync(root, { recursive: true, force: true }));
 
 describe('compression threshold', () => {
@@ -59,5 +66,60 @@ global:
     const put = await request(s.port, '/', { method: 'PUT' });
     assert.equal(put.status, 405);
     assert.doesNotMatch(put.text, /ops@example\.com/);
+  });
+});
+
+describe('an errorConfig page keeps the error status under conditional and Range requests', () => {
+  let s: RunningServer;
+  before(async () => {
+    s = await startServer(`
+global:
+  wwwroot: ${www}
+hosts:
+  - domain: ec.test
+    nonStandardCodes:
+      - scode: 401
+        url: /sub/a.txt
+        disableBruteProtection: true
+    errorConfig:
+      - scode: 404
+        wwwroot: ${errroot}
+        rewriteMap:
+          - regex: ".*"
+            replacement: /404.html
+      - scode: 401
+        wwwroot: ${errroot}
+        rewriteMap:
+          - regex: ".*"
+            replacement: /any.html
+`);
+  });
+  after(() => s.close());
+
+  const future = new Date(Date.now() + 86_400_000).toUTCString();
+  const get = (path: string, headers: Record<string, string>) => request(s.port, path, { headers: { host: 'ec.test', ...headers } });
+  // The page file's validators would invite a client to revalidate an error.
+  const assertErrorPage = (r: Awaited<ReturnType<typeof get>>, status: number, body: string, label: string) => {
+    assert.equal(r.status, status, label);
+    assert.equal(r.text, body, label);
+    for (const name of ['etag', 'last-modified', 'content-range', 'accept-ranges']) assert.equal(r.headers[name], undefined, `${label}: ${name}`);
+  };
+
+  it('a 401 stays 401 with its challenge whatever the preconditions', async () => {
+    const cases: Record<string, string>[] = [{ 'if-modified-since': future }, { 'if-none-match': '*' }, { 'if-match': '"nope"' }, { 'if-unmodified-since': 'Thu, 01 Jan 1970 00:00:00 GMT' }];
+    for (const headers of cases) {
+      const r = await get('/sub/a.txt', headers);
+      assertErrorPage(r, 401, '<p>please sign in</p>', JSON.stringify(headers));
+      assert.match(String(r.headers['www-authenticate']), /^Basic realm=/);
+    }
+  });
+
+  it('a 404 stays 404 with the whole page whatever the preconditions or ranges', async () => {
+    const cases: Record<string, string>[] = [{ 'if-modified-since': future }, { 'if-none-match': '*' }, { range: 'bytes=0-3' }, { range: 'bytes=0-1,5-6' }, { range: 'bytes=9999-' }];
+    for (const headers of cases) {
+      const r = await get('/missing.html', headers);
+      assertErrorPage(r, 404, '<p>custom 404 page</p>', JSON.stringify(headers));
+      assert.match(String(r.headers['content-type']), /^text\/html/);
+    }
   });
 });
