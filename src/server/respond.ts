@@ -1,6 +1,7 @@
 // The one place responses leave: it adds `customHeaders` (names the response does not already
 // have, `{path}` filled in), sets `Server: Portico`, keeps an errorConfig page's error status,
-// records status and length for the access log, and leaves HEAD responses without a body.
+// records status and length for the access log, leaves HEAD responses without a body, and keeps
+// HTTP/1-only headers out of HTTP/2 responses.
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import type { Ctx } from './ctx.js';
@@ -50,12 +51,27 @@ function lengthOf(headers: RawHeaders): number | undefined {
   return i < 0 ? undefined : Number(headers[i + 1]);
 }
 
+// Connection-specific fields are malformed in HTTP/2 (RFC 9113 §8.2.2), and Node refuses a head
+// that has one by resetting the stream (ERR_HTTP2_INVALID_CONNECTION_HEADERS). Whoever added it (a
+// customHeaders entry, a module copying a backend's head), the HTTP/2 response goes without it.
+const CONNECTION_SPECIFIC = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'http2-settings']);
+
+function isConnectionSpecific(name: string, value: string): boolean {
+  // Only names of these lengths (te, upgrade, connection, keep-alive, http2-settings…) can be one.
+  const n = name.length;
+  if (n !== 2 && n !== 7 && n !== 10 && n !== 14 && n !== 16 && n !== 17) return false;
+  const lower = name.toLowerCase();
+  // `TE: trailers` is the one TE allowed.
+  return lower === 'te' ? value.trim().toLowerCase() !== 'trailers' : CONNECTION_SPECIFIC.has(lower);
+}
+
 /** Repeated names (Set-Cookie) become arrays; Node lower-cases names for HTTP/2 itself. */
 function headerObject(headers: RawHeaders, status: number): Record<string, string | string[] | number> {
   const out: Record<string, string | string[] | number> = { ':status': status };
   for (let i = 0; i < headers.length; i += 2) {
     const name = headers[i]!;
     const value = headers[i + 1]!;
+    if (isConnectionSpecific(name, value)) continue;
     const existing = out[name];
     out[name] = existing === undefined ? value : Array.isArray(existing) ? [...existing, value] : [String(existing), value];
   }

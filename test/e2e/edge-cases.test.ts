@@ -1,13 +1,18 @@
 // Edges of the request path, end to end with a real server and real clients: the compression
 // threshold, what the default error pages show, errorConfig pages under conditional and Range
-// requests.
+// requests, HTTP/2 responses and connection-specific headers.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect as http2Connect, type IncomingHttpHeaders } from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
+import { loadConfigText } from '../../src/config/load.js';
+import { Server } from '../../src/server/server.js';
+import { ROOT } from '../helpers/cli.js';
 import { request } from '../helpers/http.js';
-import { startServer, type RunningServer } from '../helpers/server.js';
+import { freePort, startServer, type RunningServer } from '../helpers/server.js';
 
 const root = mkdtempSync(join(tmpdir(), 'portico-edges-'));
 const www = join(root, 'www');
@@ -121,5 +126,57 @@ hosts:
       assertErrorPage(r, 404, '<p>custom 404 page</p>', JSON.stringify(headers));
       assert.match(String(r.headers['content-type']), /^text\/html/);
     }
+  });
+});
+
+describe('HTTP/2 responses never carry connection-specific headers', () => {
+  const TLS = join(ROOT, 'test/fixtures/tls');
+  let server: Server;
+  let sport: number;
+  before(async () => {
+    sport = await freePort();
+    const yaml = `global:\n  port: "127.0.0.1:${await freePort()}"\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  cert: ${join(TLS, 'server.crt')}\n  key: ${join(TLS, 'server.key')}\n  wwwroot: ${www}\n`;
+    const { config } = loadConfigText(yaml, 'yaml', 'h2.yaml');
+    // Validation refuses these names in customHeaders; set past it, they stand for any header a
+    // stage or module might add. Each one alone used to make Node reset every HTTP/2 stream.
+    config!.global.customHeaders = {
+      Connection: 'close',
+      'Keep-Alive': 'timeout=5',
+      'Proxy-Connection': 'keep-alive',
+      'Transfer-Encoding': 'chunked',
+      Upgrade: 'h2c',
+      TE: 'gzip',
+      'X-Kept': 'yes',
+    };
+    server = await Server.start(config!, { stderr: new PassThrough() });
+  });
+  after(() => server.stop());
+
+  function h2get(path: string): Promise<{ headers: IncomingHttpHeaders; body: string }> {
+    return new Promise((resolve, reject) => {
+      const session = http2Connect(`https://127.0.0.1:${sport}`, { ca: readFileSync(join(TLS, 'ca.crt')), servername: 'localhost' });
+      session.on('error', reject);
+      const stream = session.request({ ':path': path });
+      let body = '';
+      let headers: IncomingHttpHeaders = {};
+      stream.setEncoding('utf8');
+      stream.on('response', (h) => (headers = h));
+      stream.on('data', (d: string) => (body += d));
+      stream.on('error', reject);
+      stream.on('end', () => {
+        session.close();
+        resolve({ headers, body });
+      });
+    });
+  }
+
+  it('drops them from files and error pages alike, keeping the other headers', async () => {
+    for (const [path, status] of [['/256.txt', 200], ['/missing', 404]] as const) {
+      const r = await h2get(path);
+      assert.equal(r.headers[':status'], status, path);
+      assert.equal(r.headers['x-kept'], 'yes', path);
+      for (const name of ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te']) assert.equal(r.headers[name], undefined, `${path}: ${name}`);
+    }
+    assert.equal((await h2get('/256.txt')).body, 'x'.repeat(256));
   });
 });
