@@ -112,7 +112,14 @@ export class RequestHandler {
     ctx.query = q < 0 ? '' : target.slice(q);
     // `allowDoubleSlashes` can differ per location: look it up by the raw path first.
     ctx.resolved = ctx.site.locate(safeDecode(rawPath));
-    const path = sanitizePath(rawPath, ctx.resolved.settings.allowDoubleSlashes);
+    let path: string;
+    try {
+      path = sanitizePath(rawPath, ctx.resolved.settings.allowDoubleSlashes);
+    } catch (error) {
+      // There is no sanitized path: `{path}` in the 400's headers is the raw one (REFERENCE §11).
+      ctx.originalPath = rawPath;
+      throw error;
+    }
     ctx.path = ctx.originalPath = path;
     if (path !== rawPath) ctx.resolved = ctx.site.locate(decodePath(path));
   }

@@ -1,6 +1,6 @@
 // Edges of the request path, end to end with a real server and real clients: the compression
 // threshold, what the default error pages show, errorConfig pages under conditional and Range
-// requests, HTTP/2 responses and connection-specific headers.
+// requests, HTTP/2 responses and connection-specific headers, what `{path}` is on a sanitizer error.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect as http2Connect, type IncomingHttpHeaders } from 'node:http2';
@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { loadConfigText } from '../../src/config/load.js';
 import { Server } from '../../src/server/server.js';
 import { ROOT } from '../helpers/cli.js';
-import { request } from '../helpers/http.js';
+import { raw, request } from '../helpers/http.js';
 import { freePort, startServer, type RunningServer } from '../helpers/server.js';
 
 const root = mkdtempSync(join(tmpdir(), 'portico-edges-'));
@@ -178,5 +178,20 @@ describe('HTTP/2 responses never carry connection-specific headers', () => {
       for (const name of ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te']) assert.equal(r.headers[name], undefined, `${path}: ${name}`);
     }
     assert.equal((await h2get('/256.txt')).body, 'x'.repeat(256));
+  });
+});
+
+describe('customHeaders {path} on the sanitizer 400', () => {
+  let s: RunningServer;
+  before(async () => {
+    s = await startServer(`global:\n  wwwroot: ${www}\n  customHeaders:\n    X-Path: "p={path}"\n`);
+  });
+  after(() => s.close());
+
+  it('is the raw path (the sanitized one does not exist)', async () => {
+    const reply = await raw(s.port, 'GET /a/../%zz/b?q=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    assert.match(reply, /^HTTP\/1\.1 400 /);
+    assert.match(reply, /\r\nX-Path: p=\/a\/\.\.\/%zz\/b\r\n/);
+    assert.equal((await request(s.port, '/a/../256.txt')).headers['x-path'], 'p=/256.txt', 'a sanitized path as usual');
   });
 });
