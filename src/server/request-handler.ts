@@ -16,8 +16,11 @@ export interface AccessRecord {
   readonly protocol: string;
 }
 
-// Visible ASCII only: a Host header with anything else is refused before any configuration applies.
-const VALID_HOST = /^[\x21-\x7e]*$/;
+// `uri-host [":" port]` (RFC 9110 §7.2, RFC 3986 §3.2.2), lower-cased: a bracketed IP literal or a
+// registered name (IPv4 included), then digits for the port. Anything else is a 400 before any
+// configuration applies (RFC 9112 §3.2): a Host such as `example.org:@evil.com` must never reach
+// a Location header.
+const VALID_HOST = /^(?:\[[0-9a-z:.%]+\]|(?:[a-z0-9\-._~!$&'()*+,;=]|%[0-9a-f]{2})*)(?::[0-9]*)?$/;
 const notFound = (): never => {
   throw new HttpError(404);
 };

@@ -1,6 +1,7 @@
 // Edges of the request path, end to end with a real server and real clients: the compression
 // threshold, what the default error pages show, errorConfig pages under conditional and Range
-// requests, HTTP/2 responses and connection-specific headers, what `{path}` is on a sanitizer error.
+// requests, HTTP/2 responses and connection-specific headers, what `{path}` is on a sanitizer error,
+// which Host headers are accepted.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect as http2Connect, type IncomingHttpHeaders } from 'node:http2';
@@ -193,5 +194,36 @@ describe('customHeaders {path} on the sanitizer 400', () => {
     assert.match(reply, /^HTTP\/1\.1 400 /);
     assert.match(reply, /\r\nX-Path: p=\/a\/\.\.\/%zz\/b\r\n/);
     assert.equal((await request(s.port, '/a/../256.txt')).headers['x-path'], 'p=/256.txt', 'a sanitized path as usual');
+  });
+});
+
+describe('Host header syntax', () => {
+  let s: RunningServer;
+  before(async () => {
+    s = await startServer(`
+global:
+  wwwroot: ${www}
+hosts:
+  - domain: example.org
+    wwwroot: ${www}
+    wwwredirect: true
+`);
+  });
+  after(() => s.close());
+
+  const get = (host: string) => raw(s.port, `GET /p?q=1 HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+
+  it('refuses a port that is not digits, or a host that is not a name or an address, with 400', async () => {
+    for (const host of ['example.org:@evil.com', 'example.org:80@evil.com', 'example.org:8o', 'example.org/evil', 'user@example.org', '[::1', 'example.org:80:80', 'a b']) {
+      const reply = await get(host);
+      assert.match(reply, /^HTTP\/1\.1 400 /, host);
+      assert.doesNotMatch(reply, /\r\nLocation:/i, host);
+    }
+  });
+
+  it('redirects a valid name with its numeric port kept', async () => {
+    assert.match(await get('example.org:8080'), /\r\nLocation: http:\/\/www\.example\.org:8080\/p\?q=1\r\n/);
+    assert.match(await get('EXAMPLE.org'), /\r\nLocation: http:\/\/www\.example\.org\/p\?q=1\r\n/);
+    for (const host of ['127.0.0.1:1', '[::1]:8080', '[::1]', 'xn--caf-dma.example', 'under_score.test', '']) assert.match(await get(host), /^HTTP\/1\.1 404 /, JSON.stringify(host));
   });
 });
