@@ -43,7 +43,10 @@ export class Ctx {
     public clientPort: number,
     readonly localAddress: string,
     readonly localPort: number,
-    /** The Host header lower-cased, port included (undefined when absent). */
+    /**
+     * The authority the request is for, lower-cased, port included: an absolute-form target's,
+     * else the Host header (undefined when absent). Routing and redirects use it.
+     */
     readonly hostHeader: string | undefined,
     /** The host name alone: no port, no trailing dot. */
     readonly hostname: string | undefined,

@@ -62,8 +62,11 @@ export class RequestHandler {
   handle(req: Request, res: Response, scheme: 'http' | 'https'): void {
     this.requestsTotal++;
     const plan = this.plan;
-    const hostHeader = (req.headers.host ?? (req.headers[':authority'] as string | undefined))?.toLowerCase();
     const rawTarget = req.url ?? '/';
+    const target = parseTarget(rawTarget);
+    // An absolute-form target names the host itself, and Host is then ignored (RFC 9112 §3.2.2).
+    const authority = target.kind === 'path' && target.authority !== undefined ? target.authority : (req.headers.host ?? (req.headers[':authority'] as string | undefined));
+    const hostHeader = authority?.toLowerCase();
     // HTTP/2 hands each request its own proxy of the socket; the session's socket is the one to key by.
     const a = addressesOf('stream' in req ? (req.stream.session?.socket ?? req.socket) : req.socket);
     const ctx = new Ctx(req, res, scheme, Date.now(), a.remote, a.remotePort, a.local, a.localPort, hostHeader, hostHeader === undefined ? undefined : hostnameOf(hostHeader));
@@ -79,7 +82,7 @@ export class RequestHandler {
     ctx.site = plan.hosts.match(ctx.hostname, ctx.localAddress);
     let pending: Promise<void> | void;
     try {
-      this.route(ctx, rawTarget);
+      this.route(ctx, target);
       pending = ctx.responded ? undefined : ctx.resolved.chain(ctx, notFound);
     } catch (error) {
       return this.fail(ctx, error);
@@ -100,33 +103,63 @@ export class RequestHandler {
   }
 
   /** Sets the path, query and Resolved; answers `OPTIONS *` itself. */
-  private route(ctx: Ctx, rawTarget: string): void {
-    let target = rawTarget;
-    if (!target.startsWith('/')) {
-      if (target === '*') {
-        ctx.resolved = ctx.site.resolved;
-        if (ctx.method === 'OPTIONS') return void send(ctx, 204, ['Allow', ALLOWED_METHODS]);
-        throw new HttpError(400, [['Allow', ALLOWED_METHODS]]);
-      }
-      target = originFormOf(target);
+  private route(ctx: Ctx, target: Target): void {
+    if (target.kind === 'invalid') throw target.error;
+    if (target.kind === 'asterisk') {
+      ctx.resolved = ctx.site.resolved;
+      if (ctx.method === 'OPTIONS') return void send(ctx, 204, ['Allow', ALLOWED_METHODS]);
+      throw new HttpError(400, [['Allow', ALLOWED_METHODS]]);
     }
-    const q = target.indexOf('?');
-    const rawPath = q < 0 ? target : target.slice(0, q);
-    ctx.query = q < 0 ? '' : target.slice(q);
+    ctx.query = target.query;
     // `allowDoubleSlashes` can differ per location: look it up by the raw path first.
-    ctx.resolved = ctx.site.locate(safeDecode(rawPath));
+    ctx.resolved = ctx.site.locate(safeDecode(target.path));
     let path: string;
     try {
-      path = sanitizePath(rawPath, ctx.resolved.settings.allowDoubleSlashes);
+      path = sanitizePath(target.path, ctx.resolved.settings.allowDoubleSlashes);
     } catch (error) {
       // There is no sanitized path: `{path}` in the 400's headers is the raw one (REFERENCE §11).
-      ctx.originalPath = rawPath;
+      ctx.originalPath = target.path;
       throw error;
     }
     ctx.path = ctx.originalPath = path;
-    if (path !== rawPath) ctx.resolved = ctx.site.locate(decodePath(path));
+    if (path !== target.path) ctx.resolved = ctx.site.locate(decodePath(path));
   }
+}
 
+/** What a request target names (RFC 9112 §3.2). */
+type Target =
+  | {
+      readonly kind: 'path';
+      /** Raw, as received: the origin form's, or the absolute form's path. */
+      readonly path: string;
+      /** `?…` or empty. */
+      readonly query: string;
+      /** The absolute form's `host[:port]`. */
+      readonly authority: string | undefined;
+    }
+  | { readonly kind: 'asterisk' }
+  | { readonly kind: 'invalid'; readonly error: HttpError };
+
+const ASTERISK: Target = { kind: 'asterisk' };
+const ABSOLUTE_FORM = /^https?:\/\//i;
+
+function parseTarget(raw: string): Target {
+  if (raw.startsWith('/')) return pathTarget(raw, undefined);
+  if (raw === '*') return ASTERISK;
+  if (ABSOLUTE_FORM.test(raw)) {
+    // `http://host[:port][/path][?query]`; Host syntax is checked with the Host header's rules.
+    const start = raw.indexOf('//') + 2;
+    const length = raw.slice(start).search(/[/?]/);
+    const end = length < 0 ? raw.length : start + length;
+    // An http URI with an empty host is invalid (RFC 9110 §4.2.1).
+    if (end > start) return pathTarget(raw[end] === '/' ? raw.slice(end) : `/${raw.slice(end)}`, raw.slice(start, end));
+  }
+  return { kind: 'invalid', error: new HttpError(400, [], `Malformed request target ${JSON.stringify(raw.slice(0, 200))}`) };
+}
+
+function pathTarget(target: string, authority: string | undefined): Target {
+  const q = target.indexOf('?');
+  return { kind: 'path', path: q < 0 ? target : target.slice(0, q), query: q < 0 ? '' : target.slice(q), authority };
 }
 
 function hostnameOf(host: string): string {
@@ -139,19 +172,6 @@ function hostnameOf(host: string): string {
     if (colon >= 0) name = name.slice(0, colon);
   }
   return name.endsWith('.') ? name.slice(0, -1) : name;
-}
-
-/** `http://host/path?q` (absolute form, RFC 9112 §3.2.2) → `/path?q`; anything else is a 400. */
-function originFormOf(target: string): string {
-  if (/^https?:\/\//i.test(target)) {
-    try {
-      const url = new URL(target);
-      return `${url.pathname}${url.search}`;
-    } catch {
-      // fall through to the 400
-    }
-  }
-  throw new HttpError(400, [], `Malformed request target ${JSON.stringify(target.slice(0, 200))}`);
 }
 
 function safeDecode(path: string): string {

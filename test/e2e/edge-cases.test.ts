@@ -1,7 +1,7 @@
 // Edges of the request path, end to end with a real server and real clients: the compression
 // threshold, what the default error pages show, errorConfig pages under conditional and Range
 // requests, HTTP/2 responses and connection-specific headers, what `{path}` is on a sanitizer error,
-// which Host headers are accepted.
+// which Host headers are accepted, which host an absolute-form request is for.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect as http2Connect, type IncomingHttpHeaders } from 'node:http2';
@@ -225,5 +225,54 @@ hosts:
     assert.match(await get('example.org:8080'), /\r\nLocation: http:\/\/www\.example\.org:8080\/p\?q=1\r\n/);
     assert.match(await get('EXAMPLE.org'), /\r\nLocation: http:\/\/www\.example\.org\/p\?q=1\r\n/);
     for (const host of ['127.0.0.1:1', '[::1]:8080', '[::1]', 'xn--caf-dma.example', 'under_score.test', '']) assert.match(await get(host), /^HTTP\/1\.1 404 /, JSON.stringify(host));
+  });
+});
+
+describe('absolute-form request targets', () => {
+  const dirs = { a: join(root, 'abs-a'), b: join(root, 'abs-b') };
+  let s: RunningServer;
+  before(async () => {
+    for (const [name, dir] of Object.entries(dirs)) {
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'text.txt'), `host ${name}`);
+    }
+    s = await startServer(`
+global:
+  wwwroot: ${www}
+hosts:
+  - domain: a.test
+    wwwroot: ${dirs.a}
+  - domain: b.test
+    wwwroot: ${dirs.b}
+  - domain: example.org
+    wwwroot: ${www}
+    wwwredirect: true
+`);
+  });
+  after(() => s.close());
+
+  const send = (target: string, host = 'a.test') => raw(s.port, `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+
+  it('route by the target’s authority, not by Host (RFC 9112 §3.2.2)', async () => {
+    assert.match(await send('http://b.test/text.txt'), /\r\n\r\nhost b$/);
+    assert.match(await send('http://B.TEST:8080/text.txt?x=1'), /\r\n\r\nhost b$/);
+    assert.match(await send('/text.txt', 'b.test'), /\r\n\r\nhost b$/);
+    assert.match(await send('http://a.test/text.txt', 'b.test'), /\r\n\r\nhost a$/);
+  });
+
+  it('build redirects from the target’s authority', async () => {
+    assert.match(await send('http://example.org:8080/p?q=1'), /\r\nLocation: http:\/\/www\.example\.org:8080\/p\?q=1\r\n/);
+    assert.match(await send('http://example.org'), /\r\nLocation: http:\/\/www\.example\.org\/\r\n/);
+  });
+
+  it('refuse an authority with user information, an empty one or an invalid port with 400', async () => {
+    for (const target of ['http://user@b.test/text.txt', 'http:///text.txt', 'http://b.test:x/text.txt', 'ftp://b.test/text.txt']) {
+      assert.match(await send(target), /^HTTP\/1\.1 400 /, target);
+    }
+  });
+
+  it('sanitize the absolute form’s path like any other', async () => {
+    assert.match(await send('http://b.test/x/../text.txt'), /\r\n\r\nhost b$/);
+    assert.match(await send('http://b.test/%zz'), /^HTTP\/1\.1 400 /);
   });
 });
