@@ -78,7 +78,7 @@ export class RequestHandler {
     // Only until the response head: a long download after that is not cut (REFERENCE §13).
     if (plan.global.timeout !== null) this.deadlines.add(ctx, plan.global.timeout);
 
-    if (hostHeader !== undefined && !VALID_HOST.test(hostHeader)) return this.fail(ctx, new HttpError(400));
+    if (!hasOneHost(req) || (hostHeader !== undefined && !VALID_HOST.test(hostHeader))) return this.fail(ctx, new HttpError(400));
     ctx.site = plan.hosts.match(ctx.hostname, ctx.localAddress);
     let pending: Promise<void> | void;
     try {
@@ -160,6 +160,20 @@ function parseTarget(raw: string): Target {
 function pathTarget(target: string, authority: string | undefined): Target {
   const q = target.indexOf('?');
   return { kind: 'path', path: q < 0 ? target : target.slice(0, q), query: q < 0 ? '' : target.slice(q), authority };
+}
+
+/**
+ * RFC 9112 §3.2: an HTTP/1.1 request without Host, or any with two, is a 400 (an absolute-form
+ * target does not excuse it). HTTP/1.0 may omit it and goes to the default host; HTTP/2 carries
+ * `:authority` instead.
+ */
+function hasOneHost(req: Request): boolean {
+  if (req.httpVersionMajor !== 1) return true;
+  // Node keeps only the first of repeated Host headers in `headers`; the raw list has them all.
+  const raw = req.rawHeaders;
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') count++;
+  return count === 1 || (count === 0 && req.httpVersionMinor === 0);
 }
 
 function hostnameOf(host: string): string {

@@ -1,11 +1,12 @@
 // Edges of the request path, end to end with a real server and real clients: the compression
 // threshold, what the default error pages show, errorConfig pages under conditional and Range
 // requests, HTTP/2 responses and connection-specific headers, what `{path}` is on a sanitizer error,
-// which Host headers are accepted, which host an absolute-form request is for.
+// which Host headers are accepted or required, which host an absolute-form request is for.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect as http2Connect, type IncomingHttpHeaders } from 'node:http2';
 import { tmpdir } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
@@ -274,5 +275,32 @@ hosts:
   it('sanitize the absolute form’s path like any other', async () => {
     assert.match(await send('http://b.test/x/../text.txt'), /\r\n\r\nhost b$/);
     assert.match(await send('http://b.test/%zz'), /^HTTP\/1\.1 400 /);
+  });
+});
+
+describe('requests without Host, or with two', () => {
+  const accessLog = join(root, 'host-access.log');
+  let s: RunningServer;
+  before(async () => {
+    s = await startServer(`global:\n  wwwroot: ${www}\n  logFilePath: ${accessLog}\n`);
+  });
+  after(() => s.close());
+
+  it('HTTP/1.1 without Host is Portico’s own 400, logged (RFC 9112 §3.2)', async () => {
+    for (const target of ['/256.txt', 'http://a.test/256.txt']) {
+      const reply = await raw(s.port, `GET ${target} HTTP/1.1\r\nConnection: close\r\n\r\n`);
+      assert.match(reply, /^HTTP\/1\.1 400 /, target);
+      assert.match(reply, /\r\nServer: Portico\r\n/, target);
+    }
+    await sleep(300);
+    assert.match(readFileSync(accessLog, 'utf8'), /"GET \/256\.txt HTTP\/1\.1" 400 /);
+  });
+
+  it('two Host headers are a 400', async () => {
+    assert.match(await raw(s.port, 'GET /256.txt HTTP/1.1\r\nHost: a.test\r\nHost: b.test\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 400 /);
+  });
+
+  it('HTTP/1.0 without Host goes to the default host', async () => {
+    assert.match(await raw(s.port, 'GET /256.txt HTTP/1.0\r\n\r\n'), /^HTTP\/1\.1 200 [^]*\r\n\r\nx{256}$/);
   });
 });
