@@ -9,13 +9,14 @@ import { createServer, type IncomingMessage, type Server as HttpServer, type Ser
 import { isIP, type Socket } from 'node:net';
 import type { ResolvedSettings } from '../config/defaults.js';
 import { parseListen } from '../config/formats.js';
+import { Http1Connections } from '../server/http1-connections.js';
 
 type AdminSettings = NonNullable<ResolvedSettings['admin']>;
 type Directive = 'health' | 'status' | 'config' | 'reload' | 'reload_get' | 'runtime';
 
 export type ReloadOutcome =
   | { readonly ok: true; readonly reloads: number }
-  | { readonly ok: false; readonly status: 422 | 500; readonly error: string; readonly details: readonly string[] };
+  | { readonly ok: false; readonly status: 422 | 500 | 503; readonly error: string; readonly details: readonly string[] };
 
 /** What the admin API may see and do; the Server implements it. */
 export interface AdminControl {
@@ -47,6 +48,7 @@ const MAX_CONNECTIONS = 64;
 
 export class AdminServer {
   private readonly server: HttpServer;
+  private readonly connections = new Http1Connections();
   private readonly token: Buffer | undefined;
 
   constructor(
@@ -54,7 +56,11 @@ export class AdminServer {
     private readonly control: AdminControl,
   ) {
     this.token = settings.auth_token === undefined ? undefined : digest(settings.auth_token);
-    this.server = createServer(LIMITS, (req, res) => void this.handle(req, res));
+    this.server = createServer(LIMITS, (req, res) => {
+      this.connections.request(req, res);
+      void this.handle(req, res);
+    });
+    this.server.on('connection', (socket: Socket) => this.connections.add(socket));
     this.server.maxConnections = MAX_CONNECTIONS;
     this.server.on('clientError', (_err, socket: Socket) => socket.destroy());
   }
@@ -71,13 +77,17 @@ export class AdminServer {
     });
   }
 
-  /** Finishes requests in flight (at most `graceMs`), then closes. */
+  /**
+   * Stops accepting, then finishes requests in flight and those of connections accepted a moment
+   * before (a reload restarts this listener right after answering), at most `graceMs`.
+   */
   async close(graceMs: number): Promise<void> {
     if (!this.server.listening) return;
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    this.server.closeIdleConnections();
-    const timer = setTimeout(() => this.server.closeAllConnections(), graceMs);
+    const stopSweeping = this.connections.drain();
+    const timer = setTimeout(() => this.connections.destroyAll(), graceMs);
     await closed;
+    stopSweeping();
     clearTimeout(timer);
   }
 
@@ -151,7 +161,8 @@ export class AdminServer {
 
   /** Constant time: both sides are hashed to equal lengths first. */
   private authorized(header: string | undefined): boolean {
-    const presented = header?.startsWith('Bearer ') ? header.slice(7).trim() : undefined;
+    // The scheme name is case-insensitive (RFC 9110 §11.1).
+    const presented = /^bearer[ \t]+(.*)$/is.exec(header ?? '')?.[1]?.trim();
     return presented !== undefined && timingSafeEqual(digest(presented), this.token!);
   }
 }

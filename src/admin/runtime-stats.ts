@@ -3,8 +3,12 @@
 // cover the time since the previous `/runtime` answer (or since the listener started).
 import { monitorEventLoopDelay, performance, type EventLoopUtilization, type IntervalHistogram } from 'node:perf_hooks';
 
+// The histogram's timer fires every RESOLUTION_MS and records the whole interval, so an idle loop
+// reads as RESOLUTION_MS of delay: that much is taken off.
+const RESOLUTION_MS = 20;
+
 export class RuntimeStats {
-  private readonly delay: IntervalHistogram = monitorEventLoopDelay({ resolution: 20 });
+  private readonly delay: IntervalHistogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
   private lastUtilization: EventLoopUtilization = performance.eventLoopUtilization();
 
   constructor() {
@@ -16,7 +20,7 @@ export class RuntimeStats {
     const cpu = process.cpuUsage();
     const utilization = performance.eventLoopUtilization(this.lastUtilization);
     this.lastUtilization = performance.eventLoopUtilization();
-    const p99 = this.delay.count > 0 ? this.delay.percentile(99) / 1e6 : 0;
+    const p99 = this.delay.count > 0 ? Math.max(0, this.delay.percentile(99) / 1e6 - RESOLUTION_MS) : 0;
     this.delay.reset();
     return {
       node: process.version,

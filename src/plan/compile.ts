@@ -17,7 +17,7 @@ import { locationPrefix, Site, type LocationRoute } from './site.js';
 export interface ListenerSpec {
   /** `http://127.0.0.1:8080`, `https://0.0.0.0:443`: what /status lists. */
   readonly id: string;
-  /** What reloads diff by: the id plus what cannot change on a running listener (HTTP/2, client certificates). */
+  /** The id plus what a running protocol server cannot change (HTTP/2, client certificates): a reload that changes it replaces the protocol server, keeping the socket. */
   readonly key: string;
   /** undefined: every address (dual-stack). */
   readonly address: string | undefined;

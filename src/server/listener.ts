@@ -1,13 +1,16 @@
-// One listening socket and the server on it: HTTP/1.1, or over TLS HTTPS with HTTP/2 negotiated
-// by ALPN (HTTP/1.1 the fallback). It knows its open connections, so it can stop gracefully: stop
-// accepting, let in-flight requests finish within a bound, then close the rest. A reload hands a
-// TLS listener new certificates and policy without closing it.
-import { createServer, type Server as HttpServer } from 'node:http';
+// One listening socket, and the protocol server its connections are handed to: HTTP/1.1, or over
+// TLS HTTPS with HTTP/2 negotiated by ALPN (HTTP/1.1 the fallback). The socket and the protocol are
+// separate so a reload that changes the protocol (HTTP/2 or client certificates switched) keeps the
+// port bound: new connections go to the new protocol server while the old one drains its own. A
+// listener stops gracefully: stop accepting, let in-flight requests finish within a bound, then
+// close the rest. A reload hands a TLS protocol server new certificates and policy in place.
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { Http2SecureServer, ServerHttp2Session } from 'node:http2';
-import type { Socket } from 'node:net';
+import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import type { SecureContext, TLSSocket } from 'node:tls';
 import type { ListenerSpec, TlsSetup } from '../plan/compile.js';
 import type { Request, Response } from './ctx.js';
+import { Http1Connections } from './http1-connections.js';
 import { http2Module, httpsModule } from './lazy-modules.js';
 
 export type Dispatch = (req: Request, res: Response, scheme: 'http' | 'https') => void;
@@ -22,6 +25,11 @@ export interface ConnectionLimits {
   readonly keepAliveTimeoutMs: number;
   /** How often the two limits above are checked. */
   readonly checkIntervalMs: number;
+  /**
+   * An HTTP/2 session with streams in flight that has read nothing for this long is pinged, and
+   * destroyed if the ping is not answered within as long again (default 30 s).
+   */
+  readonly http2LivenessMs?: number;
 }
 
 export const DEFAULT_LIMITS: ConnectionLimits = {
@@ -36,14 +44,39 @@ export class ListenError extends Error {}
 // A TLS client must finish its handshake within this; an idle HTTP/2 session is closed after this.
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 const HTTP2_IDLE_MS = 120_000;
+const HTTP2_LIVENESS_MS = 30_000;
+
+interface SessionWatch {
+  /** The session's TLS socket: Node hands out only a proxy that refuses to be destroyed. */
+  readonly socket: TLSSocket | undefined;
+  streams: number;
+  bytesRead: number;
+  pingSentAt: number | undefined;
+}
 
 type AnyServer = HttpServer | Http2SecureServer;
 
-export class Listener {
+/** The address a listener binds: what reloads diff listeners by. */
+export function bindingOf(spec: ListenerSpec): string {
+  return `${spec.address ?? '*'} ${spec.port}`;
+}
+
+/**
+ * The protocol half of a listener: a Node HTTP, HTTPS or HTTP/2 server that never binds a port
+ * but is handed the connections its Listener accepts, and tracks them so it can drain on its own.
+ */
+export class ProtocolServer {
   private readonly server: AnyServer;
+  /** Every connection handed over, as accepted (before any TLS). */
   private readonly sockets = new Set<Socket>();
-  private readonly sessions = new Set<ServerHttp2Session>();
+  private readonly http1 = new Http1Connections();
+  private readonly sessions = new Map<ServerHttp2Session, SessionWatch>();
+  private readonly livenessMs: number;
+  private livenessTimer: NodeJS.Timeout | undefined;
+  private readonly headDeadlines = new WeakMap<Socket, NodeJS.Timeout>();
   private tls: TlsSetup | undefined;
+  private drained: Promise<void> | undefined;
+  private onEmpty: (() => void) | undefined;
 
   constructor(
     readonly spec: ListenerSpec,
@@ -51,32 +84,41 @@ export class Listener {
     limits: ConnectionLimits = DEFAULT_LIMITS,
     tls?: TlsSetup,
   ) {
+    this.livenessMs = limits.http2LivenessMs ?? HTTP2_LIVENESS_MS;
     const http1 = {
       headersTimeout: limits.headersTimeoutMs,
       requestTimeout: limits.requestTimeoutMs,
       keepAliveTimeout: limits.keepAliveTimeoutMs,
       connectionsCheckingInterval: limits.checkIntervalMs,
-      noDelay: true,
     };
     if (!spec.secure) {
-      this.server = createServer(http1, (req, res) => dispatch(req, res, 'http'));
+      this.server = createServer({ ...http1, requireHostHeader: false }, (req, res) => {
+        this.http1.request(req, res);
+        dispatch(req, res, 'http');
+      });
     } else {
       if (!tls?.certificates.fallback) throw new ListenError(`${spec.id}: HTTPS needs a certificate (cert and key)`);
       this.tls = tls;
       const options = {
         ...http1,
+        // The pipeline answers a missing Host itself, with Portico's headers and an access-log line.
+        requireHostHeader: false,
         ...tls.policy,
         ...tls.fallbackPair,
         handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
         requestCert: tls.requestCert,
         rejectUnauthorized: tls.requestCert,
-        // Reads the listener's current certificates, so a reload's new ones apply to new handshakes.
+        // Reads the current certificates, so a reload's new ones apply to new handshakes.
         SNICallback: (name: string, done: (err: Error | null, context?: SecureContext) => void) => done(null, this.tls!.certificates.select(name)),
       };
       const handler = (req: Request, res: Response) => dispatch(req, res, 'https');
       if (tls.http2) {
         const h2 = http2Module().createSecureServer({ ...options, allowHTTP1: true, settings: tls.http2Settings }, (req, res) => {
-          if (req.httpVersionMajor === 1) this.headWindow(req.socket as Socket, res, limits.headersTimeoutMs);
+          if (req.httpVersionMajor === 1) {
+            this.headWindow(req.socket as Socket, res, limits.headersTimeoutMs);
+            // The ALPN fallback hands Node's HTTP/1 request and response objects to this callback.
+            this.http1.request(req as unknown as IncomingMessage, res as unknown as ServerResponse);
+          }
           handler(req, res);
         });
         h2.setTimeout(HTTP2_IDLE_MS);
@@ -85,15 +127,25 @@ export class Listener {
         // its connection for ever. Each such connection must send a complete request head within
         // the header limit of connecting, and of each response's end.
         h2.on('secureConnection', (socket: TLSSocket) => {
-          if (socket.alpnProtocol !== 'h2') this.armHeadDeadline(socket, limits.headersTimeoutMs);
+          if (socket.alpnProtocol === 'h2') return;
+          this.http1.add(socket);
+          this.armHeadDeadline(socket, limits.headersTimeoutMs);
         });
+        // Node creates each session in its own secureConnection listener and announces it at once:
+        // one that runs first learns which socket the session will be on.
+        let connecting: TLSSocket | undefined;
+        h2.prependListener('secureConnection', (socket: TLSSocket) => (connecting = socket));
         h2.on('session', (session: ServerHttp2Session) => {
-          this.sessions.add(session);
-          session.once('close', () => this.sessions.delete(session));
+          this.trackSession(session, connecting);
+          connecting = undefined;
         });
         this.server = h2;
       } else {
-        this.server = httpsModule().createServer(options, handler);
+        this.server = httpsModule().createServer(options, (req, res) => {
+          this.http1.request(req, res);
+          handler(req, res);
+        });
+        this.server.on('secureConnection', (socket: TLSSocket) => this.http1.add(socket));
       }
       // Failed handshakes (a client without a certificate, a scanner) end the connection only.
       this.server.on('tlsClientError', (_err: Error, socket: TLSSocket) => socket.destroy());
@@ -104,20 +156,113 @@ export class Listener {
         else done(null);
       });
     }
-    const connectionEvent = spec.secure ? 'secureConnection' : 'connection';
-    this.server.on(connectionEvent, (socket: Socket) => {
-      this.sockets.add(socket);
-      socket.once('close', () => this.sockets.delete(socket));
-    });
     // A client that sends garbage gets a 400 and is closed; nothing reaches the log as a crash.
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
       if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
       const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
       socket.end(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'}\r\nConnection: close\r\nContent-Length: 0\r\nServer: Portico\r\n\r\n`);
     });
+    // Node starts the HTTP/1 header and request time limits when a server starts listening; this
+    // one never listens itself, so it is told it does.
+    this.server.emit('listening');
   }
 
-  private readonly headDeadlines = new WeakMap<Socket, NodeJS.Timeout>();
+  /** A connection the Listener accepted. */
+  accept(socket: Socket): void {
+    this.sockets.add(socket);
+    socket.once('close', () => {
+      this.sockets.delete(socket);
+      if (this.sockets.size === 0) this.onEmpty?.();
+    });
+    if (!this.spec.secure) this.http1.add(socket);
+    this.server.emit('connection', socket);
+  }
+
+  get connections(): number {
+    return this.sockets.size;
+  }
+
+  /** New certificates and policy for new handshakes (reload); open connections are not touched. */
+  updateTls(tls: TlsSetup): void {
+    if (!this.spec.secure || !tls.certificates.fallback) return;
+    this.tls = tls;
+    const server = this.server as unknown as import('node:tls').Server;
+    server.setSecureContext({ ...tls.policy, ...tls.fallbackPair });
+    if (tls.http2 && 'updateSettings' in this.server) (this.server as Http2SecureServer).updateSettings(tls.http2Settings ?? {});
+  }
+
+  /**
+   * Ends this server's connections once no longer handed new ones: idle keep-alive connections
+   * close at once and busy ones as their response ends (HTTP/2 sessions get GOAWAY); whatever is
+   * left after `graceMs` is destroyed. Settles when every connection has closed.
+   */
+  drain(graceMs: number): Promise<void> {
+    this.drained ??= new Promise<void>((resolve) => {
+      const stopSweeping = this.http1.drain();
+      for (const session of this.sessions.keys()) session.close();
+      const deadline = setTimeout(() => {
+        this.http1.destroyAll();
+        for (const session of this.sessions.keys()) session.destroy();
+        for (const socket of this.sockets) socket.destroy();
+      }, graceMs);
+      this.onEmpty = () => {
+        this.onEmpty = undefined;
+        stopSweeping();
+        clearTimeout(deadline);
+        clearInterval(this.livenessTimer);
+        // Stops Node's time-limit timer.
+        this.server.close();
+        resolve();
+      };
+      if (this.sockets.size === 0) this.onEmpty();
+    });
+    return this.drained;
+  }
+
+  private trackSession(session: ServerHttp2Session, socket: TLSSocket | undefined): void {
+    const watch: SessionWatch = { socket, streams: 0, bytesRead: 0, pingSentAt: undefined };
+    this.sessions.set(session, watch);
+    session.once('close', () => this.sessions.delete(session));
+    session.on('stream', (stream) => {
+      watch.streams++;
+      stream.once('close', () => watch.streams--);
+    });
+    // A session whose handshake finished after draining began gets GOAWAY at once.
+    if (this.drained) session.close();
+    this.livenessTimer ??= setInterval(() => this.checkLiveness(), this.livenessMs).unref();
+  }
+
+  /**
+   * Node's HTTP/2 session stops reading its socket while a write is pending, so a client that
+   * dies in the middle of a download is never noticed: the session, its stream and the file it
+   * reads stay open for ever (seen with curl killed mid-download). A session with streams in
+   * flight that has read nothing since the last check is pinged; one that has not answered by
+   * the next check is destroyed with its socket (destroying the session alone waits for the
+   * stuck write). Idle sessions are left to the idle timeout.
+   */
+  private checkLiveness(): void {
+    const now = Date.now();
+    for (const [session, watch] of this.sessions) {
+      if (session.destroyed) continue;
+      const bytesRead = session.socket?.bytesRead ?? 0;
+      const heard = bytesRead !== watch.bytesRead;
+      watch.bytesRead = bytesRead;
+      if (heard || watch.streams === 0) {
+        watch.pingSentAt = undefined;
+      } else if (watch.pingSentAt === undefined) {
+        watch.pingSentAt = now;
+        // Refused only by a session already on its way out, or one flooding with unanswered pings.
+        if (!session.ping(() => undefined)) this.destroySession(session, watch);
+      } else if (now - watch.pingSentAt >= this.livenessMs) {
+        this.destroySession(session, watch);
+      }
+    }
+  }
+
+  private destroySession(session: ServerHttp2Session, watch: SessionWatch): void {
+    session.destroy();
+    watch.socket?.destroy();
+  }
 
   private armHeadDeadline(socket: Socket, ms: number): void {
     const previous = this.headDeadlines.get(socket);
@@ -134,18 +279,26 @@ export class Listener {
       if (!socket.destroyed) this.armHeadDeadline(socket, ms);
     });
   }
+}
 
-  /** New certificates and policy for new handshakes (reload); open connections are not touched. */
-  updateTls(tls: TlsSetup): void {
-    if (!this.spec.secure || !tls.certificates.fallback) return;
-    this.tls = tls;
-    const server = this.server as unknown as import('node:tls').Server & { requestCert: boolean; rejectUnauthorized: boolean };
-    server.setSecureContext({ ...tls.policy, ...tls.fallbackPair });
-    if (tls.http2 && 'updateSettings' in this.server) (this.server as Http2SecureServer).updateSettings(tls.http2Settings ?? {});
+/** A bound address and the protocol server it hands connections to. */
+export class Listener {
+  private readonly server: NetServer;
+  /** Protocol servers a reload replaced, finishing their connections. */
+  private readonly retired = new Set<ProtocolServer>();
+
+  constructor(private protocol: ProtocolServer) {
+    this.server = createNetServer({ noDelay: true }, (socket) => this.protocol.accept(socket));
+  }
+
+  get spec(): ListenerSpec {
+    return this.protocol.spec;
   }
 
   get connections(): number {
-    return this.sockets.size;
+    let n = this.protocol.connections;
+    for (const p of this.retired) n += p.connections;
+    return n;
   }
 
   /** The bound port (useful when a test asked for an ephemeral one). */
@@ -158,6 +311,7 @@ export class Listener {
     return new Promise((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException) => {
         this.server.off('listening', onListening);
+        void this.protocol.drain(0);
         reject(new ListenError(`cannot listen on ${this.spec.id}: ${explain(err)}`));
       };
       const onListening = () => {
@@ -170,33 +324,24 @@ export class Listener {
     });
   }
 
+  updateTls(tls: TlsSetup): void {
+    this.protocol.updateTls(tls);
+  }
+
+  /** From now on connections go to `next`; the current protocol server drains within `graceMs`. */
+  async replace(next: ProtocolServer, graceMs: number): Promise<void> {
+    const previous = this.protocol;
+    this.protocol = next;
+    this.retired.add(previous);
+    await previous.drain(graceMs);
+    this.retired.delete(previous);
+  }
+
   /** Stops accepting, waits up to `graceMs` for in-flight requests, then closes what is left. */
   async close(graceMs: number): Promise<void> {
     if (!this.server.listening) return;
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    let sweep: NodeJS.Timeout | undefined;
-    if ('closeIdleConnections' in this.server) {
-      // Keep-alive connections become idle as their last response ends; close them as they do.
-      const http1 = this.server;
-      http1.closeIdleConnections();
-      sweep = setInterval(() => http1.closeIdleConnections(), 50);
-    } else {
-      // HTTP/2: GOAWAY to every session; streams in flight finish.
-      for (const session of this.sessions) session.close();
-    }
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<void>((resolve) => {
-      timer = setTimeout(() => {
-        if ('closeAllConnections' in this.server) this.server.closeAllConnections();
-        for (const session of this.sessions) session.destroy();
-        for (const socket of this.sockets) socket.destroy();
-        resolve();
-      }, graceMs);
-    });
-    await Promise.race([closed, deadline]);
-    clearTimeout(timer);
-    clearInterval(sweep);
-    await closed;
+    this.server.close();
+    await Promise.all([this.protocol, ...this.retired].map((p) => p.drain(graceMs)));
   }
 }
 

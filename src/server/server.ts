@@ -20,7 +20,7 @@ import { compilePlan, type CompileServices, type ListenerSpec, type Plan } from 
 import { OcspStapler } from '../tls/ocsp.js';
 import { StaticFiles } from '../static/static-files.js';
 import { ErrorResponder, type Logger } from './error-responder.js';
-import { Listener, type ConnectionLimits, type Dispatch } from './listener.js';
+import { bindingOf, Listener, ProtocolServer, type ConnectionLimits, type Dispatch } from './listener.js';
 import { RequestHandler, type AccessRecord } from './request-handler.js';
 
 export interface ServerOptions {
@@ -51,6 +51,13 @@ export class Server implements AdminControl {
   private runtimeStats: RuntimeStats | undefined;
   /** Reloads run one at a time, in the order asked. */
   private reloading: Promise<unknown> = Promise.resolve();
+  /** Admin listener restarts, one at a time: two overlapping ones would fight over the port. */
+  private adminRestarts: Promise<void> = Promise.resolve();
+  /** A reload removed the admin block: the admin API stays stopped (SPEC-admin-api.md). */
+  private adminRemoved = false;
+  private adminConfigured = false;
+  /** Listeners and protocol servers a reload retired, draining in the background. */
+  private readonly retiring = new Set<Promise<void>>();
 
   private constructor(
     plan: Plan,
@@ -116,27 +123,35 @@ export class Server implements AdminControl {
   /**
    * Swaps in a new configuration. The Plan is compiled and new listeners are bound off to the
    * side; any failure leaves the running configuration untouched. Unchanged listeners keep their
-   * connections; removed ones drain gracefully. Requests in flight finish with the Plan they began.
+   * connections; removed ones drain gracefully; an address whose protocol changes stays bound
+   * while its old connections drain. Requests in flight finish with the Plan they began.
    */
   async reload(config: Config): Promise<void> {
+    if (this.stopping) throw new Error('the server is shutting down; the configuration is not reloaded');
     const plan = compilePlan(config, this.services);
-    const wanted = new Set(plan.listeners.map((s) => s.key));
-    const added = plan.listeners.filter((s) => !this.listeners.has(s.key));
-    const removed = [...this.listeners.values()].filter((l) => !wanted.has(l.spec.key));
-    // A listener that changes kind on the same address (HTTP/2 or client certificates switched)
-    // must let go of the port before its successor can bind it.
-    const sameAddress = (a: ListenerSpec, b: ListenerSpec) => a.port === b.port && a.address === b.address;
-    const handedOver = removed.filter((l) => added.some((s) => sameAddress(s, l.spec)));
-    for (const l of handedOver) {
-      this.listeners.delete(l.spec.key);
-      void l.close(plan.global.shutdownTimeout);
+    const wanted = new Map(plan.listeners.map((s) => [bindingOf(s), s]));
+    const added = plan.listeners.filter((s) => !this.listeners.has(bindingOf(s)));
+    const removed = [...this.listeners].filter(([binding]) => !wanted.has(binding)).map(([, l]) => l);
+    // An address whose protocol changes (HTTP/2 or client certificates switched, HTTP to HTTPS)
+    // keeps its socket and gets a new protocol server. Made before anything changes: it can fail.
+    const replaced: [Listener, ProtocolServer][] = [];
+    for (const [binding, l] of this.listeners) {
+      const spec = wanted.get(binding);
+      if (spec && spec.key !== l.spec.key) replaced.push([l, this.protocolServer(spec, plan)]);
     }
-    const opened = await this.bind(added, plan);
+    const discard = () => Promise.all(replaced.map(([, p]) => p.drain(0)));
+    let opened: Listener[];
     let logs: Logs;
     try {
-      logs = await reopenChanged(this.current.logs, config, this.services.options);
+      opened = await this.bind(added, plan);
+      try {
+        logs = await reopenChanged(this.current.logs, config, this.services.options);
+      } catch (e) {
+        await Promise.all(opened.map((l) => l.close(0)));
+        throw e;
+      }
     } catch (e) {
-      await Promise.all(opened.map((l) => l.close(0)));
+      await discard();
       throw e;
     }
     const oldLogs = this.current.logs;
@@ -144,26 +159,35 @@ export class Server implements AdminControl {
     this.current.logs = logs;
     this.listenForAccessLog();
     this.handler.plan = plan;
-    for (const l of opened) this.listeners.set(l.spec.key, l);
-    for (const l of removed) this.listeners.delete(l.spec.key);
+    for (const l of opened) this.listeners.set(bindingOf(l.spec), l);
+    for (const l of removed) this.listeners.delete(bindingOf(l.spec));
+    const grace = plan.global.shutdownTimeout;
+    // Draining can take up to the grace period: it runs in the background, not in this reload.
+    for (const l of removed) this.retire(l.close(grace));
+    for (const [l, protocol] of replaced) this.retire(l.replace(protocol, grace));
     if (plan.tls) for (const l of this.listeners.values()) l.updateTls(plan.tls);
     this.prefetchOcsp(plan);
     this.reloads++;
     this.lastReload = new Date();
     // The admin listener restarts on every reload (SPEC-admin-api.md), but only after this
     // reload's own answer has left through it: closing it first would wait on itself.
-    setImmediate(() => void this.restartAdmin(plan.global.admin));
+    setImmediate(() => (this.adminRestarts = this.adminRestarts.then(() => this.restartAdmin(plan.global.admin))));
     await Promise.all([
-      ...removed.filter((l) => !handedOver.includes(l)).map((l) => l.close(plan.global.shutdownTimeout)),
       oldLogs.error !== logs.error ? oldLogs.error.close() : undefined,
       oldLogs.access !== logs.access ? oldLogs.access?.close() : undefined,
     ]);
+  }
+
+  private retire(draining: Promise<void>): void {
+    this.retiring.add(draining);
+    void draining.finally(() => this.retiring.delete(draining));
   }
 
   /** Reloads from the configured source; never throws: the outcome says what happened. */
   reloadFromSource(): Promise<ReloadOutcome> {
     const source = this.services.options.reloadSource;
     const run = async (): Promise<ReloadOutcome> => {
+      if (this.stopping) return { ok: false, status: 503, error: 'shutting down', details: ['the server is shutting down; the configuration is not reloaded'] };
       if (!source) return { ok: false, status: 500, error: 'reload failed', details: ['this server has no configuration file to reload from'] };
       const next = await source();
       if (!next.config) {
@@ -218,10 +242,13 @@ export class Server implements AdminControl {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.draining = true;
+      // A reload under way finishes first, so every listener it opens is closed here.
+      await this.reloading;
       const grace = this.plan.global.shutdownTimeout;
-      await Promise.all([...this.listeners.values()].map((l) => l.close(grace)));
+      await Promise.all([...[...this.listeners.values()].map((l) => l.close(grace)), ...this.retiring]);
       this.listeners.clear();
       // The admin listener goes last, so /health can say "shutting_down" while requests drain.
+      await this.adminRestarts;
       await this.admin?.close(ADMIN_GRACE_MS);
       this.admin = undefined;
       this.runtimeStats?.close();
@@ -235,26 +262,42 @@ export class Server implements AdminControl {
   }
 
   private async startAdmin(settings: ResolvedSettings['admin']): Promise<void> {
+    this.adminConfigured = settings !== undefined;
     if (settings === undefined) return;
     const admin = new AdminServer(settings, this);
     await admin.start();
     this.admin = admin;
+    // Sampling starts with the listener, so the first /runtime covers a real interval.
+    if (settings.runtime) this.runtimeStats ??= new RuntimeStats();
     const host = parseListen(admin.listen)?.host;
     if (host !== undefined && !isLoopback(host)) {
       this.log(`WARNING: the admin API listens on ${admin.listen}, which is not a loopback address: anyone who can reach it can reconfigure this server`);
     }
   }
 
-  /** Every reload: the old admin listener finishes its requests and closes, the new one starts. */
+  /**
+   * Every reload: the old admin listener finishes its requests and closes, the new one starts.
+   * A reload without an `admin` block stops it for the life of the process (SPEC-admin-api.md:
+   * "stopped permanently"), so a file edited by mistake cannot bring a control plane back.
+   */
   private async restartAdmin(settings: ResolvedSettings['admin']): Promise<void> {
     if (this.stopping) return;
     await this.admin?.close(ADMIN_GRACE_MS);
     this.admin = undefined;
-    if (settings === undefined) {
+    const hadAdmin = this.adminConfigured;
+    this.adminConfigured = settings !== undefined;
+    if (settings === undefined && hadAdmin && !this.adminRemoved) {
+      this.adminRemoved = true;
+      this.log('admin API stopped: the configuration no longer has an admin block; it stays stopped until Portico restarts');
+    } else if (settings !== undefined && this.adminRemoved) {
+      this.log('admin API not started: an earlier reload removed it, and it stays stopped until Portico restarts');
+    }
+    if (settings === undefined || this.adminRemoved) {
       this.runtimeStats?.close();
       this.runtimeStats = undefined;
       return;
     }
+    if (this.stopping) return;
     try {
       await this.startAdmin(settings);
     } catch (e) {
@@ -274,9 +317,13 @@ export class Server implements AdminControl {
   }
 
   private async openListeners(plan: Plan): Promise<void> {
-    for (const l of await this.bind(plan.listeners, plan)) this.listeners.set(l.spec.key, l);
+    for (const l of await this.bind(plan.listeners, plan)) this.listeners.set(bindingOf(l.spec), l);
     this.prefetchOcsp(plan);
     if (plan.global.enableHTTP3) this.log('HTTP/3 is not served: this Node.js runtime has no QUIC support (enableHTTP3 is ignored; HTTPS and HTTP/2 are served)');
+  }
+
+  private protocolServer(spec: ListenerSpec, plan: Plan): ProtocolServer {
+    return new ProtocolServer(spec, this.dispatch, this.services.options.limits, plan.tls);
   }
 
   /** Binds every spec or none. */
@@ -284,7 +331,7 @@ export class Server implements AdminControl {
     const opened: Listener[] = [];
     try {
       for (const spec of specs) {
-        const listener = new Listener(spec, this.dispatch, this.services.options.limits, plan.tls);
+        const listener = new Listener(this.protocolServer(spec, plan));
         await listener.start();
         opened.push(listener);
       }

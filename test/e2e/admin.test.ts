@@ -105,8 +105,8 @@ describe('endpoints', () => {
       for (const k of ['rss', 'heap_used', 'heap_total', 'external']) assert.equal(typeof runtime.memory![k], 'number');
       for (const k of ['user_ms', 'system_ms']) assert.equal(typeof runtime.cpu![k], 'number');
       const u = runtime.event_loop!.utilization as number;
-      assert.ok(u >= 0 && u <= 1);
-      assert.equal(typeof runtime.event_loop!.delay_p99_ms, 'number');
+      assert.ok(u >= 0 && u <= 1, `utilization ${u}`);
+      assert.ok((runtime.event_loop!.delay_p99_ms as number) >= 0);
       assert.equal(typeof runtime.uptime_sec, 'number');
     }));
 
@@ -160,6 +160,9 @@ describe('authentication', () => {
         }
       }
       assert.equal((await admin(port, '/health', { headers: { authorization: 'Bearer correct horse' } })).status, 200);
+      // The scheme name is case-insensitive (RFC 9110 §11.1); the token is not.
+      assert.equal((await admin(port, '/health', { headers: { authorization: 'bearer  correct horse' } })).status, 200);
+      assert.equal((await admin(port, '/health', { headers: { authorization: 'Bearer Correct horse' } })).status, 401);
       await sleep(50);
       assert.ok(!s.stderr().includes('correct horse'), 'the token never reaches the log');
       assert.match(s.stderr(), /admin: 127\.0\.0\.1 GET \/health 401/);
@@ -216,6 +219,40 @@ describe('reload', () => {
       await sleep(200);
       await assert.rejects(admin(next, '/health'), /ECONNREFUSED/);
       assert.equal((await request(s.port, '/')).text, 'first');
+      // "Stopped permanently": a later reload that brings the block back does not restart it.
+      s.rewrite(`global:\n  wwwroot: ${other}\n  admin:\n    listen: "127.0.0.1:${next}"\n`);
+      assert.equal((await s.server.reloadFromSource()).ok, true);
+      await sleep(200);
+      await assert.rejects(admin(next, '/health'), /ECONNREFUSED/);
+      assert.equal((await request(s.port, '/')).text, 'second');
+      assert.match(s.stderr(), /admin API not started: an earlier reload removed it/);
+    }));
+
+  it('overlapping reloads restart the admin listener one after the other; none is orphaned, and shutdown completes', async () => {
+    const adminPort = await freePort();
+    const s = await startServer(`global:\n  wwwroot: ${www}\n  admin:\n    listen: "127.0.0.1:${adminPort}"\n`);
+    const replies = await Promise.all([admin(adminPort, '/reload', { method: 'POST' }), admin(adminPort, '/reload', { method: 'POST' }), admin(adminPort, '/reload')]);
+    assert.deepEqual(replies.map((r) => r.status), [200, 200, 200]);
+    await sleep(300);
+    assert.equal((await admin(adminPort, '/health')).status, 200);
+    assert.doesNotMatch(s.stderr(), /not restarted/);
+    await s.close();
+    await assert.rejects(admin(adminPort, '/health'), /ECONNREFUSED/);
+  });
+
+  it('a request on a connection accepted just before a restart is answered, not dropped', () =>
+    withAdmin('    status: true\n', async (_s, port) => {
+      const { connect } = await import('node:net');
+      const early = connect(port, '127.0.0.1');
+      await new Promise((resolve) => early.once('connect', resolve));
+      assert.equal((await admin(port, '/reload', { method: 'POST' })).status, 200);
+      // The restart is under way: the connection has not sent anything yet.
+      await sleep(20);
+      let reply = '';
+      early.setEncoding('utf8').on('data', (d: string) => (reply += d));
+      early.write('GET /status HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+      await new Promise((resolve) => early.once('close', resolve));
+      assert.match(reply, /^HTTP\/1\.1 200 /);
     }));
 
   it('a listener that cannot bind fails the whole reload cleanly (500), the old one keeps serving', () =>
@@ -257,5 +294,28 @@ describe('shutdown', () => {
     assert.equal(await download, 16 * 1024 * 1024);
     await stopped;
     await assert.rejects(admin(adminPort, '/health'), /ECONNREFUSED/);
+  });
+
+  it('refuses a reload while draining (503), so nothing new opens behind the shutdown', async () => {
+    const adminPort = await freePort();
+    const s = await startServer(`global:\n  wwwroot: ${www}\n  shutdownTimeout: 5000\n  admin:\n    listen: "127.0.0.1:${adminPort}"\n`);
+    const download = new Promise<number>((resolve, reject) => {
+      httpGet({ host: '127.0.0.1', port: s.port, path: '/big.bin', agent: false }, (res) => {
+        res.pause();
+        let n = 0;
+        setTimeout(() => res.on('data', (d: Buffer) => (n += d.length)).resume(), 400);
+        res.on('end', () => resolve(n));
+      }).on('error', reject);
+    });
+    await sleep(100);
+    const stopped = s.close();
+    await sleep(50);
+    const elsewhere = await freePort();
+    s.rewrite(`global:\n  port: "127.0.0.1:${elsewhere}"\n  wwwroot: ${www}\n  admin:\n    listen: "127.0.0.1:${adminPort}"\n`);
+    const refused = await admin(adminPort, '/reload', { method: 'POST' });
+    assert.deepEqual([refused.status, refused.json.error], [503, 'shutting down']);
+    assert.equal(await download, 16 * 1024 * 1024, 'the download in flight finishes');
+    await stopped;
+    await assert.rejects(request(elsewhere, '/'), /ECONNREFUSED/);
   });
 });

@@ -2,7 +2,8 @@
 // (test/fixtures/tls, made by make.sh with openssl): SNI, TLS policy, client certificates, HTTP/2
 // by ALPN, the HTTP → HTTPS redirect, and certificates reloaded under open connections.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { connect as http2Connect } from 'node:http2';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,16 @@ import { connect as tlsConnect, type ConnectionOptions, type PeerCertificate } f
 import { ROOT } from '../helpers/cli.js';
 import { request } from '../helpers/http.js';
 import { freePort, startServer, type RunningServer } from '../helpers/server.js';
+import { DEFAULT_LIMITS } from '../../src/server/listener.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+async function eventually(condition: () => boolean, ms = 3000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    assert.ok(Date.now() < deadline, 'timed out');
+    await sleep(25);
+  }
+}
 
 const TLS = join(ROOT, 'test/fixtures/tls');
 const CA = readFileSync(join(TLS, 'ca.crt'));
@@ -209,6 +220,38 @@ describe('HTTP/2', () => {
     }
   });
 
+  it('ends the session of a client that died mid-download (no connection or open file left behind)', async (t) => {
+    if (spawnSync('curl', ['--version']).status !== 0) {
+      assert.ok(!process.env.CI, 'curl is needed under CI');
+      return t.skip('curl is not installed');
+    }
+    const sport = await freePort();
+    const s = await startServer(`global:\n  sport: "127.0.0.1:${sport}"\n${tlsBlock()}`, { limits: { ...DEFAULT_LIMITS, http2LivenessMs: 300 } });
+    try {
+      // Larger than every buffer between the two ends (a sparse file: no disk, no memory).
+      writeFileSync(join(www, 'huge.bin'), '');
+      truncateSync(join(www, 'huge.bin'), 64 * 1024 * 1024);
+      const openFiles = () =>
+        readdirSync('/proc/self/fd').filter((fd) => {
+          try {
+            return readlinkSync(`/proc/self/fd/${fd}`).endsWith('huge.bin');
+          } catch {
+            return false;
+          }
+        }).length;
+      // A slow reader, killed outright: its kernel resets the connection while the server's
+      // writes are still queued.
+      const curl = spawn('curl', ['-sk', '--http2', '--limit-rate', '500k', '-o', '/dev/null', '--resolve', `localhost:${sport}:127.0.0.1`, `https://localhost:${sport}/huge.bin`]);
+      await eventually(() => s.server.connectionsActive === 1 && openFiles() === 1);
+      await sleep(300);
+      curl.kill('SIGKILL');
+      await eventually(() => s.server.connectionsActive === 0 && openFiles() === 0, 5000);
+      assert.doesNotMatch(s.stderr(), /Unexpected error/, 'a client going away is not a server error');
+    } finally {
+      await s.close();
+    }
+  });
+
   it('is not offered with enableHTTP2: false', async () => {
     const { s, sport } = await secureServer('  enableHTTP2: false\n');
     try {
@@ -259,6 +302,57 @@ describe('reload', () => {
       });
       assert.equal(stillOpen, 200, 'the connection opened before the reload still serves');
       session.close();
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('switches HTTP/2 off and on without unbinding the port: sessions in flight finish, new handshakes follow the new setting', async () => {
+    const { s, sport } = await secureServer();
+    try {
+      const session = http2Connect(`https://localhost:${sport}`, { ca: CA, host: '127.0.0.1' } as never);
+      const stream = session.request({ ':path': '/large.bin' });
+      await new Promise((resolve) => stream.once('response', resolve));
+      stream.pause();
+      const received = new Promise<number>((resolve, reject) => {
+        let length = 0;
+        stream.on('data', (d: Buffer) => (length += d.length)).on('end', () => resolve(length)).on('error', reject);
+      });
+      const closed = new Promise((resolve) => session.once('close', resolve));
+      s.rewrite(`global:\n  sport: "127.0.0.1:${sport}"\n${tlsBlock('  enableHTTP2: false\n')}`);
+      assert.equal((await s.server.reloadFromSource()).ok, true);
+      assert.equal((await handshake(sport, { ALPNProtocols: ['h2', 'http/1.1'] })).alpn, 'http/1.1', 'HTTP/2 no longer offered');
+      assert.equal((await get(sport)).body, 'secure hello');
+      assert.deepEqual(s.server.listenerUrls.filter((u) => u.endsWith(`:${sport}`)), [`https://127.0.0.1:${sport}`]);
+      stream.resume();
+      assert.equal(await received, 3 * 1024 * 1024, 'the stream in flight finished');
+      await closed;
+      s.rewrite(`global:\n  sport: "127.0.0.1:${sport}"\n${tlsBlock()}`);
+      assert.equal((await s.server.reloadFromSource()).ok, true);
+      assert.equal((await handshake(sport, { ALPNProtocols: ['h2', 'http/1.1'] })).alpn, 'h2');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('turns a plain port into an HTTPS one in place, and a failed reload leaves it as it was', async () => {
+    const port = await freePort();
+    const s = await startServer(`global:\n  port: "127.0.0.1:${port}"\n  wwwroot: ${www}\n`);
+    try {
+      assert.equal((await request(port, '/')).text, 'secure hello');
+      // The same address as sport, and a second address that is taken: the reload must fail whole.
+      const taken = await freePort();
+      const blocker = (await import('node:net')).createServer().listen(taken, '127.0.0.1');
+      await new Promise((resolve) => blocker.once('listening', resolve));
+      s.rewrite(`global:\n  port: "127.0.0.1:${taken}"\n  sport: "127.0.0.1:${port}"\n${tlsBlock()}`);
+      const failed = await s.server.reloadFromSource();
+      blocker.close();
+      assert.equal(failed.ok, false);
+      assert.equal((await request(port, '/')).text, 'secure hello', 'still plain HTTP');
+      s.rewrite(`global:\n  sport: "127.0.0.1:${port}"\n  disableNonEncryptedServer: true\n${tlsBlock()}`);
+      assert.equal((await s.server.reloadFromSource()).ok, true);
+      assert.equal((await get(port)).body, 'secure hello');
+      assert.deepEqual(s.server.listenerUrls, [`https://127.0.0.1:${port}`]);
     } finally {
       await s.close();
     }

@@ -1,0 +1,70 @@
+// Graceful closing of HTTP/1 connections, which Node's server.close() leaves half done: a response
+// in flight still promises keep-alive, so its client may send the next request just as the
+// connection is closed under it; and a connection that never sent a request stays open until the
+// grace period ends. This keeps, per connection, whether a request is being served and whether
+// one ever was: once draining, every response says `Connection: close`, idle connections close,
+// and never-used ones get a short window for their first request.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+
+// A new connection gets this long to send its first request once its server is draining.
+const FIRST_REQUEST_GRACE_MS = 1_000;
+// How often a draining server looks for connections that have become idle.
+const SWEEP_MS = 50;
+
+interface ConnectionState {
+  readonly acceptedAt: number;
+  /** The response in progress, if any (HTTP/1 serves one request at a time per connection). */
+  response: ServerResponse | undefined;
+  served: boolean;
+}
+
+export class Http1Connections {
+  private readonly states = new Map<Socket, ConnectionState>();
+  private draining = false;
+
+  get size(): number {
+    return this.states.size;
+  }
+
+  /** An HTTP/1 connection (the TLS socket for HTTPS). */
+  add(socket: Socket): void {
+    this.states.set(socket, { acceptedAt: Date.now(), response: undefined, served: false });
+    socket.once('close', () => this.states.delete(socket));
+  }
+
+  /** Every HTTP/1 request of a tracked connection passes here before it is handled. */
+  request(req: IncomingMessage, res: ServerResponse): void {
+    const state = this.states.get(req.socket);
+    if (!state) return;
+    state.response = res;
+    // Once draining, each response is the last on its connection.
+    if (this.draining) res.shouldKeepAlive = false;
+    res.once('close', () => {
+      state.response = undefined;
+      state.served = true;
+    });
+  }
+
+  /**
+   * From now on every connection ends after its response in progress; idle ones are closed as
+   * they become idle, new ones once they have had time to send a request. Returns the stop.
+   */
+  drain(): () => void {
+    this.draining = true;
+    for (const { response } of this.states.values()) if (response && !response.headersSent) response.shouldKeepAlive = false;
+    const sweep = (): void => {
+      const now = Date.now();
+      for (const [socket, state] of this.states) {
+        if (state.response === undefined && (state.served || now - state.acceptedAt >= FIRST_REQUEST_GRACE_MS)) socket.destroy();
+      }
+    };
+    sweep();
+    const timer = setInterval(sweep, SWEEP_MS);
+    return () => clearInterval(timer);
+  }
+
+  destroyAll(): void {
+    for (const socket of this.states.keys()) socket.destroy();
+  }
+}
