@@ -17,6 +17,12 @@ export class Ctx {
   length: number | undefined = undefined;
   /** The basic-auth user, once authenticated. */
   user: string | undefined = undefined;
+  /**
+   * The request has a sanitized path and its Resolved, so an error may be re-dispatched through an
+   * errorConfig. Refusals before that (Host, request target, URL sanitizer, `*`) get the default
+   * error response, as in Ferron (REFERENCE-behaviour.md §1.1).
+   */
+  routed = false;
   /** Set while an errorConfig renders the page for this error: the page keeps this status. */
   errorStatus: number | undefined = undefined;
   /** Headers the error must carry (WWW-Authenticate, Allow…), kept on an errorConfig's page. */

@@ -27,7 +27,7 @@ export class ErrorResponder {
       ctx.res.destroy();
       return;
     }
-    const route = ctx.errorStatus === undefined ? ctx.resolved?.errorConfigs.find((r) => r.scode === undefined || r.scode === e.status) : undefined;
+    const route = ctx.routed && ctx.errorStatus === undefined ? ctx.resolved.errorConfigs.find((r) => r.scode === undefined || r.scode === e.status) : undefined;
     if (route) {
       ctx.errorStatus = e.status;
       ctx.errorHeaders = e.headers;

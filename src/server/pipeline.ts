@@ -1,15 +1,13 @@
-// The handler chain of one Resolved, in ARCHITECTURE.md's fixed order: client address
-// (X-Forwarded-For), blocklist, HTTPS and www redirects, rewriteMap, nonStandardCodes, the
-// trailing-slash redirect, the modules in `loadModules` order, the method check, static files;
-// nothing answering is a 404. (The URL sanitizer runs before routing, in the request handler,
-// because the location depends on the sanitized path.) Built at compile time, with only the
-// stages this Resolved needs.
+// The handler chain of one Resolved, in ARCHITECTURE.md's fixed order: HTTPS and www redirects,
+// rewriteMap, nonStandardCodes, the trailing-slash redirect, the modules in `loadModules` order,
+// the method check, static files; nothing answering is a 404. (The client address, the blocklist
+// and the URL sanitizer come first, in the request handler: the blocklist must answer before even
+// a malformed request is refused, and the location depends on the sanitized path.) Built at
+// compile time, with only the stages this Resolved needs.
 import { resolve } from 'node:path';
 import type { ResolvedSettings } from '../config/defaults.js';
 import type { ModuleName } from '../config/properties.js';
 import type { AuthServices } from '../auth/auth-services.js';
-import { blocklist } from '../stages/blocklist.js';
-import { clientAddress } from '../stages/client-address.js';
 import { methodCheck } from '../stages/method-check.js';
 import { nonStandardCodes } from '../stages/non-standard-codes.js';
 import { httpsRedirect, wwwRedirect } from '../stages/redirects.js';
@@ -34,8 +32,6 @@ const notFound: Stage = (ctx) => ctx.fail(404);
 export function buildChain(settings: ResolvedSettings, services: PipelineServices): Stage {
   const stages: Stage[] = [];
   for (const stage of [
-    clientAddress(settings),
-    blocklist(settings),
     httpsRedirect(settings),
     wwwRedirect(settings),
     rewriteMap(settings, services),

@@ -1,9 +1,13 @@
-// One request from socket to access log: pick the host and location, sanitize the path, run the
-// Resolved's chain under the request time limit, render any error, log the line.
+// One request from socket to access log: pick the host and location, sanitize the path, settle
+// the client address and check the blocklist (first, whatever the request: CONTRACT.md, point 5),
+// refuse what is malformed, run the Resolved's chain under the request time limit, render any
+// error, log the line.
 import type { Plan } from '../plan/compile.js';
 import { normalizeAddress } from '../plan/host-table.js';
-import { decodePath, sanitizePath } from '../stages/url-sanitizer.js';
+import { isBlocked } from '../stages/blocklist.js';
+import { applyForwardedFor } from '../stages/client-address.js';
 import { ALLOWED_METHODS } from '../stages/method-check.js';
+import { decodePath, sanitizePath } from '../stages/url-sanitizer.js';
 import { Ctx, type Request, type Response } from './ctx.js';
 import { Deadlines } from './deadlines.js';
 import type { ErrorResponder } from './error-responder.js';
@@ -17,9 +21,9 @@ export interface AccessRecord {
 }
 
 // `uri-host [":" port]` (RFC 9110 §7.2, RFC 3986 §3.2.2), lower-cased: a bracketed IP literal or a
-// registered name (IPv4 included), then digits for the port. Anything else is a 400 before any
-// configuration applies (RFC 9112 §3.2): a Host such as `example.org:@evil.com` must never reach
-// a Location header.
+// registered name (IPv4 included), then digits for the port. Anything else is a 400 without any
+// host's configuration (RFC 9112 §3.2): a Host such as `example.org:@evil.com` must never reach a
+// Location header.
 const VALID_HOST = /^(?:\[[0-9a-z:.%]+\]|(?:[a-z0-9\-._~!$&'()*+,;=]|%[0-9a-f]{2})*)(?::[0-9]*)?$/;
 const notFound = (): never => {
   throw new HttpError(404);
@@ -64,9 +68,14 @@ export class RequestHandler {
     const plan = this.plan;
     const rawTarget = req.url ?? '/';
     const target = parseTarget(rawTarget);
+    const host = req.headers.host;
     // An absolute-form target names the host itself, and Host is then ignored (RFC 9112 §3.2.2).
-    const authority = target.kind === 'path' && target.authority !== undefined ? target.authority : (req.headers.host ?? (req.headers[':authority'] as string | undefined));
-    const hostHeader = authority?.toLowerCase();
+    const absolute = target.kind === 'path' ? target.authority : undefined;
+    const authority = (absolute ?? host ?? (req.headers[':authority'] as string | undefined))?.toLowerCase();
+    // A missing, repeated or malformed Host names no host: the default one stands in until the
+    // request is refused, after the blocklist.
+    const hostValid = hasOneHost(req) && (authority === undefined || VALID_HOST.test(authority)) && (absolute === undefined || host === undefined || VALID_HOST.test(host.toLowerCase()));
+    const hostHeader = hostValid ? authority : undefined;
     // HTTP/2 hands each request its own proxy of the socket; the session's socket is the one to key by.
     const a = addressesOf('stream' in req ? (req.stream.session?.socket ?? req.socket) : req.socket);
     const ctx = new Ctx(req, res, scheme, Date.now(), a.remote, a.remotePort, a.local, a.localPort, hostHeader, hostHeader === undefined ? undefined : hostnameOf(hostHeader));
@@ -78,11 +87,10 @@ export class RequestHandler {
     // Only until the response head: a long download after that is not cut (REFERENCE §13).
     if (plan.global.timeout !== null) this.deadlines.add(ctx, plan.global.timeout);
 
-    if (!hasOneHost(req) || (hostHeader !== undefined && !VALID_HOST.test(hostHeader))) return this.fail(ctx, new HttpError(400));
     ctx.site = plan.hosts.match(ctx.hostname, ctx.localAddress);
     let pending: Promise<void> | void;
     try {
-      this.route(ctx, target);
+      this.route(ctx, target, hostValid);
       pending = ctx.responded ? undefined : ctx.resolved.chain(ctx, notFound);
     } catch (error) {
       return this.fail(ctx, error);
@@ -102,27 +110,46 @@ export class RequestHandler {
     });
   }
 
-  /** Sets the path, query and Resolved; answers `OPTIONS *` itself. */
-  private route(ctx: Ctx, target: Target): void {
+  /**
+   * Everything before the chain: the location of the sanitized path, the client address, the
+   * blocklist, then the refusal of a malformed request (Host, target, path) and `OPTIONS *`. Sets
+   * the path, query and Resolved.
+   */
+  private route(ctx: Ctx, target: Target, hostValid: boolean): void {
+    let resolved = ctx.site.resolved;
+    let pathError: unknown;
+    if (target.kind === 'path') {
+      ctx.query = target.query;
+      // `allowDoubleSlashes` can differ per location: look it up by the raw path first.
+      resolved = ctx.site.locate(safeDecode(target.path));
+      try {
+        const path = sanitizePath(target.path, resolved.settings.allowDoubleSlashes);
+        if (path !== target.path) resolved = ctx.site.locate(decodePath(path));
+        ctx.path = ctx.originalPath = path;
+      } catch (error) {
+        // There is no sanitized path: `{path}` in the 400's headers is the raw one (REFERENCE §11).
+        ctx.originalPath = target.path;
+        pathError = error;
+      }
+    }
+    // Whether X-Forwarded-For is trusted depends on the location, hence on the sanitized path;
+    // sanitizing has no effect of its own, so its refusal can wait until the blocklist has spoken.
+    const forwardedError = applyForwardedFor(ctx, resolved.settings);
+    ctx.routed = hostValid && target.kind === 'path' && pathError === undefined;
+    if (isBlocked(ctx.clientAddress, resolved.settings)) {
+      ctx.resolved = resolved;
+      throw new HttpError(403);
+    }
+    // Before a Resolved is set: the bare default page, as no host could be chosen (REFERENCE §1.1).
+    if (!hostValid) throw new HttpError(400);
+    ctx.resolved = resolved;
+    if (forwardedError) throw forwardedError;
     if (target.kind === 'invalid') throw target.error;
+    if (pathError !== undefined) throw pathError;
     if (target.kind === 'asterisk') {
-      ctx.resolved = ctx.site.resolved;
       if (ctx.method === 'OPTIONS') return void send(ctx, 204, ['Allow', ALLOWED_METHODS]);
       throw new HttpError(400, [['Allow', ALLOWED_METHODS]]);
     }
-    ctx.query = target.query;
-    // `allowDoubleSlashes` can differ per location: look it up by the raw path first.
-    ctx.resolved = ctx.site.locate(safeDecode(target.path));
-    let path: string;
-    try {
-      path = sanitizePath(target.path, ctx.resolved.settings.allowDoubleSlashes);
-    } catch (error) {
-      // There is no sanitized path: `{path}` in the 400's headers is the raw one (REFERENCE §11).
-      ctx.originalPath = target.path;
-      throw error;
-    }
-    ctx.path = ctx.originalPath = path;
-    if (path !== target.path) ctx.resolved = ctx.site.locate(decodePath(path));
   }
 }
 

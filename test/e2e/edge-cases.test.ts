@@ -1,7 +1,8 @@
 // Edges of the request path, end to end with a real server and real clients: the compression
 // threshold, what the default error pages show, errorConfig pages under conditional and Range
 // requests, HTTP/2 responses and connection-specific headers, what `{path}` is on a sanitizer error,
-// which Host headers are accepted or required, which host an absolute-form request is for.
+// which Host headers are accepted or required, which host an absolute-form request is for, the
+// blocklist answering before anything else.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect as http2Connect, type IncomingHttpHeaders } from 'node:http2';
@@ -302,5 +303,89 @@ describe('requests without Host, or with two', () => {
 
   it('HTTP/1.0 without Host goes to the default host', async () => {
     assert.match(await raw(s.port, 'GET /256.txt HTTP/1.0\r\n\r\n'), /^HTTP\/1\.1 200 [^]*\r\n\r\nx{256}$/);
+  });
+});
+
+describe('the blocklist answers before anything else', () => {
+  const errs = join(root, 'blocked-errors');
+  let s: RunningServer;
+  before(async () => {
+    mkdirSync(errs, { recursive: true });
+    writeFileSync(join(errs, 'blocked.html'), '<p>you are blocked</p>');
+    s = await startServer(`
+global:
+  wwwroot: ${www}
+  blocklist: [127.0.0.1, 192.0.2.7]
+  customHeaders:
+    X-Path: "p={path}"
+hosts:
+  - domain: errcfg.test
+    errorConfig:
+      - scode: 403
+        wwwroot: ${errs}
+        rewriteMap:
+          - regex: ".*"
+            replacement: /blocked.html
+  - domain: proxied.test
+    locations:
+      - path: /api
+        enableIPSpoofing: true
+`);
+  });
+  after(() => s.close());
+
+  const status = async (head: string) => /^HTTP\/1\.1 (\d{3}) /.exec(await raw(s.port, `${head}\r\nConnection: close\r\n\r\n`))?.[1];
+
+  it('a blocked client gets 403 for malformed requests too, never their 400 or 204', async () => {
+    for (const head of [
+      'GET /%00 HTTP/1.1\r\nHost: a.test',
+      'GET /%zz HTTP/1.1\r\nHost: a.test',
+      'OPTIONS * HTTP/1.1\r\nHost: a.test',
+      'GET * HTTP/1.1\r\nHost: a.test',
+      'GET ftp://a/ HTTP/1.1\r\nHost: a.test',
+      'GET / HTTP/1.1\r\nHost: example.org:@evil.com',
+      'GET / HTTP/1.1',
+      'GET / HTTP/1.1\r\nHost: a.test\r\nHost: b.test',
+      'GET http://a.test/256.txt HTTP/1.1\r\nHost: a.test',
+      'DELETE /256.txt HTTP/1.1\r\nHost: a.test',
+    ]) {
+      assert.equal(await status(head), '403', head);
+    }
+  });
+
+  it('the 403 of a well-formed request goes through errorConfig; a malformed one gets the default page', async () => {
+    const page = await raw(s.port, 'GET /256.txt HTTP/1.1\r\nHost: errcfg.test\r\nConnection: close\r\n\r\n');
+    assert.match(page, /^HTTP\/1\.1 403 [^]*\r\nX-Path: p=\/256\.txt\r\n[^]*\r\n\r\n<p>you are blocked<\/p>$/);
+    const malformed = await raw(s.port, 'GET /x/%zz HTTP/1.1\r\nHost: errcfg.test\r\nConnection: close\r\n\r\n');
+    assert.match(malformed, /^HTTP\/1\.1 403 [^]*\r\nX-Path: p=\/x\/%zz\r\n[^]*<title>403 Forbidden<\/title>/);
+  });
+});
+
+describe('the blocklist sees the X-Forwarded-For client of the location', () => {
+  let s: RunningServer;
+  before(async () => {
+    s = await startServer(`
+global:
+  wwwroot: ${www}
+  blocklist: [192.0.2.7]
+hosts:
+  - domain: proxied.test
+    locations:
+      - path: /api
+        enableIPSpoofing: true
+`);
+  });
+  after(() => s.close());
+
+  const status = async (target: string, client: string) =>
+    /^HTTP\/1\.1 (\d{3}) /.exec(await raw(s.port, `GET ${target} HTTP/1.1\r\nHost: proxied.test\r\nX-Forwarded-For: ${client}\r\nConnection: close\r\n\r\n`))?.[1];
+
+  it('before the path is refused, and wherever the sanitized path lands', async () => {
+    assert.equal(await status('/api/%zz', '192.0.2.7'), '403');
+    assert.equal(await status('/api/%zz', '192.0.2.8'), '400');
+    assert.equal(await status('/api/x', '192.0.2.7'), '403');
+    assert.equal(await status('/x/../api/x', '192.0.2.7'), '403', 'the location of the sanitized path trusts the header');
+    assert.equal(await status('/api/../256.txt', '192.0.2.7'), '200', 'outside /api the header is not trusted');
+    assert.equal(await status('/api/x', 'bogus'), '400');
   });
 });
