@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import type { SecureContext, SecureContextOptions } from 'node:tls';
 import { tlsModule } from '../server/lazy-modules.js';
 import type { ResolvedSettings } from '../config/defaults.js';
-import { cipherOptions, findCurve } from './cipher-suites.js';
+import { cipherOptions, DEFAULT_CIPHER_SUITES, findCurve } from './cipher-suites.js';
 
 export interface KeyPair {
   readonly cert: Buffer;
@@ -28,25 +28,6 @@ export function readPem(path: string, what: string): Buffer {
   if (!data.includes('-----BEGIN ')) throw new Error(`${path} is not a PEM ${what}`);
   return data;
 }
-
-/**
- * Without `cipherSuite`: Mozilla's "intermediate" profile — the TLS 1.3 suites and, for TLS 1.2,
- * only forward-secret AEAD suites. Node's own default still offers CBC suites (LUCKY13).
- */
-export const DEFAULT_CIPHER_SUITES = [
-  'TLS_AES_128_GCM_SHA256',
-  'TLS_AES_256_GCM_SHA384',
-  'TLS_CHACHA20_POLY1305_SHA256',
-  'TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256',
-  'TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256',
-  'TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384',
-  'TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384',
-  'TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256',
-  'TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256',
-  'TLS_DHE_RSA_WITH_AES_128_GCM_SHA256',
-  'TLS_DHE_RSA_WITH_AES_256_GCM_SHA384',
-  'TLS_DHE_RSA_WITH_CHACHA20_POLY1305_SHA256',
-];
 
 /** The policy part of every context: versions, suites, curves, and the client CA. */
 export function policyOptions(g: ResolvedSettings): SecureContextOptions {

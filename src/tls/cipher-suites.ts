@@ -2,7 +2,6 @@
 // options of Node's `tls.createSecureContext`. Only TLS 1.2 and TLS 1.3 are in play.
 
 import type { SecureContextOptions } from 'node:tls';
-import { tlsModule } from '../server/lazy-modules.js';
 
 export interface CipherSuite {
   /** The IANA (RFC) name, e.g. `TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256`. */
@@ -95,16 +94,34 @@ function editDistance(a: string, b: string): number {
 // IANA name would go wrong quietly: it starts with `TLS_`, so Node hands it to the TLS 1.3 list,
 // OpenSSL accepts it there without error, and with no TLS 1.2 entries left Node raises the
 // minimum protocol to TLS 1.3.
-const isTls13Entry = (entry: string): boolean => /^!?TLS_/.test(entry);
+
+/**
+ * Without `cipherSuite`: Mozilla's "intermediate" profile — the TLS 1.3 suites and, for TLS 1.2,
+ * only forward-secret AEAD suites. Node's own default still offers CBC suites (LUCKY13).
+ */
+export const DEFAULT_CIPHER_SUITES = [
+  'TLS_AES_128_GCM_SHA256',
+  'TLS_AES_256_GCM_SHA384',
+  'TLS_CHACHA20_POLY1305_SHA256',
+  'TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256',
+  'TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256',
+  'TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384',
+  'TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384',
+  'TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256',
+  'TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256',
+  'TLS_DHE_RSA_WITH_AES_128_GCM_SHA256',
+  'TLS_DHE_RSA_WITH_AES_256_GCM_SHA384',
+  'TLS_DHE_RSA_WITH_CHACHA20_POLY1305_SHA256',
+];
 
 /**
  * The `ciphers` option for `tls.createSecureContext` that enables exactly the named suites
  * (validated names; an unknown one throws). A protocol version the list names no suite for keeps
- * Node's defaults for it (`tls.DEFAULT_CIPHERS`): whoever lists only TLS 1.2 suites is tuning
- * TLS 1.2, not turning TLS 1.3 off, and vice versa; protocol versions have their own settings.
- * Left alone, Node would do this for TLS 1.3 but not for TLS 1.2: a string with only TLS 1.3
- * entries makes it raise the minimum protocol to TLS 1.3. Filling in both sides explicitly keeps
- * the two cases symmetric. An empty list means no restriction at all, so no option.
+ * Portico's defaults for it (DEFAULT_CIPHER_SUITES): whoever lists only TLS 1.3 suites is tuning
+ * TLS 1.3, not turning TLS 1.2 off, and must not get a weaker TLS 1.2 for it (Node's own defaults
+ * include CBC suites). Left alone, Node would fill in TLS 1.3 but not TLS 1.2: a string with only
+ * TLS 1.3 entries makes it raise the minimum protocol to TLS 1.3. An empty list means no
+ * restriction at all, so no option.
  */
 export function cipherOptions(names: readonly string[]): Pick<SecureContextOptions, 'ciphers'> {
   if (names.length === 0) return {};
@@ -113,13 +130,10 @@ export function cipherOptions(names: readonly string[]): Pick<SecureContextOptio
     if (!suite) throw new Error(`Unknown cipher suite "${name}"`);
     return suite;
   });
-  const named13 = suites.filter((s) => s.tls13).map((s) => s.iana);
-  const named12 = suites.filter((s) => !s.tls13).map((s) => s.openssl);
-  const defaults = tlsModule().DEFAULT_CIPHERS.split(':');
-  const entries = [
-    ...(named13.length > 0 ? named13 : defaults.filter(isTls13Entry)),
-    ...(named12.length > 0 ? named12 : defaults.filter((entry) => !isTls13Entry(entry))),
-  ];
+  const defaults = DEFAULT_CIPHER_SUITES.map((name) => findCipherSuite(name)!);
+  const tls13 = suites.some((s) => s.tls13) ? suites : defaults;
+  const tls12 = suites.some((s) => !s.tls13) ? suites : defaults;
+  const entries = [...tls13.filter((s) => s.tls13).map((s) => s.iana), ...tls12.filter((s) => !s.tls13).map((s) => s.openssl)];
   return { ciphers: [...new Set(entries)].join(':') };
 }
 
