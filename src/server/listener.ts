@@ -4,7 +4,7 @@
 // port bound: new connections go to the new protocol server while the old one drains its own. A
 // listener stops gracefully: stop accepting, let in-flight requests finish within a bound, then
 // close the rest. A reload hands a TLS protocol server new certificates and policy in place.
-import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import { createServer, ServerResponse, type IncomingMessage, type Server as HttpServer } from 'node:http';
 import type { Http2SecureServer, ServerHttp2Session } from 'node:http2';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import type { SecureContext, TLSSocket } from 'node:tls';
@@ -156,6 +156,7 @@ export class ProtocolServer {
         else done(null);
       });
     }
+    this.server.on('connect', (req: Request, second: Socket | Response) => this.connect(req, second, dispatch, spec.secure ? 'https' : 'http'));
     // A client that sends garbage gets a 400 and is closed; nothing reaches the log as a crash.
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
       if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
@@ -217,6 +218,21 @@ export class ProtocolServer {
       if (this.sockets.size === 0) this.onEmpty();
     });
     return this.drained;
+  }
+
+  /**
+   * CONNECT goes through the pipeline like any request (it answers 501 while no module tunnels).
+   * HTTP/2 hands it over as a request and response; HTTP/1 as the request and its bare socket,
+   * for which a response is made here, the last on that connection.
+   */
+  private connect(req: Request, second: Socket | Response, dispatch: Dispatch, scheme: 'http' | 'https'): void {
+    if (req.httpVersionMajor >= 2) return dispatch(req, second as Response, scheme);
+    const socket = second as Socket;
+    const res = new ServerResponse(req as IncomingMessage);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket);
+    res.once('finish', () => socket.end());
+    dispatch(req, res, scheme);
   }
 
   private trackSession(session: ServerHttp2Session, socket: TLSSocket | undefined): void {

@@ -1,0 +1,81 @@
+// Requests Node's HTTP servers would answer on their own, before Portico sees them: CONNECT (Node
+// closes the connection of an HTTP/1 CONNECT nobody handles, and answers an HTTP/2 one with a bare
+// 405) and an HTTP/1.1 request without Host (Node's own 400). Each must get Portico's answer, with
+// its headers and an access-log line.
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect as http2Connect } from 'node:http2';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { connect as tlsConnect } from 'node:tls';
+import { ROOT } from '../helpers/cli.js';
+import { raw } from '../helpers/http.js';
+import { freePort, startServer } from '../helpers/server.js';
+
+const TLS = join(ROOT, 'test/fixtures/tls');
+const CA = readFileSync(join(TLS, 'ca.crt'));
+const root = mkdtempSync(join(tmpdir(), 'portico-connect-'));
+const www = join(root, 'www');
+mkdirSync(www);
+writeFileSync(join(www, 'index.html'), 'hello');
+const accessLog = join(root, 'access.log');
+after(() => rmSync(root, { recursive: true, force: true }));
+
+async function withServer(run: (port: number, sport: number) => Promise<void>): Promise<void> {
+  const sport = await freePort();
+  const s = await startServer(
+    `global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  cert: ${join(TLS, 'server.crt')}\n  key: ${join(TLS, 'server.key')}\n  wwwroot: ${www}\n  logFilePath: ${accessLog}\n`,
+  );
+  try {
+    await run(s.port, sport);
+  } finally {
+    await s.close();
+  }
+}
+
+function tlsRaw(port: number, bytes: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let reply = '';
+    const socket = tlsConnect({ host: '127.0.0.1', port, ca: CA, servername: 'localhost', ALPNProtocols: ['http/1.1'] }, () => socket.write(bytes));
+    socket.setEncoding('utf8').on('data', (d: string) => (reply += d));
+    socket.on('close', () => resolve(reply)).on('error', reject);
+  });
+}
+
+describe('CONNECT without a module that tunnels', () => {
+  it('is answered 501 over HTTP/1.1 (plain and TLS) and HTTP/2, with Portico headers, and logged', () =>
+    withServer(async (port, sport) => {
+      for (const reply of [await raw(port, 'CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\n\r\n'), await tlsRaw(sport, 'CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\n\r\n')]) {
+        assert.match(reply, /^HTTP\/1\.1 501 Not Implemented\r\n/);
+        assert.match(reply, /\r\nServer: Portico\r\n/i);
+        assert.match(reply, /\r\nConnection: close\r\n/i);
+      }
+      const session = http2Connect(`https://localhost:${sport}`, { ca: CA, host: '127.0.0.1' } as never);
+      const headers = await new Promise<Record<string, unknown>>((resolve, reject) => {
+        const stream = session.request({ ':method': 'CONNECT', ':authority': 'a.test:443' });
+        stream.on('response', resolve).on('error', reject);
+      });
+      session.close();
+      assert.equal(headers[':status'], 501);
+      assert.equal(headers.server, 'Portico');
+    }).then(() => {
+      // The access log is buffered; the server has stopped, so it is all on disk now.
+      const lines = readFileSync(accessLog, 'utf8').trim().split('\n');
+      assert.equal(lines.filter((l) => / "CONNECT a\.test:443 HTTP\/(1\.1|2\.0)" 501 /.test(l)).length, 3, lines.join('\n'));
+    }));
+});
+
+describe('Host', () => {
+  it('an HTTP/1.1 request without Host gets Portico\'s 400; HTTP/1.0 without Host is served', async () => {
+    const s = await startServer(`global:\n  wwwroot: ${www}\n`);
+    try {
+      const missing = await raw(s.port, 'GET / HTTP/1.1\r\nConnection: close\r\n\r\n');
+      assert.match(missing, /^HTTP\/1\.1 400 Bad Request\r\n/);
+      assert.match(missing, /\r\nServer: Portico\r\n/i);
+      assert.match(await raw(s.port, 'GET / HTTP/1.0\r\n\r\n'), /^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nhello$/);
+    } finally {
+      await s.close();
+    }
+  });
+});
