@@ -66,8 +66,10 @@ export class RequestHandler {
   handle(req: Request, res: Response, scheme: 'http' | 'https'): void {
     this.requestsTotal++;
     const plan = this.plan;
-    const rawTarget = req.url ?? '/';
-    const target = parseTarget(rawTarget);
+    // CONNECT's target is an authority (`a.test:443`; HTTP/2 puts it in `:authority`, with no path).
+    const connect = req.method === 'CONNECT';
+    const rawTarget = (connect ? (req.url ?? (req.headers[':authority'] as string | undefined)) : req.url) ?? '/';
+    const target = connect ? CONNECT_TARGET : parseTarget(rawTarget);
     const host = req.headers.host;
     // An absolute-form target names the host itself, and Host is then ignored (RFC 9112 §3.2.2).
     const absolute = target.kind === 'path' ? target.authority : undefined;
@@ -75,7 +77,8 @@ export class RequestHandler {
     // A missing, repeated or malformed Host names no host: the default one stands in until the
     // request is refused, after the blocklist.
     const hostValid = hasOneHost(req) && (authority === undefined || VALID_HOST.test(authority)) && (absolute === undefined || host === undefined || VALID_HOST.test(host.toLowerCase()));
-    const hostHeader = hostValid ? authority : undefined;
+    // CONNECT names the far end of a tunnel, not a host here: the default host answers it.
+    const hostHeader = hostValid && !connect ? authority : undefined;
     // HTTP/2 hands each request its own proxy of the socket; the session's socket is the one to key by.
     const a = addressesOf('stream' in req ? (req.stream.session?.socket ?? req.socket) : req.socket);
     const ctx = new Ctx(req, res, scheme, Date.now(), a.remote, a.remotePort, a.local, a.localPort, hostHeader, hostHeader === undefined ? undefined : hostnameOf(hostHeader));
@@ -112,8 +115,8 @@ export class RequestHandler {
 
   /**
    * Everything before the chain: the location of the sanitized path, the client address, the
-   * blocklist, then the refusal of a malformed request (Host, target, path) and `OPTIONS *`. Sets
-   * the path, query and Resolved.
+   * blocklist, then the refusal of a malformed request (Host, target, path), `OPTIONS *` and
+   * CONNECT. Sets the path, query and Resolved.
    */
   private route(ctx: Ctx, target: Target, hostValid: boolean): void {
     let resolved = ctx.site.resolved;
@@ -150,6 +153,9 @@ export class RequestHandler {
       if (ctx.method === 'OPTIONS') return void send(ctx, 204, ['Allow', ALLOWED_METHODS]);
       throw new HttpError(400, [['Allow', ALLOWED_METHODS]]);
     }
+    // No module tunnels (Ferron's fproxy is not in Portico): 501 with an empty body, before any
+    // redirect or authentication, as in Ferron (REFERENCE §1.1 step 9).
+    if (target.kind === 'connect') send(ctx, 501, ['Content-Length', '0']);
   }
 }
 
@@ -164,10 +170,11 @@ type Target =
       /** The absolute form's `host[:port]`. */
       readonly authority: string | undefined;
     }
-  | { readonly kind: 'asterisk' }
+  | { readonly kind: 'asterisk' | 'connect' }
   | { readonly kind: 'invalid'; readonly error: HttpError };
 
 const ASTERISK: Target = { kind: 'asterisk' };
+const CONNECT_TARGET: Target = { kind: 'connect' };
 const ABSOLUTE_FORM = /^https?:\/\//i;
 
 function parseTarget(raw: string): Target {
