@@ -69,7 +69,9 @@ function errorPageHeaders(entry: FileEntry, varies: boolean, encoding: Encoding 
 
 function isClientGone(ctx: Ctx, error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException).code;
-  return ctx.res.destroyed && (code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || code === 'EPIPE');
+  // HTTP/2's compatibility response has no `destroyed`; the stream the body was piped into does.
+  const out = 'stream' in ctx.res ? ctx.res.stream : ctx.res;
+  return out.destroyed && (code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || code === 'EPIPE');
 }
 
 /** Streams a body; a client that goes away mid-download ends it quietly (the file is closed). */

@@ -1,14 +1,15 @@
 // Edges of the request path, end to end with a real server and real clients: the compression
 // threshold, what the default error pages show, errorConfig pages under conditional and Range
-// requests, HTTP/2 responses and connection-specific headers, what `{path}` is on a sanitizer error,
-// which Host headers are accepted or required, which host an absolute-form request is for, the
-// blocklist answering before anything else, CONNECT.
+// requests, HTTP/2 responses (connection-specific headers, clients that vanish mid-download), what
+// `{path}` is on a sanitizer error, which Host headers are accepted or required, which host an
+// absolute-form request is for, the blocklist answering before anything else, CONNECT.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { createServer, ServerResponse, type Server as HttpServer } from 'node:http';
 import { connect as http2Connect, createServer as createHttp2Server, type Http2Server, type IncomingHttpHeaders } from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
+import { connect as tlsConnect } from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -141,8 +142,10 @@ hosts:
   });
 });
 
-describe('HTTP/2 responses never carry connection-specific headers', () => {
+describe('HTTP/2 responses', () => {
   const TLS = join(ROOT, 'test/fixtures/tls');
+  const errors = new PassThrough();
+  let errorLog = '';
   let server: Server;
   let sport: number;
   before(async () => {
@@ -160,7 +163,8 @@ describe('HTTP/2 responses never carry connection-specific headers', () => {
       TE: 'gzip',
       'X-Kept': 'yes',
     };
-    server = await Server.start(config!, { stderr: new PassThrough() });
+    errors.on('data', (d: Buffer) => (errorLog += d.toString()));
+    server = await Server.start(config!, { stderr: errors });
   });
   after(() => server.stop());
 
@@ -182,7 +186,7 @@ describe('HTTP/2 responses never carry connection-specific headers', () => {
     });
   }
 
-  it('drops them from files and error pages alike, keeping the other headers', async () => {
+  it('never carry connection-specific headers, on files and error pages alike; other headers stay', async () => {
     for (const [path, status] of [['/256.txt', 200], ['/missing', 404]] as const) {
       const r = await h2get(path);
       assert.equal(r.headers[':status'], status, path);
@@ -190,6 +194,22 @@ describe('HTTP/2 responses never carry connection-specific headers', () => {
       for (const name of ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te']) assert.equal(r.headers[name], undefined, `${path}: ${name}`);
     }
     assert.equal((await h2get('/256.txt')).body, 'x'.repeat(256));
+  });
+
+  it('a client that goes away mid-download is not a server error', async () => {
+    // Larger than every buffer between the two ends, so the server is still writing (sparse: no disk).
+    writeFileSync(join(www, 'huge.bin'), '');
+    truncateSync(join(www, 'huge.bin'), 64 * 1024 * 1024);
+    // The connection is dropped under the session, as when a client dies: no GOAWAY, no RST_STREAM.
+    const socket = tlsConnect({ host: '127.0.0.1', port: sport, ca: readFileSync(join(TLS, 'ca.crt')), servername: 'localhost', ALPNProtocols: ['h2'] });
+    const session = http2Connect(`https://127.0.0.1:${sport}`, { createConnection: () => socket });
+    session.on('error', () => {});
+    const stream = session.request({ ':path': '/huge.bin' });
+    stream.on('error', () => {});
+    await new Promise((resolve) => stream.once('data', resolve));
+    socket.destroy();
+    await sleep(500);
+    assert.doesNotMatch(errorLog, /Unexpected error/);
   });
 });
 
