@@ -9,7 +9,7 @@ export type Encoding = 'br' | 'gzip' | 'deflate';
 /** In preference order: among equal q-values the first wins. */
 export const ENCODINGS: readonly Encoding[] = ['br', 'gzip', 'deflate'];
 
-/** Bodies of this size or less are sent as they are: the coding's framing would eat the gain (Ferron: "size > 256 bytes"). */
+/** Bodies of this size or less are sent as they are: the coding's framing would eat the gain (Ferron's rule too). */
 export const MAX_UNCOMPRESSED_SIZE = 256;
 
 // Ferron's list of already-compressed extensions (REFERENCE-behaviour.md §8), compared
