@@ -14,9 +14,8 @@ const SWEEP_MS = 50;
 
 interface ConnectionState {
   readonly acceptedAt: number;
-  /** The response in progress, if any (HTTP/1 serves one request at a time per connection). */
+  /** The latest response (HTTP/1 serves one request at a time per connection); none yet if undefined. */
   response: ServerResponse | undefined;
-  served: boolean;
 }
 
 export class Http1Connections {
@@ -29,21 +28,20 @@ export class Http1Connections {
 
   /** An HTTP/1 connection (the TLS socket for HTTPS). */
   add(socket: Socket): void {
-    this.states.set(socket, { acceptedAt: Date.now(), response: undefined, served: false });
+    this.states.set(socket, { acceptedAt: Date.now(), response: undefined });
     socket.once('close', () => this.states.delete(socket));
   }
 
-  /** Every HTTP/1 request of a tracked connection passes here before it is handled. */
+  /**
+   * Every HTTP/1 request of a tracked connection passes here before it is handled. It costs a
+   * lookup and no listener: whether the response is done is read when draining.
+   */
   request(req: IncomingMessage, res: ServerResponse): void {
     const state = this.states.get(req.socket);
     if (!state) return;
     state.response = res;
     // Once draining, each response is the last on its connection.
     if (this.draining) res.shouldKeepAlive = false;
-    res.once('close', () => {
-      state.response = undefined;
-      state.served = true;
-    });
   }
 
   /**
@@ -55,8 +53,9 @@ export class Http1Connections {
     for (const { response } of this.states.values()) if (response && !response.headersSent) response.shouldKeepAlive = false;
     const sweep = (): void => {
       const now = Date.now();
-      for (const [socket, state] of this.states) {
-        if (state.response === undefined && (state.served || now - state.acceptedAt >= FIRST_REQUEST_GRACE_MS)) socket.destroy();
+      for (const [socket, { response, acceptedAt }] of this.states) {
+        const idle = response === undefined ? now - acceptedAt >= FIRST_REQUEST_GRACE_MS : response.writableFinished;
+        if (idle) socket.destroy();
       }
     };
     sweep();
