@@ -17,10 +17,28 @@ export function kdlString(s: string): string {
     else if (ch === '\n') out += '\\n';
     else if (ch === '\r') out += '\\r';
     else if (ch === '\t') out += '\\t';
-    else if (code < 0x20 || code === 0x7f) out += `\\u{${code.toString(16)}}`;
+    else if (mustEscape(code)) out += `\\u{${code.toString(16)}}`;
     else out += ch;
   }
   return `${out}"`;
+}
+
+/**
+ * Characters KDL does not allow as themselves in a string (control characters, the direction
+ * marks and embeddings, a byte order mark), those it would read as a line break (KDL 2.0), and
+ * lone surrogates, which UTF-8 output could not carry. The C1 controls go too, being invisible.
+ */
+function mustEscape(code: number): boolean {
+  return (
+    code < 0x20 ||
+    (code >= 0x7f && code <= 0x9f) ||
+    code === 0x200e ||
+    code === 0x200f ||
+    (code >= 0x2028 && code <= 0x202e) ||
+    (code >= 0x2066 && code <= 0x2069) ||
+    (code >= 0xd800 && code <= 0xdfff) ||
+    code === 0xfeff
+  );
 }
 
 export function kdlIdentifier(name: string): string {
