@@ -34,6 +34,11 @@ export class Diagnostics {
   }
 }
 
+/** Text from a file as a message shows it: a name or value of any length stays readable. */
+export function clip(text: string, max = 80): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
 /** `FILE:LINE:COL: path: message`, warnings marked as such. */
 export function formatDiagnostic(d: Diagnostic): string {
   const where = `${d.pos.file}:${d.pos.line}:${d.pos.col}: `;

@@ -1,15 +1,16 @@
 // What each string format of the property table accepts. A checker returns an error message, or
 // undefined when the value is fine; messages quote the value so the user sees what was read.
 import { isIP } from 'node:net';
+import { clip } from './diagnostics.js';
 import { findCipherSuite, findCurve, suggestCipherSuite } from '../tls/cipher-suites.js';
 import { MODULES } from './properties.js';
 import { compileRegex, RegexSyntaxError } from './regex.js';
-import { didYouMean } from './suggest.js';
+import { didYouMean, MAX_COMPARED } from './suggest.js';
 import type { StringFormat } from './types.js';
 
 type Checker = (value: string) => string | undefined;
 
-const q = (v: string) => JSON.stringify(v);
+const q = (v: string) => JSON.stringify(clip(v));
 const HOST_LABEL = /^(?!-)[A-Za-z0-9_-]{1,63}(?<!-)$/;
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // Field values: visible ASCII, spaces, tabs and obs-text; never CR, LF or NUL (header injection).
@@ -101,7 +102,7 @@ const CHECKERS: Record<StringFormat, Checker> = {
       : `unknown module ${q(v)}${didYouMean(v, MODULES)} (modules: ${MODULES.join(', ')})`,
   'cipher-suite': (v) => {
     if (findCipherSuite(v)) return undefined;
-    const s = suggestCipherSuite(v);
+    const s = v.length <= MAX_COMPARED ? suggestCipherSuite(v) : undefined;
     return `unknown cipher suite ${q(v)}${s ? `; did you mean "${s}"?` : ''}`;
   },
   'ecdh-curve': (v) => (findCurve(v) ? undefined : `unknown ECDH curve ${q(v)} (x25519, secp256r1, secp384r1, secp521r1)`),

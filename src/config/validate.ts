@@ -1,7 +1,7 @@
 // Raw tree → typed Config, every problem reported at once. Shapes, ranges and formats come from the
 // property table; the rules that relate several properties live in checks.ts.
 import { isAbsolute, resolve } from 'node:path';
-import type { Diagnostics } from './diagnostics.js';
+import { clip, type Diagnostics } from './diagnostics.js';
 import { checkFormat } from './formats.js';
 import {
   ALIASES,
@@ -68,7 +68,7 @@ function got(node: RawNode): string {
   if (node.kind === 'map') return 'a mapping';
   const v = node.value;
   if (v === null) return 'null';
-  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'string') return JSON.stringify(clip(v));
   return String(v);
 }
 
@@ -102,7 +102,7 @@ class Validator {
           if (host) hosts.push(host);
         });
       } else if (entry.key !== 'include') {
-        this.diags.error(entry.keyPos, entry.key, `unknown top-level key${didYouMean(entry.key, TOP_KEYS)} (expected global, hosts or include)`);
+        this.diags.error(entry.keyPos, clip(entry.key), `unknown top-level key${didYouMean(entry.key, TOP_KEYS)} (expected global, hosts or include)`);
       }
     }
     const config: Config = { global, hosts };
@@ -150,7 +150,7 @@ class Validator {
     }
     for (const entry of node.entries) {
       const name = this.canonicalName(entry, path);
-      const at = `${path}.${name}`;
+      const at = `${path}.${clip(name)}`;
       const row = propertyRow(name);
       if (!row) {
         const here = PROPERTY_NAMES.filter((n) => (PROPERTIES[n].scopes as readonly string[]).includes(scope));
@@ -251,7 +251,7 @@ class Validator {
         const seen = new Map<string, Pos>();
         let ok = true;
         for (const e of node.entries) {
-          const at = `${path}.${e.key}`;
+          const at = `${path}.${clip(e.key)}`;
           const problem = spec.keyFormat && checkFormat(spec.keyFormat, e.key);
           if (problem) {
             this.diags.error(e.keyPos, at, problem);
@@ -286,7 +286,7 @@ class Validator {
     for (const e of node.entries) {
       const [fieldName, field] = findField(spec, e.key);
       if (!field) {
-        this.diags.error(e.keyPos, `${path}.${e.key}`, `unknown field of ${spec.label}${didYouMean(e.key, Object.keys(spec.fields))}`);
+        this.diags.error(e.keyPos, `${path}.${clip(e.key)}`, `unknown field of ${spec.label}${didYouMean(e.key, Object.keys(spec.fields))}`);
         ok = false;
         continue;
       }

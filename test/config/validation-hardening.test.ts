@@ -1,0 +1,38 @@
+// Validation problems found in review: each test names the defect it keeps fixed.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { formatDiagnostic } from '../../src/config/diagnostics.js';
+import { loadConfigText, type Syntax } from '../../src/config/load.js';
+import { editDistance, suggest } from '../../src/config/suggest.js';
+
+function errorsOf(text: string, syntax: Syntax = 'yaml'): string[] {
+  const file = syntax === 'kdl' ? 'portico.kdl' : 'portico.yaml';
+  return loadConfigText(text, syntax, file)
+    .diagnostics.filter((d) => d.severity === 'error')
+    .map(formatDiagnostic);
+}
+
+describe('an unknown name far from every candidate', () => {
+  it('is refused at once, and its message does not repeat a megabyte', () => {
+    const started = performance.now();
+    const kdl = errorsOf(`global {\n    ${'a'.repeat(1e6)} 1\n}\n`, 'kdl');
+    assert.ok(performance.now() - started < 3000, 'took too long');
+    assert.equal(kdl.length, 1);
+    const yaml = errorsOf(`global: {"${'a'.repeat(1e6)}": 1}\n`);
+    assert.deepEqual(yaml, [`portico.yaml:1:10: global.${'a'.repeat(80)}…: unknown property`]);
+  });
+
+  it('still gets a suggestion when it is a typo', () => {
+    assert.deepEqual(errorsOf('global:\n  loadModule: [cache]\n'), ['portico.yaml:2:3: global.loadModule: unknown property; did you mean "loadModules"?']);
+    assert.equal(suggest('enableHttp2', ['enableHTTP2', 'enableHTTP3']), 'enableHTTP2');
+    assert.equal(suggest('prxyTo', ['proxyTo', 'authTo']), 'proxyTo');
+    assert.equal(suggest('x'.repeat(65), ['x'.repeat(64)]), undefined);
+  });
+
+  it('stops measuring once the limit is passed', () => {
+    assert.equal(editDistance('kitten', 'sitting'), 3);
+    assert.equal(editDistance('ab', 'ba'), 1);
+    assert.equal(editDistance('kitten', 'sitting', 1), 2);
+    assert.equal(editDistance('a'.repeat(1000), 'b', 2), 3);
+  });
+});
