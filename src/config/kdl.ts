@@ -7,7 +7,7 @@ import { getLocation, type Document, type Entry, type Node } from '@bgotink/kdl'
 import { parse as parseV1 } from '@bgotink/kdl/v1-compat';
 import { parse as parseV2 } from '@bgotink/kdl';
 import type { Diagnostics } from './diagnostics.js';
-import { ALIASES, propertyRow } from './properties.js';
+import { ALIASES, PROPERTIES, PROPERTY_NAMES, propertyRow, type Scope } from './properties.js';
 import { rawList, rawMap, scalar, type Pos, type RawEntry, type RawMap, type RawNode, type RawScalarValue } from './raw.js';
 import { didYouMean } from './suggest.js';
 import type { ObjectSpec, Spec } from './types.js';
@@ -19,41 +19,66 @@ interface KdlError extends Error {
 }
 
 // People (and CONTRACT.md's own example) write `{ a 1; b 2 }`: KDL 1.0's grammar wants a terminator
-// after the last node before `}`, which KDL 2.0 dropped. Inserting that `;` changes no line or column
-// before it, so every position the parser reports stays true to the file.
+// after the last node before `}`, which KDL 2.0 dropped. Inserting that `;` changes no line, and
+// the columns after it on its line are counted back (Terminators), so every position reported is
+// true to the file.
 const MAX_TERMINATOR_FIXES = 10_000;
 
-function parseKdlDocument(text: string): Document {
+/** The `;`s inserted, by line, at their columns in the text as finally parsed. */
+class Terminators {
+  private readonly byLine = new Map<number, number[]>();
+
+  /** One more `;` at this line and column of the current text; those right of it move along. */
+  add(line: number, column: number): void {
+    const columns = this.byLine.get(line) ?? [];
+    for (let i = 0; i < columns.length; i++) if (columns[i]! >= column) columns[i]!++;
+    columns.push(column);
+    this.byLine.set(line, columns);
+  }
+
+  /** The column in the file of a column in the parsed text. */
+  column(line: number, column: number): number {
+    const columns = this.byLine.get(line);
+    return columns ? column - columns.filter((c) => c < column).length : column;
+  }
+}
+
+type Parsed = { ok: true; doc: Document; terminators: Terminators } | { ok: false; error: unknown; terminators: Terminators };
+
+function parseKdlDocument(text: string): Parsed {
   const looksV2 = /(^|[\s=(])#(true|false|null|inf|-inf|nan)\b|(^|[\s=])#+"/.test(text);
   const attempts = looksV2 ? [parseVersion2, parseVersion1] : [parseVersion1, parseVersion2];
-  let firstError: unknown;
+  let firstFailure: Parsed | undefined;
   for (const attempt of attempts) {
+    const terminators = new Terminators();
     try {
-      return attempt(text);
-    } catch (e) {
-      firstError ??= e;
+      return { ok: true, doc: attempt(text, terminators), terminators };
+    } catch (error) {
+      firstFailure ??= { ok: false, error, terminators };
     }
   }
-  throw firstError;
+  return firstFailure!;
 }
 
 function parseVersion2(text: string): Document {
   return parseV2(text, { as: 'document', storeLocations: true });
 }
 
-function parseVersion1(text: string): Document {
+function parseVersion1(text: string, terminators: Terminators): Document {
   let source = text;
   for (let fixes = 0; ; fixes++) {
     try {
       return parseV1(source, { storeLocations: true });
     } catch (e) {
-      const errors = flatten(e as KdlError);
-      const offsets = errors.map((err) =>
-        err.message.startsWith('Missing node terminator') && err.token?.text === '}' ? err.start?.offset : undefined,
+      // The other errors are reported once these are fixed, so their positions come without noise.
+      const missing = flatten(e as KdlError).flatMap((err) =>
+        err.message.startsWith('Missing node terminator') && err.token?.text === '}' && err.start ? [err.start] : [],
       );
-      if (fixes >= MAX_TERMINATOR_FIXES || offsets.length === 0 || offsets.some((o) => o === undefined)) throw e;
-      for (const offset of [...new Set(offsets as number[])].sort((a, b) => b - a)) {
-        source = `${source.slice(0, offset)};${source.slice(offset)}`;
+      if (fixes >= MAX_TERMINATOR_FIXES || missing.length === 0) throw e;
+      const unique = [...new Map(missing.map((m) => [m.offset, m])).values()].sort((a, b) => b.offset - a.offset);
+      for (const at of unique) {
+        source = `${source.slice(0, at.offset)};${source.slice(at.offset)}`;
+        terminators.add(at.line, at.column);
       }
     }
   }
@@ -64,28 +89,34 @@ function flatten(e: KdlError): KdlError[] {
 }
 
 export function parseKdl(text: string, file: string, diags: Diagnostics): RawNode | undefined {
-  let doc: Document;
-  try {
-    doc = parseKdlDocument(text);
-  } catch (e) {
-    for (const err of flatten(e as KdlError)) {
-      const pos = { file, line: err.start?.line ?? 1, col: err.start?.column ?? 1 };
+  const parsed = parseKdlDocument(text);
+  if (!parsed.ok) {
+    for (const err of flatten(parsed.error as KdlError)) {
+      const line = err.start?.line ?? 1;
+      const pos = { file, line, col: parsed.terminators.column(line, err.start?.column ?? 1) };
       diags.error(pos, '', `KDL syntax: ${err.message.replace(/ at \d+:\d+$/, '')}`);
     }
     return undefined;
   }
-  return new KdlReader(file, diags).document(doc);
+  return new KdlReader(file, diags, parsed.terminators).document(parsed.doc);
 }
 
+/**
+ * Reads the document into the raw tree. Each method is given the model path of what it reads
+ * (`hosts[0].locations[1]`), so its messages name the property as the validator's do; a node it
+ * has already refused is left out of the tree, so that it is not reported a second time.
+ */
 class KdlReader {
   constructor(
     readonly file: string,
     readonly diags: Diagnostics,
+    readonly terminators: Terminators,
   ) {}
 
   pos(element: Node | Entry | undefined): Pos {
     const start = element ? getLocation(element)?.start : undefined;
-    return { file: this.file, line: start?.line ?? 1, col: start?.column ?? 1 };
+    if (!start) return { file: this.file, line: 1, col: 1 };
+    return { file: this.file, line: start.line, col: this.terminators.column(start.line, start.column) };
   }
 
   document(doc: Document): RawMap {
@@ -103,10 +134,10 @@ class KdlReader {
           this.diags.error(this.pos(node), 'global', `a file has one global block (the first is at ${earlier.keyPos.line}:${earlier.keyPos.col})`);
           continue;
         }
-        entries.push({ key: 'global', keyPos: this.pos(node), value: this.scope(node, 'global', []) });
+        entries.push({ key: 'global', keyPos: this.pos(node), value: this.scope(node, 'global', [], 'global') });
       } else if (name === 'host') {
         firstHost ??= node;
-        hosts.push(this.host(node));
+        hosts.push(this.host(node, `hosts[${hosts.length}]`));
       } else if (name === 'include') {
         firstInclude ??= node;
         includes.push(...this.args(node));
@@ -121,24 +152,24 @@ class KdlReader {
     return rawMap(entries, { file: this.file, line: 1, col: 1 });
   }
 
-  host(node: Node): RawNode {
+  host(node: Node, path: string): RawNode {
     const selectors: RawEntry[] = [];
     for (const entry of node.getPropertyEntries()) {
       const key = entry.getName()!;
       if (key === 'domain' || key === 'ip') selectors.push({ key, keyPos: this.pos(entry), value: this.value(entry) });
-      else this.diags.error(this.pos(entry), `host.${key}`, 'a host takes only domain= and ip= as properties; write other properties as children');
+      else this.diags.error(this.pos(entry), `${path}.${key}`, 'a host takes only domain= and ip= as properties; write other properties as children');
     }
     const [first] = node.getArgumentEntries();
     if (first) {
-      this.diags.error(this.pos(node), 'host', 'write host domain="example.com" (a property), not an argument');
+      this.diags.error(this.pos(node), path, 'write host domain="example.com" (a property), not an argument');
       // Read it as the domain all the same, so the mistake is reported once rather than cascading.
       if (!selectors.some((e) => e.key === 'domain')) selectors.push({ key: 'domain', keyPos: this.pos(first), value: this.value(first) });
     }
-    return this.scope(node, 'host', selectors);
+    return this.scope(node, 'host', selectors, path);
   }
 
   /** The children of a scope node → the YAML-shaped mapping, sections gathered into lists. */
-  scope(node: Node, scope: 'global' | 'host' | 'location' | 'errorConfig', leading: RawEntry[]): RawMap {
+  scope(node: Node, scope: Scope, leading: RawEntry[], path: string): RawMap {
     const entries = [...leading];
     const locations: RawNode[] = [];
     const errorConfigs: RawNode[] = [];
@@ -146,27 +177,35 @@ class KdlReader {
     let firstErrorConfig: Node | undefined;
     for (const child of node.children?.nodes ?? []) {
       const name = child.getName();
+      const at = `${path}.${ALIASES[name] ?? name}`;
       if (name === 'location' && scope === 'host') {
         firstLocation ??= child;
-        locations.push(this.location(child));
+        locations.push(this.location(child, `${path}.locations[${locations.length}]`));
         continue;
       }
       if (name === 'errorConfig' && scope === 'host') {
         firstErrorConfig ??= child;
-        errorConfigs.push(this.errorConfig(child));
+        errorConfigs.push(this.errorConfig(child, `${path}.errorConfig[${errorConfigs.length}]`));
         continue;
       }
       if (name === 'location' || name === 'errorConfig') {
-        this.diags.error(this.pos(child), name, `${name} blocks belong directly inside a host`);
+        this.diags.error(this.pos(child), at, `${name} blocks belong directly inside a host`);
         continue;
       }
       const row = propertyRow(ALIASES[name] ?? name);
       if (row?.type.kind === 'section') {
-        this.diags.error(this.pos(child), name, 'write location "/path" { … } and errorConfig scode=404 { … } blocks inside a host');
+        this.diags.error(this.pos(child), at, 'write location "/path" { … } and errorConfig scode=404 { … } blocks inside a host');
         continue;
       }
-      const value = row ? this.shaped(child, row.type, name) : this.generic(child);
-      const repeated = row?.type.kind === 'list' ? entries.find((e) => e.key === name) : undefined;
+      if (!row) {
+        // Named here rather than by the validator, whose suggestions are the YAML names ("locations").
+        this.diags.error(this.pos(child), at, `unknown property${didYouMean(name, kdlNames(scope))}`);
+        continue;
+      }
+      const repeated = row.type.kind === 'list' ? entries.find((e) => e.key === name) : undefined;
+      const index = repeated?.value.kind === 'list' ? repeated.value.items.length : 0;
+      const value = this.shaped(child, row.type, at, index);
+      if (!value) continue;
       if (repeated && repeated.value.kind === 'list' && value.kind === 'list') repeated.value.items.push(...value.items);
       else entries.push({ key: name, keyPos: this.pos(child), value });
     }
@@ -177,93 +216,97 @@ class KdlReader {
     return rawMap(entries, this.pos(node));
   }
 
-  location(node: Node): RawNode {
+  location(node: Node, path: string): RawNode {
     const args = node.getArgumentEntries();
     const leading: RawEntry[] = [];
     // No path at all is left to the validator's "a location needs a path", as for YAML.
-    if (args.length > 1) this.diags.error(this.pos(args[1]), 'location', 'write location "/path" { … } with exactly one path');
+    if (args.length > 1) this.diags.error(this.pos(args[1]), path, 'write location "/path" { … } with exactly one path');
     if (args[0]) leading.push({ key: 'path', keyPos: this.pos(args[0]), value: this.value(args[0]) });
     for (const p of node.getPropertyEntries()) {
-      this.diags.error(this.pos(p), `location.${p.getName()}`, 'a location takes its path as its only argument; write properties as children');
+      this.diags.error(this.pos(p), `${path}.${p.getName()}`, 'a location takes its path as its only argument; write properties as children');
     }
-    return this.scope(node, 'location', leading);
+    return this.scope(node, 'location', leading, path);
   }
 
-  errorConfig(node: Node): RawNode {
+  errorConfig(node: Node, path: string): RawNode {
     const leading: RawEntry[] = [];
     for (const p of node.getPropertyEntries()) {
       if (p.getName() === 'scode') leading.push({ key: 'scode', keyPos: this.pos(p), value: this.value(p) });
-      else this.diags.error(this.pos(p), `errorConfig.${p.getName()}`, 'an errorConfig takes only scode= as a property; write others as children');
+      else this.diags.error(this.pos(p), `${path}.${p.getName()}`, 'an errorConfig takes only scode= as a property; write others as children');
     }
-    if (node.getArgumentEntries().length > 0) this.diags.error(this.pos(node), 'errorConfig', 'write errorConfig scode=404 { … }');
-    return this.scope(node, 'errorConfig', leading);
+    if (node.getArgumentEntries().length > 0) this.diags.error(this.pos(node), path, 'write errorConfig scode=404 { … }');
+    return this.scope(node, 'errorConfig', leading, path);
   }
 
-  /** A node read as the spec says it is written. */
-  shaped(node: Node, spec: Spec, name: string): RawNode {
+  /**
+   * A node read as the spec says it is written; undefined when it is refused here. `index` is the
+   * node's place among repeated nodes of a list of objects (`users` written twice).
+   */
+  shaped(node: Node, spec: Spec, path: string, index = 0): RawNode | undefined {
     const args = node.getArgumentEntries();
     const pos = this.pos(node);
     switch (spec.kind) {
       case 'object':
-        this.noArguments(node, name);
-        return this.fields(node, spec);
-      case 'map':
-        this.noArguments(node, name);
-        return rawMap(
-          [
-            ...node.getPropertyEntries().map((p) => ({ key: p.getName()!, keyPos: this.pos(p), value: this.value(p) })),
-            ...(node.children?.nodes ?? []).map((c) => ({ key: c.getName(), keyPos: this.pos(c), value: this.shaped(c, spec.values, c.getName()) })),
-          ],
-          pos,
-        );
+        this.noArguments(node, path);
+        return this.fields(node, spec, path);
+      case 'map': {
+        this.noArguments(node, path);
+        const entries: RawEntry[] = node.getPropertyEntries().map((p) => ({ key: p.getName()!, keyPos: this.pos(p), value: this.value(p) }));
+        for (const c of node.children?.nodes ?? []) {
+          const value = this.shaped(c, spec.values, `${path}.${c.getName()}`);
+          if (value) entries.push({ key: c.getName(), keyPos: this.pos(c), value });
+        }
+        return rawMap(entries, pos);
+      }
       case 'list':
-        if (spec.of.kind === 'object') return rawList([this.fields(node, spec.of)], pos);
-        this.noChildren(node, name);
+        if (spec.of.kind === 'object') return rawList([this.fields(node, spec.of, `${path}[${index}]`)], pos);
+        this.noChildren(node, path);
         return rawList(this.args(node), args[0] ? this.pos(args[0]) : pos);
       case 'nullable':
         if (args.length === 1 && args[0]!.getValue() === null && !node.children) return this.value(args[0]!);
-        return this.shaped(node, spec.of, name);
+        return this.shaped(node, spec.of, path, index);
       case 'union': {
         const listOption = spec.options.find((o) => o.kind === 'list');
-        if (listOption && args.length > 1) return this.shaped(node, listOption, name);
-        return this.single(node, name, false);
+        if (listOption && args.length > 1) return this.shaped(node, listOption, path, index);
+        return this.single(node, path, false);
       }
       case 'bool':
-        return this.single(node, name, true);
+        return this.single(node, path, true);
       default:
-        return this.single(node, name, false);
+        return this.single(node, path, false);
     }
   }
 
   /** A scalar property: one argument; a bare boolean directive (`health`) means true. */
-  single(node: Node, name: string, bareMeansTrue: boolean): RawNode {
+  single(node: Node, path: string, bareMeansTrue: boolean): RawNode | undefined {
     const args = node.getArgumentEntries();
-    this.noChildren(node, name);
-    for (const p of node.getPropertyEntries()) this.diags.error(this.pos(p), `${name}.${p.getName()}`, `${name} takes a value, not properties`);
+    this.noChildren(node, path);
+    for (const p of node.getPropertyEntries()) this.diags.error(this.pos(p), `${path}.${p.getName()}`, `${node.getName()} takes a value, not properties`);
     if (args.length === 0) {
       if (bareMeansTrue) return scalar(true, this.pos(node));
-      this.diags.error(this.pos(node), name, 'expects a value');
-      return scalar(null, this.pos(node));
+      this.diags.error(this.pos(node), path, 'expects a value');
+      return undefined;
     }
     if (args.length > 1) return rawList(this.args(node), this.pos(args[0]));
     return this.value(args[0]!);
   }
 
   /** One object: `key=value` properties and children, each field read by its own spec. */
-  fields(node: Node, spec: ObjectSpec): RawMap {
+  fields(node: Node, spec: ObjectSpec, path: string): RawMap {
     const entries: RawEntry[] = node.getPropertyEntries().map((p) => ({ key: p.getName()!, keyPos: this.pos(p), value: this.value(p) }));
     for (const child of node.children?.nodes ?? []) {
       const key = child.getName();
       const field = spec.fields[key] ?? Object.values(spec.fields).find((f) => f.aliases?.includes(key));
-      entries.push({ key, keyPos: this.pos(child), value: field ? this.shaped(child, field.spec, key) : this.generic(child) });
+      const value = field ? this.shaped(child, field.spec, `${path}.${key}`) : this.generic(child);
+      if (value) entries.push({ key, keyPos: this.pos(child), value });
     }
     if (node.getArgumentEntries().length > 0) {
-      this.diags.error(this.pos(node), node.getName(), `write the fields of a ${spec.label} as key=value properties or children`);
+      this.diags.error(this.pos(node), path, `write the fields of a ${spec.label} as key=value properties or children`);
     }
     return rawMap(entries, this.pos(node));
   }
 
-  /** A node of an unknown property: read it by its look, so the validator can name it. */
+  /** A node of an unknown field: read it by its look, so the validator can name it. */
   generic(node: Node): RawNode {
     const args = node.getArgumentEntries();
     if (node.children) return rawMap(node.children.nodes.map((c) => ({ key: c.getName(), keyPos: this.pos(c), value: this.generic(c) })), this.pos(node));
@@ -280,11 +323,17 @@ class KdlReader {
     return scalar(typeof v === 'number' && !Number.isSafeInteger(v) && Number.isInteger(v) ? BigInt(v) : v, this.pos(entry));
   }
 
-  noArguments(node: Node, name: string): void {
-    if (node.getArgumentEntries().length > 0) this.diags.error(this.pos(node), name, `${name} takes children { … }, not arguments`);
+  noArguments(node: Node, path: string): void {
+    if (node.getArgumentEntries().length > 0) this.diags.error(this.pos(node), path, `${node.getName()} takes children { … }, not arguments`);
   }
 
-  noChildren(node: Node, name: string): void {
-    if (node.children && node.children.nodes.length > 0) this.diags.error(this.pos(node.children.nodes[0]), name, `${name} takes arguments, not children`);
+  noChildren(node: Node, path: string): void {
+    if (node.children && node.children.nodes.length > 0) this.diags.error(this.pos(node.children.nodes[0]), path, `${node.getName()} takes arguments, not children`);
   }
+}
+
+/** The names a scope's nodes may have in KDL: its properties, with `location` for `locations`. */
+function kdlNames(scope: Scope): string[] {
+  const names = PROPERTY_NAMES.filter((n) => (PROPERTIES[n].scopes as readonly string[]).includes(scope));
+  return [...names.map((n) => (n === 'locations' ? 'location' : n)), ...Object.keys(ALIASES)];
 }
