@@ -8,7 +8,7 @@ import { modulesOf, propertyRow, type Settings } from './properties.js';
 import type { Pos, RawEntry } from './raw.js';
 import type { Config, ScopeRecord } from './validate.js';
 import { withDefaults } from './defaults.js';
-import { contextFor, policyOptions, readKeyPair } from '../tls/certificates.js';
+import { contextFor, policyOptions, readPem } from '../tls/certificates.js';
 
 const LOOPBACK_V4 = /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;
 
@@ -54,7 +54,8 @@ export function runChecks(config: Config, scopes: readonly ScopeRecord[], diags:
   if (g.secure && !g.disableNonEncryptedServer && httpPort === httpsPort && sameHost(g.port, g.sport)) {
     error('sport', `HTTP and HTTPS cannot share port ${httpsPort}`);
   }
-  if (options.files && !diags.hasErrors) checkTlsFiles(g, error);
+  // Read whatever else is wrong: an unreadable certificate is an error of its own.
+  if (options.files) checkTlsFiles(g, error);
   if (g.enableAutomaticTLS) {
     if (!g.secure) warn('enableAutomaticTLS', 'has no effect unless secure is true');
     if (httpsPort !== 443) warn('enableAutomaticTLS', `the ACME CA validates on port 443, but sport is ${String(httpsPort)}`);
@@ -172,9 +173,21 @@ function checkTlsFiles(g: Settings, error: (name: string, message: string) => vo
   } catch (e) {
     return error('clientCertificateCA', (e as Error).message);
   }
+  // The certificate and the key are read apart, so one run names both when both are missing.
   const check = (name: string, certPath: string, keyPath: string) => {
+    const read = (path: string, what: string): Buffer | undefined => {
+      try {
+        return readPem(path, what);
+      } catch (e) {
+        error(name, (e as Error).message);
+        return undefined;
+      }
+    };
+    const cert = read(certPath, 'certificate');
+    const key = read(keyPath, 'private key');
+    if (!cert || !key) return;
     try {
-      contextFor(policy, readKeyPair(certPath, keyPath), certPath, keyPath);
+      contextFor(policy, { cert, key }, certPath, keyPath);
     } catch (e) {
       error(name, (e as Error).message);
     }

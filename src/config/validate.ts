@@ -247,31 +247,25 @@ class Validator {
       }
       case 'map': {
         if (node.kind !== 'map') return wrong();
+        // The valid entries are kept even when others are wrong, so the checks that read this
+        // mapping (certificate files of the other SNI names) still report in the same run; any
+        // error refuses the configuration anyway.
         const out: Record<string, unknown> = {};
         const seen = new Map<string, Pos>();
-        let ok = true;
         for (const e of node.entries) {
           const at = `${path}.${clip(e.key)}`;
           const problem = spec.keyFormat && checkFormat(spec.keyFormat, e.key);
-          if (problem) {
-            this.diags.error(e.keyPos, at, problem);
-            ok = false;
-            continue;
-          }
           // Header names compare case-insensitively, so `Link` and `link` would collide.
           const folded = spec.keyFormat === 'header-name' ? e.key.toLowerCase() : e.key;
           const first = seen.get(folded);
-          if (first) {
-            this.diags.error(e.keyPos, at, `set twice (first at ${first.line}:${first.col})`);
-            ok = false;
-            continue;
-          }
-          seen.set(folded, e.keyPos);
+          if (problem) this.diags.error(e.keyPos, at, problem);
+          else if (first) this.diags.error(e.keyPos, at, `set twice (first at ${first.line}:${first.col})`);
+          else seen.set(folded, e.keyPos);
+          // A wrong name does not hide what is wrong with its value.
           const v = this.value(spec.values, e.value, at);
-          if (v === undefined) ok = false;
-          else out[e.key] = v;
+          if (!problem && !first && v !== undefined) out[e.key] = v;
         }
-        return ok ? out : undefined;
+        return out;
       }
       case 'object':
         return node.kind === 'map' ? this.object(spec, node, path) : wrong();

@@ -36,3 +36,20 @@ describe('an unknown name far from every candidate', () => {
     assert.equal(editDistance('a'.repeat(1000), 'b', 2), 3);
   });
 });
+
+describe('every independent error in one run', () => {
+  it('reads certificate files even when something else is wrong', () => {
+    const errors = errorsOf('global:\n  secure: true\n  cert: /nonexistent.crt\n  key: /nonexistent.key\n  port: 70000\n');
+    assert.equal(errors.length, 3, errors.join('\n'));
+    assert.match(errors.join('\n'), /global\.port: 70000 is out of range/);
+    assert.match(errors.join('\n'), /cannot read the certificate \/nonexistent\.crt: ENOENT/);
+    assert.match(errors.join('\n'), /cannot read the private key.*: ENOENT/);
+  });
+
+  it('checks the value under a wrong name, and the other names', () => {
+    const errors = errorsOf('global:\n  secure: true\n  sni:\n    "bad name!":\n      cert: /x\n    good.example:\n      cert: /nonexistent.crt\n      key: /nonexistent.key\n');
+    assert.match(errors.join('\n'), /global\.sni\.bad name!: expected a host name/);
+    assert.match(errors.join('\n'), /global\.sni\.bad name!: SNI certificate needs "key"/);
+    assert.match(errors.join('\n'), /cannot read the certificate \/nonexistent\.crt: ENOENT/);
+  });
+});
