@@ -36,6 +36,11 @@ export interface IntSpec extends Typed<number> {
   readonly label: string;
   readonly min: number;
   readonly max: number;
+  /**
+   * Why the maximum is below what the label promises (u64 stops at 2^53−1): a value past it is
+   * refused by naming the maximum that holds, not the label's range.
+   */
+  readonly maxReason?: string;
 }
 export interface StringSpec extends Typed<string> {
   readonly kind: 'string';
@@ -115,7 +120,13 @@ export const port = (): IntSpec => ({ kind: 'int', label: 'port', min: 1, max: 6
 export const statusCode = (): IntSpec => ({ kind: 'int', label: 'status code', min: 100, max: 599 });
 export const u32 = (min = 0, max = 4294967295): IntSpec => ({ kind: 'int', label: 'u32', min, max });
 /** u64 as far as a JavaScript number is exact; larger values are refused, not rounded. */
-export const u64 = (): IntSpec => ({ kind: 'int', label: 'u64', min: 0, max: Number.MAX_SAFE_INTEGER });
+export const u64 = (): IntSpec => ({
+  kind: 'int',
+  label: 'u64',
+  min: 0,
+  max: Number.MAX_SAFE_INTEGER,
+  maxReason: '2^53−1, the largest whole number held exactly',
+});
 export const str = (format?: StringFormat): StringSpec => (format ? { kind: 'string', format } : { kind: 'string' });
 export const oneOf = <const V extends string>(...values: V[]): EnumSpec<V> => ({ kind: 'enum', values });
 export const list = <S extends Spec>(of: S, options: { nonEmpty?: boolean; single?: boolean } = {}): ListSpec<Infer<S>> => ({

@@ -203,6 +203,10 @@ class Validator {
         if (node.kind !== 'scalar' || (typeof node.value !== 'number' && typeof node.value !== 'bigint')) return wrong();
         const v = node.value;
         if (typeof v === 'number' && !Number.isInteger(v)) return wrong();
+        if (v > spec.max && spec.maxReason) {
+          this.diags.error(node.pos, path, `${String(v)} is too large: the supported maximum is ${spec.max} (${spec.maxReason})`);
+          return undefined;
+        }
         if (v < spec.min || v > spec.max) {
           this.diags.error(node.pos, path, `${String(v)} is out of range for ${describe(spec)}`);
           return undefined;

@@ -53,3 +53,11 @@ describe('every independent error in one run', () => {
     assert.match(errors.join('\n'), /cannot read the certificate \/nonexistent\.crt: ENOENT/);
   });
 });
+
+describe('a u64 past 2^53−1', () => {
+  it('is refused by naming the supported maximum', () => {
+    assert.deepEqual(errorsOf('global:\n  loadModules: [cache]\n  maximumCacheResponseSize: 18446744073709551615\n'), [
+      'portico.yaml:3:29: global.maximumCacheResponseSize: 18446744073709551615 is too large: the supported maximum is 9007199254740991 (2^53−1, the largest whole number held exactly)',
+    ]);
+  });
+});
