@@ -1,6 +1,6 @@
 // Which configuration a command reads: `-c FILE`, else portico.kdl, portico.yaml or portico.yml in
 // the working directory, else the built-in default (port 8080, the bundled welcome page).
-import { existsSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatDiagnostic, type Diagnostic } from '../config/diagnostics.js';
@@ -10,8 +10,12 @@ import type { CommandIo } from './io.js';
 export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CANDIDATES = ['portico.kdl', 'portico.yaml', 'portico.yml'];
 
+/**
+ * The first candidate present. A link that leads nowhere counts as present, so that loading it
+ * reports the broken link instead of quietly serving the built-in default.
+ */
 export function findConfigFile(cwd: string): string | undefined {
-  return CANDIDATES.map((name) => join(cwd, name)).find((path) => existsSync(path));
+  return CANDIDATES.map((name) => join(cwd, name)).find((path) => lstatSync(path, { throwIfNoEntry: false }) !== undefined);
 }
 
 export function builtInConfigText(): string {

@@ -311,7 +311,7 @@ class TreeReader {
         fs: reportingFs((dir, code) => unreadable.push({ dir, code })),
       });
       for (const { dir, code } of unreadable) {
-        this.diags.error(pos, 'include', `cannot read the directory ${this.display(dir)} for ${JSON.stringify(pattern)}: ${code} (included via ${this.chainText(chain)})`);
+        this.diags.error(pos, 'include', `cannot read the directory ${this.display(dir)}: ${code} (included via ${this.chainText(chain)} → ${pattern})`);
       }
       return unreadable.length > 0 ? [] : found.sort();
     } catch (e) {

@@ -73,7 +73,7 @@ describe('unreadable includes', () => {
       assert.equal(code, 1);
       assert.equal(
         stderr,
-        'portico.yaml:1:11: include: cannot read the directory conf.d for "conf.d/*.yaml": EACCES (included via portico.yaml)\nportico.yaml: 1 error, configuration not valid\n',
+        'portico.yaml:1:11: include: cannot read the directory conf.d: EACCES (included via portico.yaml → conf.d/*.yaml)\nportico.yaml: 1 error, configuration not valid\n',
       );
     } finally {
       chmodSync(join(base, 'conf.d'), 0o700);
@@ -187,5 +187,16 @@ describe('unset environment variables', () => {
       'portico.yaml:4:17: global.admin.auth_token: environment variable TOKEN is not set (used as {{env.TOKEN}})',
       'portico.yaml:9:19: hosts[0].locations[0].proxyTo[0]: environment variable BACKEND is not set (used as {{env.BACKEND}})',
     ]);
+  });
+});
+
+describe('the configuration file found by default', () => {
+  it('is a dangling link reported as such, not replaced by the built-in default', async () => {
+    const base = files({});
+    symlinkSync(join(base, 'gone.yaml'), join(base, 'portico.yaml'));
+    const { code, stdout, stderr } = await runCli(['validate'], { cwd: base });
+    assert.equal(stdout, '');
+    assert.equal(code, 1);
+    assert.match(stderr, /^portico\.yaml:1:1: cannot read portico\.yaml: ENOENT\n/);
   });
 });
