@@ -2,7 +2,7 @@
 import { isIP } from 'node:net';
 import { isSupportedPasswordHash } from '../auth/password.js';
 import { findCipherSuite } from '../tls/cipher-suites.js';
-import type { Diagnostics } from './diagnostics.js';
+import { clip, type Diagnostics } from './diagnostics.js';
 import { parseListen } from './formats.js';
 import { modulesOf, propertyRow, type Settings } from './properties.js';
 import type { Pos, RawEntry } from './raw.js';
@@ -16,6 +16,11 @@ export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || LOOPBACK_V4.test(host) || /^::ffff:127\./i.test(host);
 }
 
+interface Place {
+  readonly pos: Pos;
+  readonly path: string;
+}
+
 function portOf(value: number | string | undefined, fallback: number): number | undefined {
   if (value === undefined) return fallback;
   return typeof value === 'number' ? value : parseListen(value)?.port;
@@ -24,7 +29,7 @@ function portOf(value: number | string | undefined, fallback: number): number | 
 export function runChecks(config: Config, scopes: readonly ScopeRecord[], diags: Diagnostics, options: { files: boolean }): void {
   const globalRecord = scopes.find((s) => s.scope === 'global');
   const g = config.global;
-  const where = (name: string): { pos: Pos; path: string } => {
+  const where = (name: string): Place => {
     const entry = globalRecord?.keys.get(name);
     return { pos: entry?.keyPos ?? globalRecord?.pos ?? { file: '', line: 1, col: 1 }, path: `global.${name}` };
   };
@@ -55,7 +60,7 @@ export function runChecks(config: Config, scopes: readonly ScopeRecord[], diags:
     error('sport', `HTTP and HTTPS cannot share port ${httpsPort}`);
   }
   // Read whatever else is wrong: an unreadable certificate is an error of its own.
-  if (options.files) checkTlsFiles(g, error);
+  if (options.files) checkTlsFiles(g, globalRecord, where, diags);
   if (g.enableAutomaticTLS) {
     if (!g.secure) warn('enableAutomaticTLS', 'has no effect unless secure is true');
     if (httpsPort !== 443) warn('enableAutomaticTLS', `the ACME CA validates on port 443, but sport is ${String(httpsPort)}`);
@@ -163,37 +168,47 @@ function normalizeIp(ip: string): string {
 /**
  * Certificates and keys are read now, so an unreadable file or a key that does not belong to its
  * certificate is a configuration error naming the file, not a failure at the first handshake.
+ * Each error points at the line that names the file (an SNI entry's own `cert` or `key`).
  * (Skipped by `convert`, which may run where the files are not.)
  */
-function checkTlsFiles(g: Settings, error: (name: string, message: string) => void): void {
+function checkTlsFiles(g: Settings, globalRecord: ScopeRecord | undefined, where: (name: string) => Place, diags: Diagnostics): void {
   const resolved = withDefaults(g);
   let policy: ReturnType<typeof policyOptions>;
   try {
     policy = policyOptions(resolved);
   } catch (e) {
-    return error('clientCertificateCA', (e as Error).message);
+    const at = where('clientCertificateCA');
+    return diags.error(at.pos, at.path, (e as Error).message);
   }
   // The certificate and the key are read apart, so one run names both when both are missing.
-  const check = (name: string, certPath: string, keyPath: string) => {
-    const read = (path: string, what: string): Buffer | undefined => {
+  const check = (certPath: string, keyPath: string, certAt: Place, keyAt: Place) => {
+    const read = (path: string, what: string, at: Place): Buffer | undefined => {
       try {
         return readPem(path, what);
       } catch (e) {
-        error(name, (e as Error).message);
+        diags.error(at.pos, at.path, (e as Error).message);
         return undefined;
       }
     };
-    const cert = read(certPath, 'certificate');
-    const key = read(keyPath, 'private key');
+    const cert = read(certPath, 'certificate', certAt);
+    const key = read(keyPath, 'private key', keyAt);
     if (!cert || !key) return;
     try {
       contextFor(policy, { cert, key }, certPath, keyPath);
     } catch (e) {
-      error(name, (e as Error).message);
+      diags.error(certAt.pos, certAt.path, (e as Error).message);
     }
   };
   // Automatic TLS replaces cert, key and sni (REFERENCE-behaviour.md §19).
   if (!g.secure || g.enableAutomaticTLS) return;
-  if (g.cert !== undefined && g.key !== undefined) check('cert', g.cert, g.key);
-  for (const pair of Object.values(g.sni ?? {})) check('sni', pair.cert, pair.key);
+  if (g.cert !== undefined && g.key !== undefined) check(g.cert, g.key, where('cert'), where('key'));
+  const sni = globalRecord?.keys.get('sni')?.value;
+  for (const [name, pair] of Object.entries(g.sni ?? {})) {
+    const entry = sni?.kind === 'map' ? sni.entries.find((e) => e.key === name) : undefined;
+    const field = (f: 'cert' | 'key'): Place => {
+      const written = entry?.value.kind === 'map' ? entry.value.entries.find((e) => e.key === f) : undefined;
+      return { pos: written?.keyPos ?? entry?.keyPos ?? where('sni').pos, path: `global.sni.${clip(name)}.${f}` };
+    };
+    check(pair.cert, pair.key, field('cert'), field('key'));
+  }
 }

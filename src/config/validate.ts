@@ -11,7 +11,7 @@ import {
   type Scope,
   type Settings,
 } from './properties.js';
-import { rawList, type Pos, type RawEntry, type RawMap, type RawNode } from './raw.js';
+import type { Pos, RawEntry, RawMap, RawNode } from './raw.js';
 import { didYouMean } from './suggest.js';
 import { describe, type FieldSpec, type ObjectSpec, type Spec } from './types.js';
 import { runChecks } from './checks.js';
@@ -240,7 +240,11 @@ class Validator {
         return option ? this.value(option, node, path) : wrong();
       }
       case 'list': {
-        if (spec.single && node.kind === 'scalar' && shapeFits(spec.of, node)) return this.value(spec, rawList([node], node.pos), path);
+        // A lone value is the whole list: its messages name the property, not an item the user never wrote.
+        if (spec.single && node.kind === 'scalar' && shapeFits(spec.of, node)) {
+          const v = this.value(spec.of, node, path);
+          return v === undefined ? undefined : [v];
+        }
         if (node.kind !== 'list') return wrong();
         if (spec.nonEmpty && node.items.length === 0) {
           this.diags.error(node.pos, path, 'expected at least one item');

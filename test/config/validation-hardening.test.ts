@@ -61,3 +61,22 @@ describe('a u64 past 2^53−1', () => {
     ]);
   });
 });
+
+describe('where an error is reported', () => {
+  it('names a lone proxyTo value by the property, without an index the user never wrote', () => {
+    assert.deepEqual(errorsOf('global:\n  loadModules: [rproxy]\nhosts:\n  - domain: example.com\n    proxyTo: localhost:3000\n'), [
+      'portico.yaml:5:14: hosts[0].proxyTo: expected an http:// or https:// URL, got "localhost:3000"',
+    ]);
+    assert.deepEqual(errorsOf('global:\n  loadModules: [rproxy]\n  proxyTo: [http://a, localhost:3000]\n'), [
+      'portico.yaml:3:23: global.proxyTo[1]: expected an http:// or https:// URL, got "localhost:3000"',
+    ]);
+  });
+
+  it('puts an SNI certificate error on the entry line that names the file', () => {
+    const errors = errorsOf('global:\n  secure: true\n  sni:\n    example.com:\n      cert: /nonexistent.crt\n      key: /nonexistent.key\n');
+    assert.equal(errors.length, 3, errors.join('\n'));
+    assert.match(errors[0]!, /^portico\.yaml:2:3: global\.secure: HTTPS is on but there is no certificate/);
+    assert.equal(errors[1], 'portico.yaml:5:7: global.sni.example.com.cert: cannot read the certificate /nonexistent.crt: ENOENT');
+    assert.match(errors[2]!, /^portico\.yaml:6:7: global\.sni\.example\.com\.key: cannot read the private key/);
+  });
+});
