@@ -54,6 +54,15 @@ function urlOf(value: string): URL | undefined {
   }
 }
 
+/** The reason a header value cannot be sent, naming the first character that is in the way. */
+function headerValueProblem(v: string): string | undefined {
+  if (FIELD_VALUE.test(v)) return undefined;
+  if (CONTROL.test(v)) return `invalid header value ${q(v)} (control characters are not allowed)`;
+  const bad = [...v].find((c) => !FIELD_VALUE.test(c))!;
+  const code = `U+${bad.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+  return `invalid header value ${q(v)}: a header carries visible ASCII and Latin-1 characters only (up to U+00FF), not ${q(bad)} (${code}); percent-encode it`;
+}
+
 const CHECKERS: Record<StringFormat, Checker> = {
   'http-url': (v) => {
     const u = urlOf(v);
@@ -93,7 +102,7 @@ const CHECKERS: Record<StringFormat, Checker> = {
   },
   listen: (v) => (parseListen(v) ? undefined : `expected a port, "address:port" or "[IPv6]:port", got ${q(v)}`),
   'header-name': (v) => (TOKEN.test(v) ? undefined : `invalid header name ${q(v)}`),
-  'header-value': (v) => (FIELD_VALUE.test(v) ? undefined : `invalid header value ${q(v)} (control characters are not allowed)`),
+  'header-value': headerValueProblem,
   'url-path': (v) => (v.startsWith('/') && !CONTROL.test(v) ? undefined : `expected a URL path starting with "/", got ${q(v)}`),
   'file-extension': (v) => (/^\.[^/\\\s]+$/.test(v) ? undefined : `expected a file extension such as ".php", got ${q(v)}`),
   module: (v) =>

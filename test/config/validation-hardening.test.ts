@@ -80,3 +80,15 @@ describe('where an error is reported', () => {
     assert.match(errors[2]!, /^portico\.yaml:6:7: global\.sni\.example\.com\.key: cannot read the private key/);
   });
 });
+
+describe('a header value a response cannot carry', () => {
+  it('is refused for the character that is in the way', () => {
+    assert.deepEqual(errorsOf('global:\n  customHeaders:\n    X-Uni: "héllo ☃"\n'), [
+      'portico.yaml:3:12: global.customHeaders.X-Uni: invalid header value "héllo ☃": a header carries visible ASCII and Latin-1 characters only (up to U+00FF), not "☃" (U+2603); percent-encode it',
+    ]);
+    assert.deepEqual(errorsOf('global:\n  customHeaders:\n    X-Ctl: "a\\u0007b"\n'), [
+      'portico.yaml:3:12: global.customHeaders.X-Ctl: invalid header value "a\\u0007b" (control characters are not allowed)',
+    ]);
+    assert.deepEqual(errorsOf('global:\n  customHeaders:\n    X-Latin: "héllo"\n'), []);
+  });
+});
