@@ -1,6 +1,6 @@
-// Files → raw tree → Config. Reads the main file by its extension, resolves `include` globs
-// relative to the including file, merges included files (their hosts after the includer's, their
-// global keys under it), interpolates `{{env.NAME}}`, then validates.
+// Files → raw tree → Config. Reads the main file by its extension (UTF-8 only), resolves `include`
+// globs relative to the including file (`{{env.NAME}}` in them first), merges included files (their
+// hosts after the includer's, their global keys under it), interpolates `{{env.NAME}}`, then validates.
 import { readdir, realpath as realpathCallback, stat, type Stats } from 'node:fs';
 import { readFile, realpath } from 'node:fs/promises';
 import { dirname, extname, isAbsolute, relative, resolve } from 'node:path';
@@ -94,28 +94,21 @@ function substitute(text: string, env: NodeJS.ProcessEnv, missing: (name: string
 }
 
 export function interpolate(root: RawNode, env: NodeJS.ProcessEnv, diags: Diagnostics): void {
+  let paths: Map<RawNode, string> | undefined;
   for (const node of stringScalars(root)) {
     node.value = substitute(node.value as string, env, (name, whole) => {
-      diags.error(node.pos, pathOf(root, node) ?? '', `environment variable ${name} is not set (used as ${whole})`);
+      paths ??= pathsOf(root);
+      diags.error(node.pos, paths.get(node) ?? '', `environment variable ${name} is not set (used as ${whole})`);
     });
   }
 }
 
-/** The model path of a node (the raw tree has the YAML shape), sought only when a message needs it. */
-function pathOf(node: RawNode, target: RawNode, path = ''): string | undefined {
-  if (node === target) return path;
-  if (node.kind === 'list') {
-    for (const [i, item] of node.items.entries()) {
-      const found = pathOf(item, target, `${path}[${i}]`);
-      if (found !== undefined) return found;
-    }
-  } else if (node.kind === 'map') {
-    for (const e of node.entries) {
-      const found = pathOf(e.value, target, path ? `${path}.${e.key}` : e.key);
-      if (found !== undefined) return found;
-    }
-  }
-  return undefined;
+/** Every node's model path (the raw tree has the YAML shape), worked out only when a message needs one. */
+function pathsOf(node: RawNode, path = '', into = new Map<RawNode, string>()): Map<RawNode, string> {
+  into.set(node, path);
+  if (node.kind === 'list') node.items.forEach((item, i) => pathsOf(item, `${path}[${i}]`, into));
+  else if (node.kind === 'map') for (const e of node.entries) pathsOf(e.value, path ? `${path}.${e.key}` : e.key, into);
+  return into;
 }
 
 /**
@@ -123,7 +116,7 @@ function pathOf(node: RawNode, target: RawNode, path = ''): string | undefined {
  * word, so a Latin-1 path would be served as something else; such a file is refused with the
  * position of the first bad byte. A UTF-8 byte order mark is dropped.
  */
-export function decodeUtf8(bytes: Uint8Array, file: string, diags: Diagnostics): string | undefined {
+function decodeUtf8(bytes: Uint8Array, file: string, diags: Diagnostics): string | undefined {
   const bom = foreignByteOrderMark(bytes);
   if (bom) {
     diags.error({ file, line: 1, col: 1 }, '', `the file is ${bom} (it starts with that byte order mark); save it as UTF-8`);

@@ -1,6 +1,6 @@
 // The legacy front end: YAML text → raw tree with positions. YAML 1.2 core schema, as Ferron's
 // parser reads it (`yes` is a string, not a boolean); anchors and aliases resolve to copies.
-import { isAlias, isMap, isScalar, isSeq, LineCounter, parseAllDocuments, visit, type Alias, type Node as YamlNode, type YAMLMap } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, LineCounter, parseAllDocuments, visit, type Alias, type Document, type Node as YamlNode, type YAMLMap } from 'yaml';
 import type { Diagnostics } from './diagnostics.js';
 import { rawList, rawMap, scalar, type Pos, type RawEntry, type RawNode } from './raw.js';
 
@@ -70,7 +70,7 @@ function lowerBound(sorted: readonly number[], value: number): number {
  * means the latest definition before it). The library's own `resolve` walks the whole document
  * for every alias, which made a file of many aliases take minutes.
  */
-function anchorsOf(doc: Parameters<typeof visit>[0]): Map<Alias, YamlNode> {
+function anchorsOf(doc: Document): Map<Alias, YamlNode> {
   const current = new Map<string, YamlNode>();
   const targets = new Map<Alias, YamlNode>();
   visit(doc, {
