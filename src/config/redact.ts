@@ -6,7 +6,9 @@ import { ALIASES, propertyRow } from './properties.js';
 import type { Spec } from './types.js';
 
 export const REDACTED = '[redacted]';
-const URL_CREDENTIALS = /^([a-z][a-z0-9+.-]*:\/\/)[^/?#@]*@/i;
+// The userinfo runs to the authority's last `@` (a password may hold `@`); the authority ends at
+// the first `/`, `?` or `#` after `//`.
+const URL_CREDENTIALS = /^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i;
 
 export function redactScope(settings: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -50,9 +52,14 @@ function redactValue(spec: Spec, value: unknown): unknown {
   }
 }
 
+/** A string with the credentials of the URL it holds, if any, redacted. */
+export function redactCredentials(text: string): string {
+  return text.replace(URL_CREDENTIALS, `$1${REDACTED}@`);
+}
+
 /** Credentials in URLs, wherever a string holds one. */
 function redactStrings(value: unknown): unknown {
-  if (typeof value === 'string') return value.replace(URL_CREDENTIALS, `$1${REDACTED}@`);
+  if (typeof value === 'string') return redactCredentials(value);
   if (Array.isArray(value)) return value.map(redactStrings);
   if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactStrings(v)]));
   return value;

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { formatDiagnostic } from '../../src/config/diagnostics.js';
 import { loadConfigText, type Syntax } from '../../src/config/load.js';
+import { redactCredentials, redactScope } from '../../src/config/redact.js';
 import { editDistance, suggest } from '../../src/config/suggest.js';
 
 function errorsOf(text: string, syntax: Syntax = 'yaml'): string[] {
@@ -90,5 +91,13 @@ describe('a header value a response cannot carry', () => {
       'portico.yaml:3:12: global.customHeaders.X-Ctl: invalid header value "a\\u0007b" (control characters are not allowed)',
     ]);
     assert.deepEqual(errorsOf('global:\n  customHeaders:\n    X-Latin: "héllo"\n'), []);
+  });
+});
+
+describe('/config redaction of URL credentials', () => {
+  it('redacts the whole userinfo, up to the last @ of the authority', () => {
+    const hosts = [{ domain: 'example.com', proxyTo: ['http://user:p@ss@127.0.0.1:3000', 'http://127.0.0.1:3001/a@b', 'http://u:pw@h/x?q=a@b#c@d'] }];
+    assert.deepEqual(redactScope(hosts[0]!).proxyTo, ['http://[redacted]@127.0.0.1:3000', 'http://127.0.0.1:3001/a@b', 'http://[redacted]@h/x?q=a@b#c@d']);
+    assert.equal(redactCredentials('unix://fc:fc@pw@/run/x.sock'), 'unix://[redacted]@/run/x.sock');
   });
 });
