@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { isSupportedPasswordHash } from '../auth/password.js';
 import { findCipherSuite } from '../tls/cipher-suites.js';
 import { clip, type Diagnostics } from './diagnostics.js';
-import { parseListen } from './formats.js';
+import { HIDDEN, parseListen } from './formats.js';
 import { modulesOf, propertyRow, type Settings } from './properties.js';
 import type { Pos, RawEntry } from './raw.js';
 import type { Config, ScopeRecord } from './validate.js';
@@ -180,21 +180,23 @@ function checkTlsFiles(g: Settings, globalRecord: ScopeRecord | undefined, where
     const at = where('clientCertificateCA');
     return diags.error(at.pos, at.path, (e as Error).message);
   }
-  // The certificate and the key are read apart, so one run names both when both are missing.
+  // The certificate and the key are read apart, so one run names both when both are missing. The
+  // key's path is sensitive (as in /config), so messages leave it out; the position names the line.
   const check = (certPath: string, keyPath: string, certAt: Place, keyAt: Place) => {
-    const read = (path: string, what: string, at: Place): Buffer | undefined => {
+    const read = (path: string, what: string, at: Place, secret: boolean): Buffer | undefined => {
       try {
         return readPem(path, what);
       } catch (e) {
-        diags.error(at.pos, at.path, (e as Error).message);
+        const message = (e as Error).message;
+        diags.error(at.pos, at.path, secret ? message.replaceAll(path, HIDDEN) : message);
         return undefined;
       }
     };
-    const cert = read(certPath, 'certificate', certAt);
-    const key = read(keyPath, 'private key', keyAt);
+    const cert = read(certPath, 'certificate', certAt, false);
+    const key = read(keyPath, 'private key', keyAt, true);
     if (!cert || !key) return;
     try {
-      contextFor(policy, { cert, key }, certPath, keyPath);
+      contextFor(policy, { cert, key }, certPath, HIDDEN);
     } catch (e) {
       diags.error(certAt.pos, certAt.path, (e as Error).message);
     }

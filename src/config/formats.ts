@@ -1,16 +1,26 @@
 // What each string format of the property table accepts. A checker returns an error message, or
-// undefined when the value is fine; messages quote the value so the user sees what was read.
+// undefined when the value is fine; messages quote the value so the user sees what was read, except
+// a sensitive one (a key, a password hash, an `Authorization` header), which no message shows, and
+// the credentials of a URL, which are redacted as `/config` redacts them.
 import { isIP } from 'node:net';
 import { clip } from './diagnostics.js';
 import { findCipherSuite, findCurve, suggestCipherSuite } from '../tls/cipher-suites.js';
 import { MODULES } from './properties.js';
+import { REDACTED, redactCredentials } from './redact.js';
 import { compileRegex, RegexSyntaxError } from './regex.js';
 import { didYouMean, MAX_COMPARED } from './suggest.js';
 import type { StringFormat } from './types.js';
 
-type Checker = (value: string) => string | undefined;
+/** `shown` is the value as a message may show it (see `shown`). */
+type Checker = (value: string, shown: string) => string | undefined;
 
-const q = (v: string) => JSON.stringify(clip(v));
+/** What a message shows for a sensitive value. */
+export const HIDDEN = REDACTED;
+
+/** A value from a file as a message shows it: quoted, clipped, URL credentials redacted; a secret not at all. */
+export function shown(value: string, secret = false): string {
+  return secret ? HIDDEN : JSON.stringify(clip(redactCredentials(value)));
+}
 const HOST_LABEL = /^(?!-)[A-Za-z0-9_-]{1,63}(?<!-)$/;
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // Field values: visible ASCII, spaces, tabs and obs-text; never CR, LF or NUL (header injection).
@@ -55,70 +65,71 @@ function urlOf(value: string): URL | undefined {
 }
 
 /** The reason a header value cannot be sent, naming the first character that is in the way. */
-function headerValueProblem(v: string): string | undefined {
+function headerValueProblem(v: string, s: string): string | undefined {
   if (FIELD_VALUE.test(v)) return undefined;
-  if (CONTROL.test(v)) return `invalid header value ${q(v)} (control characters are not allowed)`;
+  if (CONTROL.test(v)) return `invalid header value ${s} (control characters are not allowed)`;
   const bad = [...v].find((c) => !FIELD_VALUE.test(c))!;
-  const code = `U+${bad.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
-  return `invalid header value ${q(v)}: a header carries visible ASCII and Latin-1 characters only (up to U+00FF), not ${q(bad)} (${code}); percent-encode it`;
+  const which = s === HIDDEN ? '' : `, not ${shown(bad)} (U+${bad.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')})`;
+  return `invalid header value ${s}: a header carries visible ASCII and Latin-1 characters only (up to U+00FF)${which}; percent-encode it`;
 }
 
 const CHECKERS: Record<StringFormat, Checker> = {
-  'http-url': (v) => {
+  'http-url': (v, s) => {
     const u = urlOf(v);
     if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || !u.hostname) {
-      return `expected an http:// or https:// URL, got ${q(v)}`;
+      return `expected an http:// or https:// URL, got ${s}`;
     }
     return undefined;
   },
-  'gateway-url': (v) => {
+  'gateway-url': (v, s) => {
     const u = urlOf(v);
     if (u?.protocol === 'tcp:') {
-      return u.hostname && u.port ? undefined : `expected tcp://host:port/ with a port, got ${q(v)}`;
+      return u.hostname && u.port ? undefined : `expected tcp://host:port/ with a port, got ${s}`;
     }
     if (u?.protocol === 'unix:') {
-      return !u.host && u.pathname.length > 1 ? undefined : `expected unix:///absolute/path, got ${q(v)}`;
+      return !u.host && u.pathname.length > 1 ? undefined : `expected unix:///absolute/path, got ${s}`;
     }
-    return `expected a tcp://host:port/ or unix:///path URL, got ${q(v)}`;
+    return `expected a tcp://host:port/ or unix:///path URL, got ${s}`;
   },
-  email: (v) => (/^[^\s@<>"]+@[^\s@<>"]+$/.test(v) ? undefined : `expected an e-mail address, got ${q(v)}`),
-  regex: (v) => {
+  email: (v, s) => (/^[^\s@<>"]+@[^\s@<>"]+$/.test(v) ? undefined : `expected an e-mail address, got ${s}`),
+  regex: (v, s) => {
     try {
       compileRegex(v);
       return undefined;
     } catch (e) {
-      return e instanceof RegexSyntaxError ? `invalid regular expression ${q(v)}: ${e.message}` : String(e);
+      return e instanceof RegexSyntaxError ? `invalid regular expression ${s}: ${e.message}` : String(e);
     }
   },
-  ip: (v) => (isIP(v) !== 0 || v === 'localhost' ? undefined : `expected an IP address, got ${q(v)}`),
-  'ip-or-cidr': (v) =>
-    isIP(v) !== 0 || v === 'localhost' || isCidr(v) ? undefined : `expected an IP address or CIDR range, got ${q(v)}`,
-  domain: (v) => {
+  ip: (v, s) => (isIP(v) !== 0 || v === 'localhost' ? undefined : `expected an IP address, got ${s}`),
+  'ip-or-cidr': (v, s) =>
+    isIP(v) !== 0 || v === 'localhost' || isCidr(v) ? undefined : `expected an IP address or CIDR range, got ${s}`,
+  domain: (v, s) => {
     if (v === '*') return undefined;
     const name = v.startsWith('*.') ? v.slice(2) : v;
     const withoutPort = name.replace(/:\d+$/, '');
     if (isHostName(withoutPort) || isIP(withoutPort) === 4 || /^\[[0-9a-fA-F:.]+\]$/.test(withoutPort)) return undefined;
-    return `expected a host name such as "example.com" or "*.example.com", got ${q(v)}`;
+    return `expected a host name such as "example.com" or "*.example.com", got ${s}`;
   },
-  listen: (v) => (parseListen(v) ? undefined : `expected a port, "address:port" or "[IPv6]:port", got ${q(v)}`),
-  'header-name': (v) => (TOKEN.test(v) ? undefined : `invalid header name ${q(v)}`),
+  listen: (v, s) => (parseListen(v) ? undefined : `expected a port, "address:port" or "[IPv6]:port", got ${s}`),
+  'header-name': (v, s) => (TOKEN.test(v) ? undefined : `invalid header name ${s}`),
   'header-value': headerValueProblem,
-  'url-path': (v) => (v.startsWith('/') && !CONTROL.test(v) ? undefined : `expected a URL path starting with "/", got ${q(v)}`),
-  'file-extension': (v) => (/^\.[^/\\\s]+$/.test(v) ? undefined : `expected a file extension such as ".php", got ${q(v)}`),
-  module: (v) =>
+  'url-path': (v, s) => (v.startsWith('/') && !CONTROL.test(v) ? undefined : `expected a URL path starting with "/", got ${s}`),
+  'file-extension': (v, s) => (/^\.[^/\\\s]+$/.test(v) ? undefined : `expected a file extension such as ".php", got ${s}`),
+  module: (v, s) =>
     (MODULES as readonly string[]).includes(v)
       ? undefined
-      : `unknown module ${q(v)}${didYouMean(v, MODULES)} (modules: ${MODULES.join(', ')})`,
-  'cipher-suite': (v) => {
+      : `unknown module ${s}${didYouMean(v, MODULES)} (modules: ${MODULES.join(', ')})`,
+  'cipher-suite': (v, s) => {
     if (findCipherSuite(v)) return undefined;
-    const s = v.length <= MAX_COMPARED ? suggestCipherSuite(v) : undefined;
-    return `unknown cipher suite ${q(v)}${s ? `; did you mean "${s}"?` : ''}`;
+    const near = v.length <= MAX_COMPARED ? suggestCipherSuite(v) : undefined;
+    return `unknown cipher suite ${s}${near ? `; did you mean "${near}"?` : ''}`;
   },
-  'ecdh-curve': (v) => (findCurve(v) ? undefined : `unknown ECDH curve ${q(v)} (x25519, secp256r1, secp384r1, secp521r1)`),
-  'env-name': (v) => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(v) ? undefined : `invalid environment variable name ${q(v)}`),
-  path: (v) => (v.length > 0 && !v.includes('\0') ? undefined : `expected a path, got ${q(v)}`),
+  'ecdh-curve': (v, s) => (findCurve(v) ? undefined : `unknown ECDH curve ${s} (x25519, secp256r1, secp384r1, secp521r1)`),
+  'env-name': (v, s) => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(v) ? undefined : `invalid environment variable name ${s}`),
+  path: (v, s) => (v.length > 0 && !v.includes('\0') ? undefined : `expected a path, got ${s}`),
 };
 
-export function checkFormat(format: StringFormat, value: string): string | undefined {
-  return CHECKERS[format](value);
+/** What is wrong with a value of a format, or undefined; a secret value is never shown. */
+export function checkFormat(format: StringFormat, value: string, secret = false): string | undefined {
+  return CHECKERS[format](value, shown(value, secret));
 }

@@ -2,7 +2,7 @@
 // property table; the rules that relate several properties live in checks.ts.
 import { isAbsolute, resolve } from 'node:path';
 import { clip, type Diagnostics } from './diagnostics.js';
-import { checkFormat } from './formats.js';
+import { checkFormat, HIDDEN, shown } from './formats.js';
 import {
   ALIASES,
   PROPERTIES,
@@ -63,12 +63,14 @@ export interface ValidateOptions {
 const TOP_KEYS = ['global', 'hosts', 'include'];
 const PLACEHOLDER = /\{\{\s*env\.[A-Za-z_][A-Za-z0-9_]*\s*\}\}/;
 
-function got(node: RawNode): string {
+/** What was found instead, for "expected …, got …"; of a sensitive value only its kind. */
+function got(node: RawNode, secret = false): string {
   if (node.kind === 'list') return 'a list';
   if (node.kind === 'map') return 'a mapping';
   const v = node.value;
   if (v === null) return 'null';
-  if (typeof v === 'string') return JSON.stringify(clip(v));
+  if (secret) return typeof v === 'string' ? 'a string' : typeof v === 'boolean' ? 'a boolean' : 'a number';
+  if (typeof v === 'string') return shown(v);
   return String(v);
 }
 
@@ -176,7 +178,7 @@ class Validator {
         sections.set(name, entry.value);
         continue;
       }
-      const value = this.value(row.type, entry.value, at);
+      const value = this.value(row.type, entry.value, at, row.sensitive);
       if (value !== undefined) settings[name] = value;
     }
     this.scopes.push({ scope, path, settings: settings as Settings, keys, pos: node.pos });
@@ -190,10 +192,13 @@ class Validator {
     return alias;
   }
 
-  /** Checks one value against its spec; undefined when it is wrong (the error is recorded). */
-  value(spec: Spec, node: RawNode, path: string): unknown {
+  /**
+   * Checks one value against its spec; undefined when it is wrong (the error is recorded). A
+   * `secret` value (marked sensitive in the property table) is never shown in a message.
+   */
+  value(spec: Spec, node: RawNode, path: string, secret = false): unknown {
     const wrong = () => {
-      this.diags.error(node.pos, path, `expected ${describe(spec)}, got ${got(node)}`);
+      this.diags.error(node.pos, path, `expected ${describe(spec)}, got ${got(node, secret)}`);
       return undefined;
     };
     switch (spec.kind) {
@@ -203,12 +208,13 @@ class Validator {
         if (node.kind !== 'scalar' || (typeof node.value !== 'number' && typeof node.value !== 'bigint')) return wrong();
         const v = node.value;
         if (typeof v === 'number' && !Number.isInteger(v)) return wrong();
+        const number = secret ? HIDDEN : String(v);
         if (v > spec.max && spec.maxReason) {
-          this.diags.error(node.pos, path, `${String(v)} is too large: the supported maximum is ${spec.max} (${spec.maxReason})`);
+          this.diags.error(node.pos, path, `${number} is too large: the supported maximum is ${spec.max} (${spec.maxReason})`);
           return undefined;
         }
         if (v < spec.min || v > spec.max) {
-          this.diags.error(node.pos, path, `${String(v)} is out of range for ${describe(spec)}`);
+          this.diags.error(node.pos, path, `${number} is out of range for ${describe(spec)}`);
           return undefined;
         }
         return Number(v);
@@ -217,7 +223,7 @@ class Validator {
         if (node.kind !== 'scalar' || typeof node.value !== 'string') return wrong();
         const v = node.value;
         if (spec.format && !(this.options.placeholders && PLACEHOLDER.test(v))) {
-          const problem = checkFormat(spec.format, v);
+          const problem = checkFormat(spec.format, v, secret);
           if (problem) {
             this.diags.error(node.pos, path, problem);
             return undefined;
@@ -230,19 +236,19 @@ class Validator {
       case 'enum': {
         if (node.kind !== 'scalar' || typeof node.value !== 'string') return wrong();
         if ((spec.values as readonly string[]).includes(node.value)) return node.value;
-        this.diags.error(node.pos, path, `expected ${describe(spec)}, got ${got(node)}${didYouMean(node.value, spec.values)}`);
+        this.diags.error(node.pos, path, `expected ${describe(spec)}, got ${got(node, secret)}${secret ? '' : didYouMean(node.value, spec.values)}`);
         return undefined;
       }
       case 'nullable':
-        return node.kind === 'scalar' && node.value === null ? null : this.value(spec.of, node, path);
+        return node.kind === 'scalar' && node.value === null ? null : this.value(spec.of, node, path, secret);
       case 'union': {
         const option = spec.options.find((o) => shapeFits(o, node));
-        return option ? this.value(option, node, path) : wrong();
+        return option ? this.value(option, node, path, secret) : wrong();
       }
       case 'list': {
         // A lone value is the whole list: its messages name the property, not an item the user never wrote.
         if (spec.single && node.kind === 'scalar' && shapeFits(spec.of, node)) {
-          const v = this.value(spec.of, node, path);
+          const v = this.value(spec.of, node, path, secret);
           return v === undefined ? undefined : [v];
         }
         if (node.kind !== 'list') return wrong();
@@ -250,7 +256,7 @@ class Validator {
           this.diags.error(node.pos, path, 'expected at least one item');
           return undefined;
         }
-        const out = node.items.map((item, i) => this.value(spec.of, item, `${path}[${i}]`));
+        const out = node.items.map((item, i) => this.value(spec.of, item, `${path}[${i}]`, secret));
         return out.includes(undefined) ? undefined : out;
       }
       case 'map': {
@@ -270,19 +276,19 @@ class Validator {
           else if (first) this.diags.error(e.keyPos, at, `set twice (first at ${first.line}:${first.col})`);
           else seen.set(folded, e.keyPos);
           // A wrong name does not hide what is wrong with its value.
-          const v = this.value(spec.values, e.value, at);
+          const v = this.value(spec.values, e.value, at, secret || (spec.sensitiveKeys?.includes(e.key.toLowerCase()) ?? false));
           if (!problem && !first && v !== undefined) out[e.key] = v;
         }
         return out;
       }
       case 'object':
-        return node.kind === 'map' ? this.object(spec, node, path) : wrong();
+        return node.kind === 'map' ? this.object(spec, node, path, secret) : wrong();
       case 'section':
         return wrong();
     }
   }
 
-  object(spec: ObjectSpec, node: RawMap, path: string): unknown {
+  object(spec: ObjectSpec, node: RawMap, path: string, secret: boolean): unknown {
     const out: Record<string, unknown> = {};
     let ok = true;
     for (const e of node.entries) {
@@ -300,7 +306,7 @@ class Validator {
         ok = false;
         continue;
       }
-      const v = this.value(field.spec, e.value, `${path}.${fieldName}`);
+      const v = this.value(field.spec, e.value, `${path}.${fieldName}`, secret || (field.sensitive ?? false));
       if (v === undefined) ok = false;
       else out[fieldName] = v;
     }

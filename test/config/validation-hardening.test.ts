@@ -101,3 +101,44 @@ describe('/config redaction of URL credentials', () => {
     assert.equal(redactCredentials('unix://fc:fc@pw@/run/x.sock'), 'unix://[redacted]@/run/x.sock');
   });
 });
+
+describe('sensitive values in messages', () => {
+  it('never shows the value of a property marked sensitive', () => {
+    const errors = errorsOf(
+      [
+        'global:',
+        '  loadModules: [fcgi]',
+        '  key: 13572468',
+        '  admin:',
+        '    auth_token: 987654321',
+        '  customHeaders:',
+        '    Cookie: "sess=s3cr3t\\u0007"',
+        '    Authorization: 24681357',
+        '  users:',
+        '    - name: alice',
+        '      pass: 11223344',
+        '  sni:',
+        '    example.com:',
+        '      cert: /nonexistent.crt',
+        '      key: [99887766]',
+        '  fcgiTo: "unix://fc:fcpw@/run/x.sock"',
+        '',
+      ].join('\n'),
+    );
+    const text = errors.join('\n');
+    for (const secret of ['13572468', '987654321', 's3cr3t', '24681357', '11223344', '99887766', 'fcpw']) assert.ok(!text.includes(secret), `${secret} shown:\n${text}`);
+    assert.match(text, /global\.key: expected a string, got a number/);
+    assert.match(text, /global\.admin\.auth_token: expected a string, got a number/);
+    assert.match(text, /global\.customHeaders\.Cookie: invalid header value \[redacted\] \(control characters are not allowed\)/);
+    assert.match(text, /global\.users\[0\]\.pass: expected a string, got a number/);
+    assert.match(text, /global\.fcgiTo: expected .*, got "unix:\/\/\[redacted\]@\/run\/x\.sock"/);
+  });
+
+  it('leaves the private key path out of certificate messages', () => {
+    const errors = errorsOf('global:\n  secure: true\n  cert: /nonexistent.crt\n  key: /secret-place/server.key\n');
+    assert.deepEqual(errors, [
+      'portico.yaml:3:3: global.cert: cannot read the certificate /nonexistent.crt: ENOENT',
+      'portico.yaml:4:3: global.key: cannot read the private key [redacted]: ENOENT',
+    ]);
+  });
+});
