@@ -77,8 +77,9 @@ export function runChecks(config: Config, scopes: readonly ScopeRecord[], diags:
     if (g.tlsMaxVersion === 'TLSv1.2') warn('enableHTTP3', 'HTTP/3 needs TLS 1.3, which tlsMaxVersion TLSv1.2 leaves out');
   }
   if (g.admin?.listen !== undefined) {
+    // A port alone binds 127.0.0.1 (admin-server.ts), which is loopback.
     const host = parseListen(g.admin.listen)?.host;
-    if (host === undefined || !isLoopback(host)) {
+    if (host !== undefined && !isLoopback(host)) {
       const admin = globalRecord?.keys.get('admin')?.value;
       const listen = admin?.kind === 'map' ? admin.entries.find((e) => e.key === 'listen')?.value.pos : undefined;
       diags.warn(listen ?? where('admin').pos, 'global.admin.listen', `the admin API has the power of a root shell; "${g.admin.listen}" is not a loopback address`);

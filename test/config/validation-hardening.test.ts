@@ -142,3 +142,13 @@ describe('sensitive values in messages', () => {
     ]);
   });
 });
+
+describe('the admin listener on a port alone', () => {
+  it('is loopback, so there is no warning', () => {
+    const warnings = (text: string) => loadConfigText(text, 'kdl', 'portico.kdl').diagnostics.filter((d) => d.severity === 'warning').map(formatDiagnostic);
+    assert.deepEqual(warnings('global {\n    admin {\n        listen "19905"\n    }\n}\n'), []);
+    assert.deepEqual(warnings('global {\n    admin {\n        listen "0.0.0.0:19905"\n    }\n}\n'), [
+      'portico.kdl:3:16: warning: global.admin.listen: the admin API has the power of a root shell; "0.0.0.0:19905" is not a loopback address',
+    ]);
+  });
+});
