@@ -52,6 +52,21 @@ const proxyTargets = list(str('http-url'), { nonEmpty: true, single: true });
 const tlsVersion = oneOf('TLSv1.2', 'TLSv1.3');
 const row = <const R extends PropertyRow>(r: R): R => r;
 
+// Headers a response must not be given by configuration: HTTP/2 forbids connection-specific headers
+// (RFC 9113 §8.2.2; Node refuses the whole response), and the server frames every body itself.
+const CONNECTION_SPECIFIC = 'it is connection-specific (HTTP/2 forbids it in every response; the server manages connections itself)';
+const RESPONSE_FRAMING = 'the server sets it from each body, so a fixed value would contradict it';
+const NOT_CUSTOM_HEADERS: Readonly<Record<string, string>> = {
+  connection: CONNECTION_SPECIFIC,
+  'keep-alive': CONNECTION_SPECIFIC,
+  'proxy-connection': CONNECTION_SPECIFIC,
+  te: CONNECTION_SPECIFIC,
+  'transfer-encoding': CONNECTION_SPECIFIC,
+  upgrade: CONNECTION_SPECIFIC,
+  'http2-settings': CONNECTION_SPECIFIC,
+  'content-length': RESPONSE_FRAMING,
+};
+
 export const PROPERTIES = {
   // ── global only ─────────────────────────────────────────────────────────────────────────────
   port: row({ type: listenSpec, default: 80, scopes: G, since: V1, summary: 'HTTP port or address-port pair.' }),
@@ -304,10 +319,12 @@ export const PROPERTIES = {
     type: mapOf('header name', str('header-value'), {
       keyFormat: 'header-name',
       sensitiveKeys: ['authorization', 'proxy-authorization', 'cookie'],
+      forbiddenKeys: NOT_CUSTOM_HEADERS,
     }),
     scopes: ALL,
     since: V1,
-    summary: 'Headers added to responses. `{path}` in a value is replaced with the request URL.',
+    summary:
+      'Headers added to responses. `{path}` in a value is replaced with the request URL. Connection-specific headers (`Connection`, `Keep-Alive`, `Proxy-Connection`, `TE`, `Transfer-Encoding`, `Upgrade`, `HTTP2-Settings`) and `Content-Length` are refused.',
     example: 'global:\n  customHeaders:\n    X-Frame-Options: DENY\n    Link: "<{path}>; rel=canonical"\n',
   }),
   disableToHTTPSRedirect: row({ type: bool(), default: false, scopes: ALL, since: V1, summary: 'Disables redirects from HTTP to HTTPS.' }),

@@ -63,6 +63,8 @@ export interface MapSpec<T = unknown> extends Typed<Record<string, T>> {
   readonly values: Spec;
   /** Keys (lower-case) whose values are secrets, e.g. an `Authorization` custom header. */
   readonly sensitiveKeys?: readonly string[];
+  /** Keys (lower-case) that are refused, each with the reason the message gives. */
+  readonly forbiddenKeys?: Readonly<Record<string, string>>;
   readonly keyLabel: string;
 }
 export interface FieldSpec {
@@ -142,7 +144,7 @@ export const either = <A extends Spec, B extends Spec>(a: A, b: B): UnionSpec<In
 export const mapOf = <S extends Spec>(
   keyLabel: string,
   values: S,
-  extra: { keyFormat?: StringFormat; sensitiveKeys?: readonly string[] } = {},
+  extra: { keyFormat?: StringFormat; sensitiveKeys?: readonly string[]; forbiddenKeys?: Readonly<Record<string, string>> } = {},
 ): MapSpec<Infer<S>> => ({ kind: 'map', keyLabel, values, ...extra });
 export const object = <const F extends Record<string, FieldSpec>>(label: string, fields: F): ObjectSpec<FieldsType<F>> => ({
   kind: 'object',

@@ -268,7 +268,8 @@ class Validator {
         const seen = new Map<string, Pos>();
         for (const e of node.entries) {
           const at = `${path}.${clip(e.key)}`;
-          const problem = spec.keyFormat && checkFormat(spec.keyFormat, e.key);
+          const forbidden = spec.forbiddenKeys?.[e.key.toLowerCase()];
+          const problem = (spec.keyFormat && checkFormat(spec.keyFormat, e.key)) || (forbidden && `${shown(e.key)} is not allowed here: ${forbidden}`);
           // Header names compare case-insensitively, so `Link` and `link` would collide.
           const folded = spec.keyFormat === 'header-name' ? e.key.toLowerCase() : e.key;
           const first = seen.get(folded);

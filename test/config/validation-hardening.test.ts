@@ -152,3 +152,17 @@ describe('the admin listener on a port alone', () => {
     ]);
   });
 });
+
+describe('custom headers that would break responses', () => {
+  it('refuses connection-specific headers and Content-Length, in any case', () => {
+    const names = ['Connection', 'keep-alive', 'Upgrade', 'Transfer-Encoding', 'Proxy-Connection', 'TE', 'HTTP2-Settings', 'Content-Length'];
+    const text = `global:\n  customHeaders:\n${names.map((n) => `    ${n}: x\n`).join('')}    X-Fine: yes\n`;
+    const errors = errorsOf(text);
+    assert.equal(errors.length, names.length, errors.join('\n'));
+    assert.equal(errors[0], 'portico.yaml:3:5: global.customHeaders.Connection: "Connection" is not allowed here: it is connection-specific (HTTP/2 forbids it in every response; the server manages connections itself)');
+    assert.equal(errors[7], 'portico.yaml:10:5: global.customHeaders.Content-Length: "Content-Length" is not allowed here: the server sets it from each body, so a fixed value would contradict it');
+    assert.deepEqual(errorsOf('hosts:\n  - domain: example.com\n    locations:\n      - path: /a\n        customHeaders: {upgrade: websocket}\n'), [
+      'portico.yaml:5:25: hosts[0].locations[0].customHeaders.upgrade: "upgrade" is not allowed here: it is connection-specific (HTTP/2 forbids it in every response; the server manages connections itself)',
+    ]);
+  });
+});
