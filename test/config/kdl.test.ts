@@ -121,12 +121,12 @@ host "example.com" {
 unknown { }
 `);
     assert.deepEqual(errors, [
-      'test.kdl:2:3: location: location blocks belong directly inside a host',
+      'test.kdl:2:3: global.location: location blocks belong directly inside a host',
       'test.kdl:3:8: global.port: expected a port (1–65535) or a string, got a list',
-      'test.kdl:4:3: customHeaders: customHeaders takes children { … }, not arguments',
-      'test.kdl:6:1: host: write host domain="example.com" (a property), not an argument',
-      'test.kdl:7:17: location: write location "/path" { … } with exactly one path',
-      'test.kdl:8:3: errorConfig: write errorConfig scode=404 { … }',
+      'test.kdl:4:3: global.customHeaders: customHeaders takes children { … }, not arguments',
+      'test.kdl:6:1: hosts[0]: write host domain="example.com" (a property), not an argument',
+      'test.kdl:7:17: hosts[0].locations[0]: write location "/path" { … } with exactly one path',
+      'test.kdl:8:3: hosts[0].errorConfig[0]: write errorConfig scode=404 { … }',
       'test.kdl:10:1: unknown: unknown top-level node (expected global, host or include)',
     ]);
   });
