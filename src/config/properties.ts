@@ -4,6 +4,7 @@
 import {
   bool,
   either,
+  finalStatusCode,
   list,
   mapOf,
   nullable,
@@ -373,7 +374,11 @@ export const PROPERTIES = {
   nonStandardCodes: row({
     type: list(
       object('non-standard code', {
-        scode: { spec: statusCode(), required: true, summary: 'The status code. 401 enables HTTP basic authentication against `users`.' },
+        scode: {
+          spec: finalStatusCode(),
+          required: true,
+          summary: 'The status code (200–599). 401 enables HTTP basic authentication against `users`; 301, 302, 307 and 308 redirect.',
+        },
         url: { spec: str(), summary: 'URL path to match exactly, or URL to redirect to.' },
         regex: { spec: str('regex'), summary: 'Pattern matched against the URL.' },
         location: { spec: str('header-value'), summary: 'Redirect location.' },

@@ -41,6 +41,8 @@ export interface IntSpec extends Typed<number> {
    * refused by naming the maximum that holds, not the label's range.
    */
   readonly maxReason?: string;
+  /** Why the minimum is above what the label suggests (a final status cannot be 1xx). */
+  readonly minReason?: string;
 }
 export interface StringSpec extends Typed<string> {
   readonly kind: 'string';
@@ -120,6 +122,14 @@ export const bool = (): BoolSpec => ({ kind: 'bool' });
 export const u16 = (): IntSpec => ({ kind: 'int', label: 'u16', min: 0, max: 65535 });
 export const port = (): IntSpec => ({ kind: 'int', label: 'port', min: 1, max: 65535 });
 export const statusCode = (): IntSpec => ({ kind: 'int', label: 'status code', min: 100, max: 599 });
+/** A status that ends a response: what a configured code sends, which an informational 1xx cannot. */
+export const finalStatusCode = (): IntSpec => ({
+  kind: 'int',
+  label: 'status code',
+  min: 200,
+  max: 599,
+  minReason: 'a 1xx status is informational and cannot end a response',
+});
 export const u32 = (min = 0, max = 4294967295): IntSpec => ({ kind: 'int', label: 'u32', min, max });
 /** u64 as far as a JavaScript number is exact; larger values are refused, not rounded. */
 export const u64 = (): IntSpec => ({

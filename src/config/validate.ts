@@ -213,6 +213,10 @@ class Validator {
           this.diags.error(node.pos, path, `${number} is too large: the supported maximum is ${spec.max} (${spec.maxReason})`);
           return undefined;
         }
+        if (v < spec.min && spec.minReason) {
+          this.diags.error(node.pos, path, `${number} is too small: ${spec.minReason} (the smallest allowed is ${spec.min})`);
+          return undefined;
+        }
         if (v < spec.min || v > spec.max) {
           this.diags.error(node.pos, path, `${number} is out of range for ${describe(spec)}`);
           return undefined;

@@ -166,3 +166,19 @@ describe('custom headers that would break responses', () => {
     ]);
   });
 });
+
+describe('nonStandardCodes status codes', () => {
+  it('refuses an informational 1xx, which cannot end a response', () => {
+    const entries = [100, 101, 199].map((c) => `      - scode: ${c}\n        url: /x${c}\n`).join('');
+    assert.deepEqual(errorsOf(`hosts:\n  - domain: example.com\n    nonStandardCodes:\n${entries}`), [
+      'portico.yaml:4:16: hosts[0].nonStandardCodes[0].scode: 100 is too small: a 1xx status is informational and cannot end a response (the smallest allowed is 200)',
+      'portico.yaml:6:16: hosts[0].nonStandardCodes[1].scode: 101 is too small: a 1xx status is informational and cannot end a response (the smallest allowed is 200)',
+      'portico.yaml:8:16: hosts[0].nonStandardCodes[2].scode: 199 is too small: a 1xx status is informational and cannot end a response (the smallest allowed is 200)',
+    ]);
+    assert.deepEqual(errorsOf('host domain="example.com" {\n    nonStandardCodes scode=101 url="/ws"\n}\n', 'kdl').length, 1);
+  });
+
+  it('keeps 204 and 304, which Ferron accepts like any other code', () => {
+    assert.deepEqual(errorsOf('hosts:\n  - domain: example.com\n    nonStandardCodes:\n      - scode: 204\n        url: /favicon.ico\n      - scode: 304\n        url: /cached\n'), []);
+  });
+});
