@@ -52,6 +52,8 @@ const listenSpec = either(port(), str('listen'));
 const proxyTargets = list(str('http-url'), { nonEmpty: true, single: true });
 const tlsVersion = oneOf('TLSv1.2', 'TLSv1.3');
 const row = <const R extends PropertyRow>(r: R): R => r;
+// The admin block's endpoint directives: CONTRACT.md makes a bare directive mean true.
+const flag = bool({ bareMeansTrue: true });
 
 // Headers a response must not be given by configuration: HTTP/2 forbids connection-specific headers
 // (RFC 9113 §8.2.2; Node refuses the whole response), and the server frames every body itself.
@@ -265,21 +267,22 @@ export const PROPERTIES = {
   admin: row({
     type: object('admin block', {
       listen: { spec: str('listen'), default: '127.0.0.1:8081', summary: 'Address and port of the admin listener (keep it on loopback).' },
-      health: { spec: bool(), default: true, summary: 'Enables `GET /health`.' },
-      status: { spec: bool(), default: false, summary: 'Enables `GET /status`.' },
-      config: { spec: bool(), default: false, summary: 'Enables `GET /config`.' },
-      reload: { spec: bool(), default: true, summary: 'Enables `POST /reload`.' },
-      reload_get: { spec: bool(), default: true, summary: 'Enables `GET /reload`.' },
-      runtime: { spec: bool(), default: true, summary: 'Enables `GET /runtime`.' },
+      health: { spec: flag, default: true, summary: 'Enables `GET /health`.' },
+      status: { spec: flag, default: false, summary: 'Enables `GET /status`.' },
+      config: { spec: flag, default: false, summary: 'Enables `GET /config`.' },
+      reload: { spec: flag, default: true, summary: 'Enables `POST /reload`.' },
+      reload_get: { spec: flag, default: true, summary: 'Enables `GET /reload`.' },
+      runtime: { spec: flag, default: true, summary: 'Enables `GET /runtime`.' },
       auth_token: {
         spec: str(),
         sensitive: true,
         summary: 'When set, every admin request needs `Authorization: Bearer <token>`.',
       },
-    }),
+    }, { bareMeansEmpty: true }),
     scopes: G,
     since: PORTICO,
-    summary: 'The admin API: its listener starts only when this block is present.',
+    summary:
+      'The admin API: its listener starts only when this block is present. Written without a value (`admin:` in YAML, `admin` in KDL) it is the secure default profile; an endpoint directive without a value (`health:`) means true.',
     example:
       'global:\n  admin:\n    listen: 127.0.0.1:8081\n    health: true\n    status: true\n    auth_token: "{{env.PORTICO_ADMIN_TOKEN}}"\n',
   }),

@@ -29,6 +29,8 @@ interface Typed<T> {
 
 export interface BoolSpec extends Typed<boolean> {
   readonly kind: 'bool';
+  /** A directive written without a value (YAML `health:`, read as null) means true. */
+  readonly bareMeansTrue?: boolean;
 }
 export interface IntSpec extends Typed<number> {
   readonly kind: 'int';
@@ -83,6 +85,8 @@ export interface ObjectSpec<T = unknown> extends Typed<T> {
   readonly fields: Readonly<Record<string, FieldSpec>>;
   /** What one such object is called in messages ("rewrite rule", "user"). */
   readonly label: string;
+  /** The block written without a value (YAML `admin:`, read as null) is the block with no fields. */
+  readonly bareMeansEmpty?: boolean;
 }
 export interface NullableSpec<T = unknown> extends Typed<T | null> {
   readonly kind: 'nullable';
@@ -118,7 +122,7 @@ type FieldsType<F extends Record<string, FieldSpec>> = {
   -readonly [K in keyof F as F[K]['required'] extends true ? never : K]?: Infer<F[K]['spec']>;
 };
 
-export const bool = (): BoolSpec => ({ kind: 'bool' });
+export const bool = (options: { bareMeansTrue?: boolean } = {}): BoolSpec => ({ kind: 'bool', ...options });
 export const u16 = (): IntSpec => ({ kind: 'int', label: 'u16', min: 0, max: 65535 });
 export const port = (): IntSpec => ({ kind: 'int', label: 'port', min: 1, max: 65535 });
 export const statusCode = (): IntSpec => ({ kind: 'int', label: 'status code', min: 100, max: 599 });
@@ -156,11 +160,11 @@ export const mapOf = <S extends Spec>(
   values: S,
   extra: { keyFormat?: StringFormat; sensitiveKeys?: readonly string[]; forbiddenKeys?: Readonly<Record<string, string>> } = {},
 ): MapSpec<Infer<S>> => ({ kind: 'map', keyLabel, values, ...extra });
-export const object = <const F extends Record<string, FieldSpec>>(label: string, fields: F): ObjectSpec<FieldsType<F>> => ({
-  kind: 'object',
-  label,
-  fields,
-});
+export const object = <const F extends Record<string, FieldSpec>>(
+  label: string,
+  fields: F,
+  options: { bareMeansEmpty?: boolean } = {},
+): ObjectSpec<FieldsType<F>> => ({ kind: 'object', label, fields, ...options });
 export const section = (scope: 'location' | 'errorConfig'): SectionSpec => ({ kind: 'section', scope });
 
 /** A short human name of a spec, for messages ("expected a u16 or a string"). */

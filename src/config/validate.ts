@@ -11,7 +11,7 @@ import {
   type Scope,
   type Settings,
 } from './properties.js';
-import type { Pos, RawEntry, RawMap, RawNode } from './raw.js';
+import { rawMap, type Pos, type RawEntry, type RawMap, type RawNode } from './raw.js';
 import { didYouMean } from './suggest.js';
 import { describe, type FieldSpec, type ObjectSpec, type Spec } from './types.js';
 import { runChecks } from './checks.js';
@@ -203,6 +203,7 @@ class Validator {
     };
     switch (spec.kind) {
       case 'bool':
+        if (spec.bareMeansTrue && isNull(node)) return true;
         return node.kind === 'scalar' && typeof node.value === 'boolean' ? node.value : wrong();
       case 'int': {
         if (node.kind !== 'scalar' || (typeof node.value !== 'number' && typeof node.value !== 'bigint')) return wrong();
@@ -287,6 +288,7 @@ class Validator {
         return out;
       }
       case 'object':
+        if (spec.bareMeansEmpty && isNull(node)) return this.object(spec, rawMap([], node.pos), path, secret);
         return node.kind === 'map' ? this.object(spec, node, path, secret) : wrong();
       case 'section':
         return wrong();
@@ -332,6 +334,10 @@ function findField(spec: ObjectSpec, key: string): [string, FieldSpec | undefine
     if (field.aliases?.includes(key)) return [name, field];
   }
   return [key, undefined];
+}
+
+function isNull(node: RawNode): boolean {
+  return node.kind === 'scalar' && node.value === null;
 }
 
 /** Whether a node has the outward shape of a spec, to pick the branch of a union. */

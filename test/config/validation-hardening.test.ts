@@ -182,3 +182,27 @@ describe('nonStandardCodes status codes', () => {
     assert.deepEqual(errorsOf('hosts:\n  - domain: example.com\n    nonStandardCodes:\n      - scode: 204\n        url: /favicon.ico\n      - scode: 304\n        url: /cached\n'), []);
   });
 });
+
+describe('YAML admin directives without a value', () => {
+  const admin = (text: string) => {
+    const result = loadConfigText(text, 'yaml', 'portico.yaml');
+    assert.deepEqual(result.diagnostics.map(formatDiagnostic), []);
+    return result.config?.global.admin;
+  };
+
+  it('read a bare admin block as the secure default profile', () => {
+    assert.deepEqual(admin('global:\n  admin:\n'), {});
+  });
+
+  it('read a bare endpoint directive as true', () => {
+    assert.deepEqual(admin('global:\n  admin:\n    health:\n    status:\n    config: false\n'), { health: true, status: true, config: false });
+  });
+
+  it('widen nothing else', () => {
+    assert.deepEqual(errorsOf('global:\n  secure:\n  http2Settings:\n  admin:\n    listen:\n'), [
+      'portico.yaml:2:10: global.secure: expected a boolean, got null',
+      'portico.yaml:3:17: global.http2Settings: expected a mapping, got null',
+      'portico.yaml:5:12: global.admin.listen: expected a string, got null',
+    ]);
+  });
+});
