@@ -338,7 +338,7 @@ export const PROPERTIES = {
   rewriteMap: row({
     type: list(
       object('rewrite rule', {
-        regex: { spec: str('regex'), required: true, summary: 'Pattern matched against the URL.' },
+        regex: { spec: str('regex'), required: true, summary: 'Pattern matched against the path and query, in Rust `regex` syntax as Ferron reads it.' },
         replacement: { spec: str(), required: true, summary: 'Replacement for a match; capture groups are `$1` etc.' },
         isNotFile: { spec: bool(), default: false, summary: 'Apply only if the path is not a file.' },
         isNotDirectory: { spec: bool(), default: false, summary: 'Apply only if the path is not a directory.' },
@@ -383,7 +383,7 @@ export const PROPERTIES = {
           summary: 'The status code (200–599). 401 enables HTTP basic authentication against `users`; 301, 302, 307 and 308 redirect.',
         },
         url: { spec: str(), summary: 'URL path to match exactly, or URL to redirect to.' },
-        regex: { spec: str('regex'), summary: 'Pattern matched against the URL.' },
+        regex: { spec: str('regex'), summary: 'Pattern searched for in the path and query, in Rust `regex` syntax as Ferron reads it.' },
         location: { spec: str('header-value'), summary: 'Redirect location.' },
         realm: { spec: str('header-value'), summary: 'Basic authentication realm.' },
         disableBruteProtection: { spec: bool(), default: false, summary: 'Disables brute-force protection for this code.' },
