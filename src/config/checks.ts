@@ -184,20 +184,19 @@ function checkTlsFiles(g: Settings, globalRecord: ScopeRecord | undefined, where
   // The certificate and the key are read apart, so one run names both when both are missing. The
   // key's path is sensitive (as in /config), so messages leave it out; the position names the line.
   const check = (certPath: string, keyPath: string, certAt: Place, keyAt: Place) => {
-    const read = (path: string, what: string, at: Place, secret: boolean): Buffer | undefined => {
+    const read = (path: string, what: string, at: Place, shownAs?: string): Buffer | undefined => {
       try {
-        return readPem(path, what);
+        return readPem(path, what, shownAs);
       } catch (e) {
-        const message = (e as Error).message;
-        diags.error(at.pos, at.path, secret ? message.replaceAll(path, HIDDEN) : message);
+        diags.error(at.pos, at.path, (e as Error).message);
         return undefined;
       }
     };
-    const cert = read(certPath, 'certificate', certAt, false);
-    const key = read(keyPath, 'private key', keyAt, true);
+    const cert = read(certPath, 'certificate', certAt);
+    const key = read(keyPath, 'private key', keyAt, HIDDEN);
     if (!cert || !key) return;
     try {
-      contextFor(policy, { cert, key }, certPath, HIDDEN);
+      contextFor(policy, { cert, key }, certPath);
     } catch (e) {
       diags.error(certAt.pos, certAt.path, (e as Error).message);
     }

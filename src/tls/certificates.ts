@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import type { SecureContext, SecureContextOptions } from 'node:tls';
 import { tlsModule } from '../server/lazy-modules.js';
 import type { ResolvedSettings } from '../config/defaults.js';
+import { REDACTED } from '../config/redact.js';
 import { cipherOptions, DEFAULT_CIPHER_SUITES, findCurve } from './cipher-suites.js';
 
 export interface KeyPair {
@@ -13,19 +14,22 @@ export interface KeyPair {
   readonly key: Buffer;
 }
 
-/** Reads a certificate (with its chain) and key; the message names the file that failed. */
+/**
+ * Reads a certificate (with its chain) and key; the message names the file that failed, except
+ * that a key's path is sensitive, as in /config (the position or the certificate names the pair).
+ */
 export function readKeyPair(certPath: string, keyPath: string): KeyPair {
-  return { cert: readPem(certPath, 'certificate'), key: readPem(keyPath, 'private key') };
+  return { cert: readPem(certPath, 'certificate'), key: readPem(keyPath, 'private key', REDACTED) };
 }
 
-export function readPem(path: string, what: string): Buffer {
+export function readPem(path: string, what: string, shownAs = path): Buffer {
   let data: Buffer;
   try {
     data = readFileSync(path);
   } catch (e) {
-    throw new Error(`cannot read the ${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new Error(`cannot read the ${what} ${shownAs}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
-  if (!data.includes('-----BEGIN ')) throw new Error(`${path} is not a PEM ${what}`);
+  if (!data.includes('-----BEGIN ')) throw new Error(`${shownAs} is not a PEM ${what}`);
   return data;
 }
 
@@ -42,13 +46,13 @@ export function policyOptions(g: ResolvedSettings): SecureContextOptions {
   return options;
 }
 
-/** A context for one key pair under the policy; a key that does not match is an error naming both files. */
-export function contextFor(policy: SecureContextOptions, pair: KeyPair, certPath: string, keyPath: string): SecureContext {
+/** A context for one key pair under the policy; a key that does not match is an error naming the certificate. */
+export function contextFor(policy: SecureContextOptions, pair: KeyPair, certPath: string): SecureContext {
   try {
     return tlsModule().createSecureContext({ ...policy, cert: pair.cert, key: pair.key });
   } catch (e) {
     const reason = (e as Error).message;
-    throw new Error(/mismatch/i.test(reason) ? `the private key ${keyPath} does not belong to the certificate ${certPath}` : `${certPath} / ${keyPath}: ${reason}`);
+    throw new Error(/mismatch/i.test(reason) ? `the private key ${REDACTED} does not belong to the certificate ${certPath}` : `${certPath} (and its key): ${reason}`);
   }
 }
 
@@ -70,7 +74,7 @@ export function loadCertificates(g: ResolvedSettings): CertificateSet {
   const load = (certPath: string, keyPath: string) => {
     const pair = readKeyPair(certPath, keyPath);
     chains.push(pair.cert);
-    return { pair, context: contextFor(policy, pair, certPath, keyPath) };
+    return { pair, context: contextFor(policy, pair, certPath) };
   };
   const global = g.cert !== undefined && g.key !== undefined ? load(g.cert, g.key) : undefined;
   const fallback = global?.context;

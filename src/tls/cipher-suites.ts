@@ -2,6 +2,7 @@
 // options of Node's `tls.createSecureContext`. Only TLS 1.2 and TLS 1.3 are in play.
 
 import type { SecureContextOptions } from 'node:tls';
+import { editDistance, MAX_COMPARED } from '../config/suggest.js';
 
 export interface CipherSuite {
   /** The IANA (RFC) name, e.g. `TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256`. */
@@ -61,30 +62,19 @@ export function findCipherSuite(name: string): CipherSuite | undefined {
  * differs in more than a third of the characters, because then it is a guess, not a typo.
  */
 export function suggestCipherSuite(name: string): string | undefined {
+  if (name.length > MAX_COMPARED) return undefined;
   const wanted = normalize(name);
+  const limit = Math.max(2, Math.floor(wanted.length / 3));
   let best: { iana: string; distance: number } | undefined;
   for (const suite of CIPHER_SUITES) {
-    const distance = Math.min(editDistance(wanted, normalize(suite.iana)), editDistance(wanted, normalize(suite.openssl)));
-    if (!best || distance < best.distance) best = { iana: suite.iana, distance };
+    const within = (best?.distance ?? limit + 1) - 1;
+    const distance = Math.min(editDistance(wanted, normalize(suite.iana), within), editDistance(wanted, normalize(suite.openssl), within));
+    if (distance <= within) best = { iana: suite.iana, distance };
   }
-  return best && best.distance <= Math.max(2, Math.floor(wanted.length / 3)) ? best.iana : undefined;
+  return best?.iana;
 }
 
 const normalize = (name: string): string => name.toUpperCase().replaceAll('-', '_');
-
-/** Levenshtein distance, two rows at a time. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
-}
 
 // Node's `ciphers` option is split by Node itself (node:internal/tls/secure-context, checked on
 // Node 20.20): entries starting with `TLS_` go to SSL_CTX_set_ciphersuites (TLS 1.3), the rest to
