@@ -1,12 +1,12 @@
 // Every error status becomes a page here, and only here: an errorConfig for the status re-runs the
 // chain with its settings (the page keeps the error's status); otherwise the first readable
-// `errorPages` file for the status, otherwise the default page. Details go to the error log, never
-// to the client.
+// `errorPages` file for the status, otherwise the default page; a status without content (a
+// nonStandardCodes 204, 205 or 304) has no page. Details go to the error log, never to the client.
 import { readFile } from 'node:fs/promises';
 import type { Ctx } from './ctx.js';
 import { errorPageHtml } from './error-page.js';
 import { HttpError, isHttpError, type HeaderPairs } from './http-error.js';
-import { send, type RawHeaders } from './respond.js';
+import { hasNoContent, send, type RawHeaders } from './respond.js';
 
 export interface Logger {
   log(message: string): void;
@@ -46,6 +46,7 @@ export class ErrorResponder {
   private async page(ctx: Ctx, status: number, extra: HeaderPairs): Promise<void> {
     const headers: RawHeaders = [];
     for (const [name, value] of extra) if (!OWN_HEADERS.has(name.toLowerCase())) headers.push(name, value);
+    if (hasNoContent(status)) return send(ctx, status, headers);
     const body = (await this.configuredPage(ctx, status)) ?? Buffer.from(errorPageHtml(status, ctx.resolved?.settings.serverAdministratorEmail));
     headers.push('Content-Type', 'text/html; charset=utf-8', 'Content-Length', String(body.length));
     if (ctx.responded) return;

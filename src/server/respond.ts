@@ -1,7 +1,7 @@
 // The one place responses leave: it adds `customHeaders` (names the response does not already
 // have, `{path}` filled in), sets `Server: Portico`, keeps an errorConfig page's error status,
-// records status and length for the access log, leaves HEAD responses without a body, and keeps
-// HTTP/1-only headers out of HTTP/2 responses.
+// records status and length for the access log, leaves HEAD responses and statuses without content
+// (204, 205, 304) without a body, and keeps HTTP/1-only headers out of HTTP/2 responses.
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import type { Ctx } from './ctx.js';
@@ -12,7 +12,19 @@ export type RawHeaders = string[];
 const SERVER = 'Portico';
 // What Node accepts in a header value; a `{path}` that would make a value invalid skips it.
 const VALID_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
-const BODILESS = new Set([204, 304]);
+// Statuses whose responses have no content (RFC 9110 §6.4.1, §15.3.6), whatever was meant to go in
+// them: a nonStandardCodes 204 goes through the error flow (REFERENCE §6), and an errorConfig's page
+// for it is sent with its status. (No 1xx gets here: no stage makes one, and the validator refuses
+// one as a nonStandardCodes scode.)
+const NO_CONTENT = new Set([204, 205, 304]);
+// Fields about content, left out of such a response: a 204 MUST NOT carry Content-Length or
+// Transfer-Encoding (RFC 9110 §8.6, RFC 9112 §6.1), a 304's would be taken for the selected
+// representation's, and the type or coding of a page that is not sent describes nothing.
+const CONTENT_FIELDS = new Set(['content-type', 'content-length', 'content-encoding', 'transfer-encoding']);
+
+export function hasNoContent(status: number): boolean {
+  return NO_CONTENT.has(status);
+}
 
 // Header names are compared by length first: most differ there, and no string is allocated.
 function indexOfHeader(headers: RawHeaders, lower: string): number {
@@ -41,9 +53,17 @@ function finalize(ctx: Ctx, status: number, headers: RawHeaders): number {
   headers.push('Server', SERVER);
   // A page rendered for an error by an errorConfig is still that error (CONTRACT.md, point 4).
   const sent = ctx.errorStatus !== undefined && status < 300 ? ctx.errorStatus : status;
+  if (NO_CONTENT.has(sent)) withoutContentFields(headers, sent);
   ctx.status = sent;
   ctx.deadlines?.remove(ctx);
   return sent;
+}
+
+function withoutContentFields(headers: RawHeaders, status: number): void {
+  for (let i = headers.length - 2; i >= 0; i -= 2) if (CONTENT_FIELDS.has(headers[i]!.toLowerCase())) headers.splice(i, 2);
+  // Node frames a 205 like any response: without a length it would send an empty chunked body, which
+  // a client that knows 205 has no content would read as the start of the next response.
+  if (status === 205) headers.push('Content-Length', '0');
 }
 
 function lengthOf(headers: RawHeaders): number | undefined {
@@ -93,7 +113,7 @@ function writeHead(ctx: Ctx, status: number, headers: RawHeaders, endStream: boo
 export function send(ctx: Ctx, status: number, headers: RawHeaders, body?: Buffer | string): void {
   const sent = finalize(ctx, status, headers);
   ctx.length = lengthOf(headers);
-  const bodiless = body === undefined || ctx.method === 'HEAD' || BODILESS.has(sent);
+  const bodiless = body === undefined || ctx.method === 'HEAD' || NO_CONTENT.has(sent);
   writeHead(ctx, sent, headers, bodiless && 'stream' in ctx.res);
   if ('stream' in ctx.res) {
     if (!bodiless) ctx.res.stream.end(body);
@@ -105,7 +125,7 @@ export function send(ctx: Ctx, status: number, headers: RawHeaders, body?: Buffe
 export async function sendStream(ctx: Ctx, status: number, headers: RawHeaders, body: Readable): Promise<void> {
   const sent = finalize(ctx, status, headers);
   ctx.length = lengthOf(headers);
-  const bodiless = ctx.method === 'HEAD' || BODILESS.has(sent);
+  const bodiless = ctx.method === 'HEAD' || NO_CONTENT.has(sent);
   writeHead(ctx, sent, headers, bodiless && 'stream' in ctx.res);
   if (bodiless) {
     body.destroy();
