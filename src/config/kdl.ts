@@ -6,7 +6,7 @@
 import { getLocation, type Document, type Entry, type Node } from '@bgotink/kdl';
 import { parse as parseV1 } from '@bgotink/kdl/v1-compat';
 import { parse as parseV2 } from '@bgotink/kdl';
-import type { Diagnostics } from './diagnostics.js';
+import { clip, type Diagnostics } from './diagnostics.js';
 import { ALIASES, PROPERTIES, PROPERTY_NAMES, propertyRow, type Scope } from './properties.js';
 import { rawList, rawMap, scalar, type Pos, type RawEntry, type RawMap, type RawNode, type RawScalarValue } from './raw.js';
 import { didYouMean } from './suggest.js';
@@ -94,11 +94,28 @@ export function parseKdl(text: string, file: string, diags: Diagnostics): RawNod
     for (const err of flatten(parsed.error as KdlError)) {
       const line = err.start?.line ?? 1;
       const pos = { file, line, col: parsed.terminators.column(line, err.start?.column ?? 1) };
-      diags.error(pos, '', `KDL syntax: ${err.message.replace(/ at \d+:\d+$/, '')}`);
+      diags.error(pos, '', `KDL syntax: ${syntaxMessage(err.message.replace(/ at \d+:\d+$/, ''))}`);
     }
     return undefined;
   }
   return new KdlReader(file, diags, parsed.terminators).document(parsed.doc);
+}
+
+// The parser's messages that quote the file, without the quote. A syntax error comes before the
+// tree, so nothing tells a sensitive value (`auth_token #s3cret`) from any other text, and a token
+// may be a megabyte long; the position shows where the text is. One-character tokens (`}`) stay.
+const QUOTING: readonly (readonly [RegExp, string])[] = [
+  [/^(Unexpected token) (?!".", ).*?(, did you forget to quote an identifier\?)$/s, '$1$2'],
+  [/^(Invalid keyword) .*?(, (?:did you mean #[a-z-]+\?|surround it with quotes to use a string|add a leading # to use the keyword or surround with quotes to make it a string))$/s, '$1$2'],
+  [/^(Invalid keyword) .*?, (keywords are case sensitive), write .*$/s, '$1: $2'],
+  [/^(Invalid (?:unicode )?escape) .*$/s, '$1'],
+  [/^(Expected newline or single-line comment after backslash) but got .*$/s, '$1'],
+];
+
+/** A parser message as Portico shows it: no text from the file, and bounded whatever the parser says. */
+function syntaxMessage(message: string): string {
+  const rule = QUOTING.find(([pattern]) => pattern.test(message));
+  return clip(rule ? message.replace(rule[0], rule[1]) : message, 200);
 }
 
 /**
@@ -142,7 +159,7 @@ class KdlReader {
         firstInclude ??= node;
         includes.push(...this.args(node));
       } else {
-        this.diags.error(this.pos(node), name, `unknown top-level node${didYouMean(name, ['global', 'host', 'include'])} (expected global, host or include)`);
+        this.diags.error(this.pos(node), clip(name), `unknown top-level node${didYouMean(name, ['global', 'host', 'include'])} (expected global, host or include)`);
       }
     }
     if (firstHost) entries.push({ key: 'hosts', keyPos: this.pos(firstHost), value: rawList(hosts, this.pos(firstHost)) });
@@ -157,7 +174,7 @@ class KdlReader {
     for (const entry of node.getPropertyEntries()) {
       const key = entry.getName()!;
       if (key === 'domain' || key === 'ip') selectors.push({ key, keyPos: this.pos(entry), value: this.value(entry) });
-      else this.diags.error(this.pos(entry), `${path}.${key}`, 'a host takes only domain= and ip= as properties; write other properties as children');
+      else this.diags.error(this.pos(entry), `${path}.${clip(key)}`, 'a host takes only domain= and ip= as properties; write other properties as children');
     }
     const [first] = node.getArgumentEntries();
     if (first) {
@@ -177,7 +194,7 @@ class KdlReader {
     let firstErrorConfig: Node | undefined;
     for (const child of node.children?.nodes ?? []) {
       const name = child.getName();
-      const at = `${path}.${ALIASES[name] ?? name}`;
+      const at = `${path}.${clip(ALIASES[name] ?? name)}`;
       if (name === 'location' && scope === 'host') {
         firstLocation ??= child;
         locations.push(this.location(child, `${path}.locations[${locations.length}]`));
@@ -223,7 +240,7 @@ class KdlReader {
     if (args.length > 1) this.diags.error(this.pos(args[1]), path, 'write location "/path" { … } with exactly one path');
     if (args[0]) leading.push({ key: 'path', keyPos: this.pos(args[0]), value: this.value(args[0]) });
     for (const p of node.getPropertyEntries()) {
-      this.diags.error(this.pos(p), `${path}.${p.getName()}`, 'a location takes its path as its only argument; write properties as children');
+      this.diags.error(this.pos(p), `${path}.${clip(p.getName()!)}`, 'a location takes its path as its only argument; write properties as children');
     }
     return this.scope(node, 'location', leading, path);
   }
@@ -232,7 +249,7 @@ class KdlReader {
     const leading: RawEntry[] = [];
     for (const p of node.getPropertyEntries()) {
       if (p.getName() === 'scode') leading.push({ key: 'scode', keyPos: this.pos(p), value: this.value(p) });
-      else this.diags.error(this.pos(p), `${path}.${p.getName()}`, 'an errorConfig takes only scode= as a property; write others as children');
+      else this.diags.error(this.pos(p), `${path}.${clip(p.getName()!)}`, 'an errorConfig takes only scode= as a property; write others as children');
     }
     if (node.getArgumentEntries().length > 0) this.diags.error(this.pos(node), path, 'write errorConfig scode=404 { … }');
     return this.scope(node, 'errorConfig', leading, path);
@@ -253,7 +270,7 @@ class KdlReader {
         this.noArguments(node, path);
         const entries: RawEntry[] = node.getPropertyEntries().map((p) => ({ key: p.getName()!, keyPos: this.pos(p), value: this.value(p) }));
         for (const c of node.children?.nodes ?? []) {
-          const value = this.shaped(c, spec.values, `${path}.${c.getName()}`);
+          const value = this.shaped(c, spec.values, `${path}.${clip(c.getName())}`);
           if (value) entries.push({ key: c.getName(), keyPos: this.pos(c), value });
         }
         return rawMap(entries, pos);
@@ -281,7 +298,7 @@ class KdlReader {
   single(node: Node, path: string, bareMeansTrue: boolean): RawNode | undefined {
     const args = node.getArgumentEntries();
     this.noChildren(node, path);
-    for (const p of node.getPropertyEntries()) this.diags.error(this.pos(p), `${path}.${p.getName()}`, `${node.getName()} takes a value, not properties`);
+    for (const p of node.getPropertyEntries()) this.diags.error(this.pos(p), `${path}.${clip(p.getName()!)}`, `${clip(node.getName())} takes a value, not properties`);
     if (args.length === 0) {
       if (bareMeansTrue) return scalar(true, this.pos(node));
       this.diags.error(this.pos(node), path, 'expects a value');
@@ -324,11 +341,11 @@ class KdlReader {
   }
 
   noArguments(node: Node, path: string): void {
-    if (node.getArgumentEntries().length > 0) this.diags.error(this.pos(node), path, `${node.getName()} takes children { … }, not arguments`);
+    if (node.getArgumentEntries().length > 0) this.diags.error(this.pos(node), path, `${clip(node.getName())} takes children { … }, not arguments`);
   }
 
   noChildren(node: Node, path: string): void {
-    if (node.children && node.children.nodes.length > 0) this.diags.error(this.pos(node.children.nodes[0]), path, `${node.getName()} takes arguments, not children`);
+    if (node.children && node.children.nodes.length > 0) this.diags.error(this.pos(node.children.nodes[0]), path, `${clip(node.getName())} takes arguments, not children`);
   }
 }
 

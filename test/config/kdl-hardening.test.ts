@@ -59,3 +59,39 @@ describe('KDL paths', () => {
     ]);
   });
 });
+
+describe('KDL names and text in messages', () => {
+  it('clip a megabyte node name, quickly', () => {
+    const name = 'a'.repeat(1e6);
+    const clipped = `${'a'.repeat(80)}…`;
+    const started = performance.now();
+    assert.deepEqual(messages(`global {\n    ${name} 1\n}\n${name} 2\nhost domain="x" ${name}=1 {\n    customHeaders { ${name} "v" { c 1 } }\n}\n`), [
+      `t.kdl:2:5: global.${clipped}: unknown property`,
+      `t.kdl:4:1: ${clipped}: unknown top-level node (expected global, host or include)`,
+      `t.kdl:5:17: hosts[0].${clipped}: a host takes only domain= and ip= as properties; write other properties as children`,
+      `t.kdl:6:1000028: hosts[0].customHeaders.${clipped}: ${clipped} takes arguments, not children`,
+    ]);
+    assert.ok(performance.now() - started < 3000, 'took too long');
+  });
+
+  it('quote no text of the file in a syntax error, where a secret cannot be told from other text', () => {
+    // `#true` makes these files KDL 2.0, whose parser quotes the offending token.
+    const cases: [string, string][] = [
+      ['auth_token #s3cret', 'Invalid keyword, surround it with quotes to use a string'],
+      ['auth_token #S3cret', 'Invalid keyword, surround it with quotes to use a string'],
+      ['auth_token #True', 'Invalid keyword: keywords are case sensitive'],
+      ['auth_token "x\\u{s3cret}"', 'Invalid unicode escape'],
+      ['auth_token "x\\qs3cret"', 'Invalid escape'],
+      ['auth_token "x" \\ s3cret', 'Expected newline or single-line comment after backslash'],
+      [`auth_token #${'s3cret'.repeat(2e5)}`, 'Invalid keyword, surround it with quotes to use a string'],
+    ];
+    for (const [line, expected] of cases) {
+      const [only, ...rest] = messages(`global {\n    admin {\n        health #true\n        ${line}\n    }\n}\n`);
+      assert.deepEqual(rest, [], line.slice(0, 40));
+      assert.match(only!, /^t\.kdl:4:\d+: KDL syntax: /);
+      assert.equal(only!.replace(/^t\.kdl:4:\d+: KDL syntax: /, ''), expected);
+    }
+    assert.deepEqual(messages('global { admin { health #true } }\ninclude 1s3cret\n'), ['t.kdl:2:10: KDL syntax: Unexpected token, did you forget to quote an identifier?']);
+    assert.deepEqual(messages('global { port 1 }\n}\n'), ['t.kdl:2:1: KDL syntax: Unexpected token "}", did you forget to quote an identifier?']);
+  });
+});
