@@ -27,6 +27,8 @@ const samples: [string, string][] = [
     const row: PropertyRow = PROPERTIES[name];
     return row.example ? [[`example of ${name}`, row.example]] : [];
   }),
+  ['a bare admin block and sections without a value', 'global:\n  admin:\nhosts:\n  - domain: example.com\n    locations:\n    errorConfig:\n'],
+  ['bare admin endpoint directives', 'global:\n  admin:\n    health:\n    status:\n    config: false\n    runtime:\n'],
   ['quoting and odd values', 'global:\n  customHeaders:\n    X-Note: "quote \\" backslash \\\\ tab\\t"\n    "true": "null"\n  environmentVariables:\n    MULTILINE: "line one\\nline two\\r\\n\\u0001"\n    EMPTY: ""\n    NUMERIC: "0123"\n  timeout: null\n  loadModules: [cache, rproxy]\n  maximumCacheEntries: null\n  port: "127.0.0.1:8080"\nhosts:\n  - ip: "::1"\n    proxyTo: http://127.0.0.1:1\n    errorConfig:\n      - wwwroot: /e\n'],
 ];
 
@@ -47,6 +49,13 @@ describe('convert round trip', () => {
     const yaml = load(readFileSync(join(ROOT, 'test/fixtures/valid/everything.yaml'), 'utf8'), 'yaml');
     const kdl = load(readFileSync(join(ROOT, 'test/fixtures/valid/everything.kdl'), 'utf8'), 'kdl');
     assert.deepEqual(kdl.plain, yaml.plain);
+  });
+
+  it('writes what a YAML key without a value stands for, as KDL has no null block', () => {
+    assert.equal(toKdl(load('global:\n  admin:\n', 'yaml').raw), 'global {\n    admin {\n    }\n}\n');
+    const { raw } = load('global:\n  admin:\n    health:\n    reload_get:\nhosts:\n  - domain: example.com\n    locations:\n', 'yaml');
+    assert.equal(toKdl(raw), 'global {\n    admin {\n        health true\n        reload_get true\n    }\n}\n\nhost domain="example.com" {\n}\n');
+    assert.equal(toYaml(raw), 'global:\n  admin:\n    health: true\n    reload_get: true\nhosts:\n  - domain: example.com\n');
   });
 
   it('writes documented names for accepted aliases', () => {
