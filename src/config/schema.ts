@@ -17,7 +17,8 @@ const STRING_PATTERNS: Partial<Record<string, string>> = {
 export function specSchema(spec: Spec): Schema {
   switch (spec.kind) {
     case 'bool':
-      return { type: 'boolean' };
+      // YAML `health:` reads as null, which the validator takes as true.
+      return { type: spec.bareMeansTrue ? ['boolean', 'null'] : 'boolean' };
     case 'int':
       return { type: 'integer', minimum: spec.min, maximum: spec.max };
     case 'string': {
@@ -33,7 +34,12 @@ export function specSchema(spec: Spec): Schema {
     }
     case 'map': {
       const pattern = spec.keyFormat && STRING_PATTERNS[spec.keyFormat];
-      return { type: 'object', additionalProperties: specSchema(spec.values), ...(pattern ? { propertyNames: { pattern } } : {}) };
+      const forbidden = Object.keys(spec.forbiddenKeys ?? {});
+      const names: Schema = {
+        ...(pattern ? { pattern } : {}),
+        ...(forbidden.length > 0 ? { not: { pattern: `^(?:${forbidden.map(anyCase).join('|')})$` } } : {}),
+      };
+      return { type: 'object', additionalProperties: specSchema(spec.values), ...(Object.keys(names).length > 0 ? { propertyNames: names } : {}) };
     }
     case 'object': {
       const properties: Record<string, Schema> = {};
@@ -44,7 +50,9 @@ export function specSchema(spec: Spec): Schema {
       const required = Object.entries(spec.fields)
         .filter(([, f]) => f.required && !f.aliases?.length)
         .map(([n]) => n);
-      return { type: 'object', additionalProperties: false, properties, ...(required.length ? { required } : {}) };
+      // YAML `admin:` reads as null, which the validator takes as the block with no fields.
+      const type = spec.bareMeansEmpty ? ['object', 'null'] : 'object';
+      return { type, additionalProperties: false, properties, ...(required.length ? { required } : {}) };
     }
     case 'nullable':
       return { anyOf: [specSchema(spec.of), { type: 'null' }] };
@@ -53,6 +61,16 @@ export function specSchema(spec: Spec): Schema {
     case 'section':
       return { type: 'array', items: { $ref: `#/definitions/${spec.scope}` } };
   }
+}
+
+/**
+ * A pattern matching a name in any case: JSON Schema patterns take no flags, and the validator
+ * compares header names case-insensitively.
+ */
+function anyCase(name: string): string {
+  return [...name]
+    .map((c) => (c.toLowerCase() !== c.toUpperCase() ? `[${c.toUpperCase()}${c.toLowerCase()}]` : c.replace(/[\\^$.*+?()[\]{}|/]/, '\\$&')))
+    .join('');
 }
 
 function description(row: PropertyRow): string {

@@ -1,6 +1,6 @@
 // The JSON Schema that editors use agrees with the validator on the samples.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Ajv } from 'ajv';
@@ -11,17 +11,36 @@ import { ROOT } from '../helpers/cli.js';
 const ajv = new Ajv({ allErrors: true, strict: false });
 const check = ajv.compile(configSchema());
 const yamlFile = (path: string): unknown => parse(readFileSync(join(ROOT, path), 'utf8'));
+const validYaml = readdirSync(join(ROOT, 'test/fixtures/valid'))
+  .filter((f) => f.endsWith('.yaml'))
+  .map((f) => `test/fixtures/valid/${f}`);
 
 describe('JSON Schema', () => {
   it('accepts the samples', () => {
-    for (const file of ['test/fixtures/valid/everything.yaml', 'portico.yaml', 'test/fixtures/warnings/warnings.yaml']) {
+    for (const file of [...validYaml, 'portico.yaml', 'test/fixtures/warnings/warnings.yaml']) {
       assert.equal(check(yamlFile(file)), true, `${file}: ${JSON.stringify(check.errors)}`);
     }
   });
 
   it('refuses what the validator refuses by shape', () => {
-    for (const file of ['port-range', 'bool-type', 'list-type', 'unknown-property', 'unknown-top-level', 'scope-port-in-host', 'status-code-range', 'tls-version-unknown', 'unknown-module', 'location-without-path', 'rewrite-without-replacement']) {
+    for (const file of ['port-range', 'bool-type', 'list-type', 'unknown-property', 'unknown-top-level', 'scope-port-in-host', 'status-code-range', 'tls-version-unknown', 'unknown-module', 'location-without-path', 'rewrite-without-replacement', 'check-nonstandard-1xx']) {
       assert.equal(check(yamlFile(`test/fixtures/invalid/${file}.yaml`)), false, file);
+    }
+  });
+
+  it('accepts the admin block and its endpoint directives without a value, as the validator does', () => {
+    assert.equal(check(parse('global:\n  admin:\n')), true, JSON.stringify(check.errors));
+    const directives = ['health', 'status', 'config', 'reload', 'reload_get', 'runtime'];
+    assert.equal(check(parse(`global:\n  admin:\n${directives.map((d) => `    ${d}:\n`).join('')}`)), true, JSON.stringify(check.errors));
+    assert.equal(check(parse('global:\n  admin:\n    listen:\n')), false);
+    assert.equal(check(parse('global:\n  secure:\n')), false);
+  });
+
+  it('refuses the custom headers the validator refuses, in any case', () => {
+    const refused = ['Connection', 'keep-alive', 'PROXY-CONNECTION', 'te', 'Transfer-Encoding', 'upgrade', 'Http2-Settings', 'content-LENGTH'];
+    for (const name of refused) assert.equal(check({ global: { customHeaders: { [name]: 'x' } } }), false, name);
+    for (const name of ['X-Connection', 'Connections', 'Tea', 'Content-Type', 'Link']) {
+      assert.equal(check({ global: { customHeaders: { [name]: 'x' } } }), true, `${name}: ${JSON.stringify(check.errors)}`);
     }
   });
 });
