@@ -318,7 +318,7 @@ export const PROPERTIES = {
   // ── valid in global, host, location and error configuration scopes ──────────────────────────
   domain: row({ type: str('domain'), scopes: ALL, since: V1, summary: 'Domain name of a host (`*.example.com` wildcards allowed).' }),
   ip: row({ type: str('ip'), scopes: ALL, since: V1, summary: 'IP address of a host (the local address a connection arrives on).' }),
-  serverAdministratorEmail: row({ type: str('email'), scopes: ALL, since: V1, summary: 'Administrator contact, shown on error pages.' }),
+  serverAdministratorEmail: row({ type: str('email'), scopes: ALL, since: V1, summary: 'Administrator contact, shown only on the default 500 error page.' }),
   customHeaders: row({
     type: mapOf('header name', str('header-value'), {
       keyFormat: 'header-name',
