@@ -5,11 +5,11 @@
 // path → whether its endpoint is switched on → the method. Every request is audited to the error
 // log (never the token, never the query).
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
-import { isIP, type Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isIP } from 'node:net';
 import type { ResolvedSettings } from '../config/defaults.js';
 import { parseListen } from '../config/formats.js';
-import { Http1Connections } from '../server/http1-connections.js';
+import { bindingOf, Listener, ProtocolServer, type ConnectionLimits } from '../server/listener.js';
 
 type AdminSettings = NonNullable<ResolvedSettings['admin']>;
 type Directive = 'health' | 'status' | 'config' | 'reload' | 'reload_get' | 'runtime';
@@ -43,12 +43,17 @@ const ROUTES: Record<string, Record<string, Directive>> = {
   '/runtime': { GET: 'runtime', HEAD: 'runtime' },
 };
 
-const LIMITS = { headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000 };
+const LIMITS: ConnectionLimits = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, checkIntervalMs: 2_000 };
 const MAX_CONNECTIONS = 64;
 
+/**
+ * One configuration's admin API: the endpoints over a plain HTTP protocol server, on a Listener
+ * of its own or, after a reload that keeps the address, on its predecessor's (the port stays
+ * bound, so a health check polling through a reload is never refused).
+ */
 export class AdminServer {
-  private readonly server: HttpServer;
-  private readonly connections = new Http1Connections();
+  private readonly protocol: ProtocolServer;
+  private listener: Listener | undefined;
   private readonly token: Buffer | undefined;
 
   constructor(
@@ -56,39 +61,46 @@ export class AdminServer {
     private readonly control: AdminControl,
   ) {
     this.token = settings.auth_token === undefined ? undefined : digest(settings.auth_token);
-    this.server = createServer(LIMITS, (req, res) => {
-      this.connections.request(req, res);
-      void this.handle(req, res);
-    });
-    this.server.on('connection', (socket: Socket) => this.connections.add(socket));
-    this.server.maxConnections = MAX_CONNECTIONS;
-    this.server.on('clientError', (_err, socket: Socket) => socket.destroy());
+    const parsed = parseListen(this.listen)!;
+    // A port alone binds the loopback address, never every address.
+    const address = parsed.host ?? '127.0.0.1';
+    const id = `http://${address.includes(':') ? `[${address}]` : address}:${parsed.port}`;
+    this.protocol = new ProtocolServer({ id, key: id, address, port: parsed.port, secure: false }, (req, res) => void this.handle(req as IncomingMessage, res as ServerResponse), LIMITS);
   }
 
   get listen(): string {
     return this.settings.listen ?? '127.0.0.1:8081';
   }
 
-  start(): Promise<void> {
-    const parsed = parseListen(this.listen)!;
-    return new Promise((resolve, reject) => {
-      this.server.once('error', (e: NodeJS.ErrnoException) => reject(new Error(`admin API: cannot listen on ${this.listen}: ${e.code ?? e.message}`)));
-      this.server.listen({ port: parsed.port, host: parsed.host === undefined ? '127.0.0.1' : parsed.host }, () => resolve());
-    });
+  /** Binds a listener of its own. */
+  async start(): Promise<void> {
+    const listener = new Listener(this.protocol, MAX_CONNECTIONS);
+    try {
+      await listener.start();
+    } catch (e) {
+      throw new Error(`admin API: ${(e as Error).message}`);
+    }
+    this.listener = listener;
   }
 
   /**
-   * Stops accepting, then finishes requests in flight and those of connections accepted a moment
-   * before (a reload restarts this listener right after answering), at most `graceMs`.
+   * Takes over `previous`'s listener when it is bound to the same address: new connections come
+   * here while the previous configuration's connections finish (at most `graceMs`). False when
+   * the address differs; then `previous` must be closed and this one started.
    */
+  takeOver(previous: AdminServer, graceMs: number): boolean {
+    const listener = previous.listener;
+    if (!listener || bindingOf(listener.spec) !== bindingOf(this.protocol.spec)) return false;
+    previous.listener = undefined;
+    this.listener = listener;
+    void listener.replace(this.protocol, graceMs);
+    return true;
+  }
+
+  /** Stops accepting, then finishes requests in flight (at most `graceMs`). */
   async close(graceMs: number): Promise<void> {
-    if (!this.server.listening) return;
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    const stopSweeping = this.connections.drain();
-    const timer = setTimeout(() => this.connections.destroyAll(), graceMs);
-    await closed;
-    stopSweeping();
-    clearTimeout(timer);
+    await this.listener?.close(graceMs);
+    this.listener = undefined;
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

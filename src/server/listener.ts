@@ -303,8 +303,13 @@ export class Listener {
   /** Protocol servers a reload replaced, finishing their connections. */
   private readonly retired = new Set<ProtocolServer>();
 
-  constructor(private protocol: ProtocolServer) {
+  constructor(
+    private protocol: ProtocolServer,
+    /** Connections beyond this are refused at accept (unbounded if not given). */
+    maxConnections?: number,
+  ) {
     this.server = createNetServer({ noDelay: true }, (socket) => this.protocol.accept(socket));
+    if (maxConnections !== undefined) this.server.maxConnections = maxConnections;
   }
 
   get spec(): ListenerSpec {

@@ -266,9 +266,13 @@ export class Server implements AdminControl {
     if (settings === undefined) return;
     const admin = new AdminServer(settings, this);
     await admin.start();
+    this.adminStarted(admin);
+  }
+
+  private adminStarted(admin: AdminServer): void {
     this.admin = admin;
     // Sampling starts with the listener, so the first /runtime covers a real interval.
-    if (settings.runtime) this.runtimeStats ??= new RuntimeStats();
+    if (admin.settings.runtime) this.runtimeStats ??= new RuntimeStats();
     const host = parseListen(admin.listen)?.host;
     if (host !== undefined && !isLoopback(host)) {
       this.log(`WARNING: the admin API listens on ${admin.listen}, which is not a loopback address: anyone who can reach it can reconfigure this server`);
@@ -276,13 +280,14 @@ export class Server implements AdminControl {
   }
 
   /**
-   * Every reload: the old admin listener finishes its requests and closes, the new one starts.
+   * Every reload: the old admin API finishes its requests and closes, the new one starts. When
+   * the address stays the same, the new one takes over the bound socket, so nothing is refused.
    * A reload without an `admin` block stops it for the life of the process (SPEC-admin-api.md:
    * "stopped permanently"), so a file edited by mistake cannot bring a control plane back.
    */
   private async restartAdmin(settings: ResolvedSettings['admin']): Promise<void> {
     if (this.stopping) return;
-    await this.admin?.close(ADMIN_GRACE_MS);
+    const previous = this.admin;
     this.admin = undefined;
     const hadAdmin = this.adminConfigured;
     this.adminConfigured = settings !== undefined;
@@ -293,13 +298,18 @@ export class Server implements AdminControl {
       this.log('admin API not started: an earlier reload removed it, and it stays stopped until Portico restarts');
     }
     if (settings === undefined || this.adminRemoved) {
+      await previous?.close(ADMIN_GRACE_MS);
       this.runtimeStats?.close();
       this.runtimeStats = undefined;
       return;
     }
+    const next = new AdminServer(settings, this);
+    if (previous && next.takeOver(previous, ADMIN_GRACE_MS)) return this.adminStarted(next);
+    await previous?.close(ADMIN_GRACE_MS);
     if (this.stopping) return;
     try {
-      await this.startAdmin(settings);
+      await next.start();
+      this.adminStarted(next);
     } catch (e) {
       this.log(`admin API not restarted after reload: ${(e as Error).message}`);
     }

@@ -240,6 +240,38 @@ describe('reload', () => {
     await assert.rejects(admin(adminPort, '/health'), /ECONNREFUSED/);
   });
 
+  it('a health check polling through reloads is never refused: the restarted API keeps the bound port', () =>
+    withAdmin('', async (_s, port) => {
+      // A client in the middle of its request head keeps the previous API draining for a while.
+      const { connect } = await import('node:net');
+      const slow = connect(port, '127.0.0.1', () => slow.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n'));
+      slow.on('error', () => undefined);
+      await new Promise((resolve) => slow.once('connect', resolve));
+      let polling = true;
+      const failures: string[] = [];
+      let answered = 0;
+      const poller = (async () => {
+        while (polling) {
+          try {
+            const r = await admin(port, '/health');
+            if (r.status === 200) answered++;
+            else failures.push(String(r.status));
+          } catch (e) {
+            failures.push((e as Error).message);
+          }
+        }
+      })();
+      for (let i = 0; i < 10; i++) {
+        assert.equal((await admin(port, '/reload', { method: 'POST' })).status, 200);
+        await sleep(30);
+      }
+      polling = false;
+      await poller;
+      slow.destroy();
+      assert.deepEqual(failures, []);
+      assert.ok(answered > 10, `${answered} health answers`);
+    }));
+
   it('a request on a connection accepted just before a restart is answered, not dropped', () =>
     withAdmin('    status: true\n', async (_s, port) => {
       const { connect } = await import('node:net');
