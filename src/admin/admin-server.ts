@@ -74,7 +74,7 @@ export class AdminServer {
 
   /** Binds a listener of its own. */
   async start(): Promise<void> {
-    const listener = new Listener(this.protocol, MAX_CONNECTIONS);
+    const listener = new Listener(this.protocol, { maxConnections: MAX_CONNECTIONS, log: (message) => this.control.log(`admin: ${message}`) });
     try {
       await listener.start();
     } catch (e) {
@@ -95,6 +95,11 @@ export class AdminServer {
     this.listener = listener;
     void listener.replace(this.protocol, graceMs);
     return true;
+  }
+
+  /** Lets go of an API that never started nor took over (Node's time-limit timer runs already). */
+  discard(): void {
+    if (!this.listener) void this.protocol.drain(0);
   }
 
   /** Stops accepting, then finishes requests in flight (at most `graceMs`). */

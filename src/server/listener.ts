@@ -45,6 +45,10 @@ export class ListenError extends Error {}
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 const HTTP2_IDLE_MS = 120_000;
 const HTTP2_LIVENESS_MS = 30_000;
+// How long an HTTP/1 CONNECT's socket may take to receive its answer.
+const CONNECT_ANSWER_MS = 10_000;
+// setTimeout's largest delay; shutdownTimeout (a u32) may exceed it.
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 interface SessionWatch {
   /** The session's TLS socket: Node hands out only a proxy that refuses to be destroyed. */
@@ -205,7 +209,7 @@ export class ProtocolServer {
         this.http1.destroyAll();
         for (const session of this.sessions.keys()) session.destroy();
         for (const socket of this.sockets) socket.destroy();
-      }, graceMs);
+      }, Math.min(graceMs, MAX_TIMER_MS));
       this.onEmpty = () => {
         this.onEmpty = undefined;
         stopSweeping();
@@ -227,11 +231,16 @@ export class ProtocolServer {
    */
   private connect(req: Request, second: Socket | Response, dispatch: Dispatch, scheme: 'http' | 'https'): void {
     if (req.httpVersionMajor >= 2) return dispatch(req, second as Response, scheme);
+    // Node has taken its parser, its time limits and its error listener off this socket: a reset
+    // while the answer is written would be an uncaught error, and a client that never reads it
+    // would keep the socket for ever. Both are settled here.
     const socket = second as Socket;
+    socket.on('error', () => socket.destroy());
+    socket.setTimeout(CONNECT_ANSWER_MS, () => socket.destroy());
     const res = new ServerResponse(req as IncomingMessage);
     res.shouldKeepAlive = false;
     res.assignSocket(socket);
-    res.once('finish', () => socket.end());
+    res.once('finish', () => socket.destroySoon());
     dispatch(req, res, scheme);
   }
 
@@ -259,7 +268,9 @@ export class ProtocolServer {
   private checkLiveness(): void {
     const now = Date.now();
     for (const [session, watch] of this.sessions) {
-      if (session.destroyed) continue;
+      // A closing session (GOAWAY sent, by a drain or in answer to the client's) refuses pings;
+      // the drain's deadline bounds it, and its client may be reading slowly on purpose.
+      if (session.destroyed || session.closed) continue;
       const bytesRead = session.socket?.bytesRead ?? 0;
       const heard = bytesRead !== watch.bytesRead;
       watch.bytesRead = bytesRead;
@@ -268,7 +279,7 @@ export class ProtocolServer {
       } else if (watch.pingSentAt === undefined) {
         watch.pingSentAt = now;
         // Refused only by a session already on its way out, or one flooding with unanswered pings.
-        if (!session.ping(() => undefined)) this.destroySession(session, watch);
+        if (session.ping(() => undefined) === false) this.destroySession(session, watch);
       } else if (now - watch.pingSentAt >= this.livenessMs) {
         this.destroySession(session, watch);
       }
@@ -305,12 +316,19 @@ export class Listener {
 
   constructor(
     private protocol: ProtocolServer,
-    /** Connections beyond this are refused at accept (unbounded if not given). */
-    maxConnections?: number,
+    options: {
+      /** Connections beyond this are refused at accept (unbounded if not given). */
+      readonly maxConnections?: number;
+      /** Where an accept failure (out of file descriptors) is reported; the listener goes on. */
+      readonly log?: (message: string) => void;
+    } = {},
   ) {
     this.server = createNetServer({ noDelay: true }, (socket) => this.protocol.accept(socket));
-    if (maxConnections !== undefined) this.server.maxConnections = maxConnections;
+    if (options.maxConnections !== undefined) this.server.maxConnections = options.maxConnections;
+    this.onAcceptError = (err) => options.log?.(`${this.spec.id}: cannot accept a connection: ${err.message}`);
   }
+
+  private readonly onAcceptError: (err: Error) => void;
 
   get spec(): ListenerSpec {
     return this.protocol.spec;
@@ -337,6 +355,8 @@ export class Listener {
       };
       const onListening = () => {
         this.server.off('error', onError);
+        // Once listening, an error is a failed accept (EMFILE): libuv keeps accepting.
+        this.server.on('error', this.onAcceptError);
         resolve();
       };
       this.server.once('error', onError);

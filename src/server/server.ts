@@ -126,7 +126,18 @@ export class Server implements AdminControl {
    * connections; removed ones drain gracefully; an address whose protocol changes stays bound
    * while its old connections drain. Requests in flight finish with the Plan they began.
    */
-  async reload(config: Config): Promise<void> {
+  reload(config: Config): Promise<void> {
+    return this.serialized(() => this.apply(config));
+  }
+
+  /** Runs reloads one at a time, in the order asked; stop() waits for the one under way. */
+  private serialized<T>(task: () => Promise<T>): Promise<T> {
+    const result = this.reloading.then(task);
+    this.reloading = result.catch(() => undefined);
+    return result;
+  }
+
+  private async apply(config: Config): Promise<void> {
     if (this.stopping) throw new Error('the server is shutting down; the configuration is not reloaded');
     const plan = compilePlan(config, this.services);
     const wanted = new Map(plan.listeners.map((s) => [bindingOf(s), s]));
@@ -135,11 +146,16 @@ export class Server implements AdminControl {
     // An address whose protocol changes (HTTP/2 or client certificates switched, HTTP to HTTPS)
     // keeps its socket and gets a new protocol server. Made before anything changes: it can fail.
     const replaced: [Listener, ProtocolServer][] = [];
-    for (const [binding, l] of this.listeners) {
-      const spec = wanted.get(binding);
-      if (spec && spec.key !== l.spec.key) replaced.push([l, this.protocolServer(spec, plan)]);
-    }
     const discard = () => Promise.all(replaced.map(([, p]) => p.drain(0)));
+    try {
+      for (const [binding, l] of this.listeners) {
+        const spec = wanted.get(binding);
+        if (spec && spec.key !== l.spec.key) replaced.push([l, this.protocolServer(spec, plan)]);
+      }
+    } catch (e) {
+      await discard();
+      throw e;
+    }
     let opened: Listener[];
     let logs: Logs;
     try {
@@ -171,7 +187,11 @@ export class Server implements AdminControl {
     this.lastReload = new Date();
     // The admin listener restarts on every reload (SPEC-admin-api.md), but only after this
     // reload's own answer has left through it: closing it first would wait on itself.
-    setImmediate(() => (this.adminRestarts = this.adminRestarts.then(() => this.restartAdmin(plan.global.admin))));
+    setImmediate(() => {
+      this.adminRestarts = this.adminRestarts
+        .then(() => this.restartAdmin(plan.global.admin))
+        .catch((e: unknown) => this.log(`admin API not restarted after reload: ${(e as Error).message}`));
+    });
     await Promise.all([
       oldLogs.error !== logs.error ? oldLogs.error.close() : undefined,
       oldLogs.access !== logs.access ? oldLogs.access?.close() : undefined,
@@ -195,15 +215,13 @@ export class Server implements AdminControl {
         return { ok: false, status: 422, error: 'invalid configuration', details };
       }
       try {
-        await this.reload(next.config);
+        await this.apply(next.config);
         return { ok: true, reloads: this.reloads };
       } catch (e) {
         return { ok: false, status: 500, error: 'reload failed', details: [(e as Error).message] };
       }
     };
-    const outcome = this.reloading.then(run, run);
-    this.reloading = outcome;
-    return outcome;
+    return this.serialized(run);
   }
 
   // ── what the admin API reads (AdminControl) ──────────────────────────────────────────────
@@ -306,7 +324,7 @@ export class Server implements AdminControl {
     const next = new AdminServer(settings, this);
     if (previous && next.takeOver(previous, ADMIN_GRACE_MS)) return this.adminStarted(next);
     await previous?.close(ADMIN_GRACE_MS);
-    if (this.stopping) return;
+    if (this.stopping) return next.discard();
     try {
       await next.start();
       this.adminStarted(next);
@@ -341,7 +359,7 @@ export class Server implements AdminControl {
     const opened: Listener[] = [];
     try {
       for (const spec of specs) {
-        const listener = new Listener(this.protocolServer(spec, plan));
+        const listener = new Listener(this.protocolServer(spec, plan), { log: (message) => this.log(message) });
         await listener.start();
         opened.push(listener);
       }

@@ -66,6 +66,29 @@ describe('CONNECT without a module that tunnels', () => {
     }));
 });
 
+describe('CONNECT from a client that resets at once', () => {
+  it('costs the server nothing: no crash, no socket left, the next request served', async () => {
+    const s = await startServer(`global:\n  wwwroot: ${www}\n`);
+    try {
+      const { connect } = await import('node:net');
+      for (let i = 0; i < 50; i++) {
+        const socket = connect(s.port, '127.0.0.1', () => {
+          socket.write('CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\n\r\n');
+          // A reset, not a FIN: the answer meets ECONNRESET or EPIPE.
+          setImmediate(() => socket.resetAndDestroy());
+        });
+        socket.on('error', () => undefined);
+        await new Promise((resolve) => socket.once('close', resolve));
+      }
+      assert.match(await raw(s.port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 200 OK\r\n/);
+      for (let i = 0; i < 40 && s.server.connectionsActive > 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+      assert.equal(s.server.connectionsActive, 0);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe('Host', () => {
   it('an HTTP/1.1 request without Host gets Portico\'s 400; HTTP/1.0 without Host is served', async () => {
     const s = await startServer(`global:\n  wwwroot: ${www}\n`);
