@@ -207,7 +207,7 @@ export class ProtocolServer {
       for (const session of this.sessions.keys()) session.close();
       const deadline = setTimeout(() => {
         this.http1.destroyAll();
-        for (const session of this.sessions.keys()) session.destroy();
+        for (const [session, watch] of this.sessions) this.destroySession(session, watch);
         for (const socket of this.sockets) socket.destroy();
       }, Math.min(graceMs, MAX_TIMER_MS));
       this.onEmpty = () => {
