@@ -305,18 +305,23 @@ describe('reload', () => {
     }));
 });
 
+/** A download of big.bin that starts reading after 400 ms: a request in flight through a stop. Its byte count. */
+function slowDownload(port: number): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    httpGet({ host: '127.0.0.1', port, path: '/big.bin', agent: false }, (res) => {
+      res.pause();
+      let n = 0;
+      setTimeout(() => res.on('data', (d: Buffer) => (n += d.length)).resume(), 400);
+      res.on('end', () => resolve(n));
+    }).on('error', reject);
+  });
+}
+
 describe('shutdown', () => {
   it('/health answers 503 while requests drain, then the admin listener goes too', async () => {
     const adminPort = await freePort();
     const s = await startServer(`global:\n  wwwroot: ${www}\n  shutdownTimeout: 5000\n  admin:\n    listen: "127.0.0.1:${adminPort}"\n`);
-    const download = new Promise<number>((resolve, reject) => {
-      httpGet({ host: '127.0.0.1', port: s.port, path: '/big.bin', agent: false }, (res) => {
-        res.pause();
-        let n = 0;
-        setTimeout(() => res.on('data', (d: Buffer) => (n += d.length)).resume(), 400);
-        res.on('end', () => resolve(n));
-      }).on('error', reject);
-    });
+    const download = slowDownload(s.port);
     await sleep(100);
     assert.deepEqual((await admin(adminPort, '/health')).json, { status: 'ok' });
     const stopped = s.close();
@@ -331,14 +336,7 @@ describe('shutdown', () => {
   it('refuses a reload while draining (503), so nothing new opens behind the shutdown', async () => {
     const adminPort = await freePort();
     const s = await startServer(`global:\n  wwwroot: ${www}\n  shutdownTimeout: 5000\n  admin:\n    listen: "127.0.0.1:${adminPort}"\n`);
-    const download = new Promise<number>((resolve, reject) => {
-      httpGet({ host: '127.0.0.1', port: s.port, path: '/big.bin', agent: false }, (res) => {
-        res.pause();
-        let n = 0;
-        setTimeout(() => res.on('data', (d: Buffer) => (n += d.length)).resume(), 400);
-        res.on('end', () => resolve(n));
-      }).on('error', reject);
-    });
+    const download = slowDownload(s.port);
     await sleep(100);
     const stopped = s.close();
     await sleep(50);
