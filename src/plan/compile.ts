@@ -4,6 +4,7 @@ import type { ModuleName, Settings } from '../config/properties.js';
 import { withDefaults } from '../config/defaults.js';
 import { parseListen } from '../config/formats.js';
 import type { Config, HostConfig } from '../config/validate.js';
+import { IpList } from '../server/ip-list.js';
 import { buildChain, type PipelineServices } from '../server/pipeline.js';
 import type { SecureContextOptions } from 'node:tls';
 import type { Settings as Http2Settings } from 'node:http2';
@@ -41,6 +42,11 @@ export interface Plan {
   readonly global: ReturnType<typeof withDefaults>;
   readonly hosts: HostTable;
   readonly listeners: readonly ListenerSpec[];
+  /**
+   * The global-only `blocklist`, compiled: checked by the request handler before anything else
+   * answers (CONTRACT.md, point 5). Undefined when empty.
+   */
+  readonly blocklist: IpList | undefined;
   /** Present when HTTPS runs. */
   readonly tls: TlsSetup | undefined;
 }
@@ -62,7 +68,8 @@ export function compilePlan(config: Config, services: CompileServices): Plan {
   const compiler = new Compiler(services);
   const sites = config.hosts.map((host) => compiler.site(config.global, host));
   const fallback = compiler.site(config.global, undefined);
-  return Object.freeze({ config, global, hosts: new HostTable(sites, fallback), listeners: listenerSpecs(config.global), tls: tlsSetup(global, services.ocsp) });
+  const blocklist = global.blocklist && global.blocklist.length > 0 ? new IpList(global.blocklist) : undefined;
+  return Object.freeze({ config, global, hosts: new HostTable(sites, fallback), listeners: listenerSpecs(config.global), blocklist, tls: tlsSetup(global, services.ocsp) });
 }
 
 function tlsSetup(g: ReturnType<typeof withDefaults>, ocsp: OcspStapler): TlsSetup | undefined {

@@ -4,7 +4,6 @@
 // error, log the line.
 import type { Plan } from '../plan/compile.js';
 import { normalizeAddress } from '../plan/host-table.js';
-import { isBlocked } from '../stages/blocklist.js';
 import { applyForwardedFor } from '../stages/client-address.js';
 import { ALLOWED_METHODS } from '../stages/method-check.js';
 import { decodePath, sanitizePath } from '../stages/url-sanitizer.js';
@@ -139,7 +138,7 @@ export class RequestHandler {
     // sanitizing has no effect of its own, so its refusal can wait until the blocklist has spoken.
     const forwardedError = applyForwardedFor(ctx, resolved.settings);
     ctx.routed = hostValid && target.kind === 'path' && pathError === undefined;
-    if (isBlocked(ctx.clientAddress, resolved.settings)) {
+    if (this.plan.blocklist?.has(ctx.clientAddress)) {
       ctx.resolved = resolved;
       throw new HttpError(403);
     }
