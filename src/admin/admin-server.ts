@@ -9,6 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import type { ResolvedSettings } from '../config/defaults.js';
 import { parseListen } from '../config/formats.js';
+import { listenerId } from '../plan/compile.js';
 import { bindingOf, Listener, ProtocolServer, type ConnectionLimits } from '../server/listener.js';
 
 type AdminSettings = NonNullable<ResolvedSettings['admin']>;
@@ -64,7 +65,7 @@ export class AdminServer {
     const parsed = parseListen(this.listen)!;
     // A port alone binds the loopback address, never every address.
     const address = parsed.host ?? '127.0.0.1';
-    const id = `http://${address.includes(':') ? `[${address}]` : address}:${parsed.port}`;
+    const id = listenerId(false, address, parsed.port);
     this.protocol = new ProtocolServer({ id, key: id, address, port: parsed.port, secure: false }, (req, res) => void this.handle(req as IncomingMessage, res as ServerResponse), LIMITS);
   }
 
