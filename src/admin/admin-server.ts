@@ -9,17 +9,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import type { ResolvedSettings } from '../config/defaults.js';
 import { parseListen } from '../config/formats.js';
-import { listenerId } from '../plan/compile.js';
+import { listenerId } from '../plan/listener-spec.js';
 import { bindingOf, Listener, ProtocolServer, type ConnectionLimits } from '../server/listener.js';
+import type { ReloadOutcome } from '../server/server.js';
 
 type AdminSettings = NonNullable<ResolvedSettings['admin']>;
 type Directive = 'health' | 'status' | 'config' | 'reload' | 'reload_get' | 'runtime';
 
-export type ReloadOutcome =
-  | { readonly ok: true; readonly reloads: number }
-  | { readonly ok: false; readonly status: 422 | 500 | 503; readonly error: string; readonly details: readonly string[] };
-
-/** What the admin API may see and do; the Server implements it. */
+/** What the admin API may see and do (admin-api.ts makes it from the Server). */
 export interface AdminControl {
   readonly draining: boolean;
   status(): Record<string, unknown>;

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatDiagnostic, type Diagnostic } from '../config/diagnostics.js';
 import { loadConfig, loadConfigText, type LoadResult } from '../config/load.js';
+import { configChecks } from '../server/config-checks.js';
 import type { CommandIo } from './io.js';
 
 export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -25,8 +26,9 @@ export function builtInConfigText(): string {
 /** Loads the configuration a command was pointed at; `label` says where it came from. */
 export async function loadChosenConfig(file: string | undefined, cwd = process.cwd()): Promise<LoadResult & { label: string }> {
   const chosen = file ?? findConfigFile(cwd);
-  if (chosen === undefined) return { ...loadConfigText(builtInConfigText(), 'yaml', '(built-in default)'), label: '(built-in default)' };
-  return { ...(await loadConfig(chosen, { cwd })), label: chosen };
+  const checks = configChecks();
+  if (chosen === undefined) return { ...loadConfigText(builtInConfigText(), 'yaml', '(built-in default)', { checks }), label: '(built-in default)' };
+  return { ...(await loadConfig(chosen, { cwd, checks })), label: chosen };
 }
 
 export function printDiagnostics(diagnostics: readonly Diagnostic[], io: CommandIo): void {

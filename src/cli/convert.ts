@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { toKdl, toYaml } from '../config/convert.js';
 import { Diagnostics } from '../config/diagnostics.js';
 import { loadConfig, parseText, syntaxOf, type Syntax } from '../config/load.js';
+import { configChecks } from '../server/config-checks.js';
 import { printDiagnostics } from './config-file.js';
 import type { CommandIo } from './io.js';
 
@@ -22,7 +23,7 @@ export async function convertCommand(file: string | undefined, to: string | unde
     return 2;
   }
   const target: Syntax = (to as Syntax | undefined) ?? (from === 'yaml' ? 'kdl' : 'yaml');
-  const checked = await loadConfig(file, { keepPlaceholders: true });
+  const checked = await loadConfig(file, { keepPlaceholders: true, checks: configChecks() });
   printDiagnostics(checked.diagnostics, io);
   if (!checked.config) return 1;
   const diags = new Diagnostics();

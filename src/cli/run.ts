@@ -1,5 +1,6 @@
 // `portico run [-c FILE]`: load, validate, start; serve until SIGTERM/SIGINT. SIGHUP re-reads the
 // same file: an invalid one is reported and the running configuration keeps serving.
+import { AdminApi } from '../admin/admin-api.js';
 import { serveUntilStopped } from '../server/lifecycle.js';
 import { Server } from '../server/server.js';
 import { loadChosenConfig, printDiagnostics } from './config-file.js';
@@ -11,7 +12,11 @@ export async function runCommand(configFile: string | undefined, io: CommandIo):
   if (!result.config) return 1;
   let server: Server;
   try {
-    server = await Server.start(result.config, { stderr: io.stderr, reloadSource: () => loadChosenConfig(configFile) });
+    server = await Server.start(result.config, {
+      stderr: io.stderr,
+      reloadSource: () => loadChosenConfig(configFile),
+      controlPlane: (s) => new AdminApi(s),
+    });
   } catch (e) {
     io.stderr.write(`portico run: ${(e as Error).message}\n`);
     return 1;

@@ -1,24 +1,31 @@
 // Rules that relate several properties, run once every scope has been validated on its own.
 import { isIP } from 'node:net';
 import { isSupportedPasswordHash } from '../auth/password.js';
-import { findCipherSuite } from '../tls/cipher-suites.js';
-import { clip, type Diagnostics } from './diagnostics.js';
-import { HIDDEN, parseListen } from './formats.js';
+import { findCipherSuite } from './tls-names.js';
+import type { Diagnostics } from './diagnostics.js';
+import { isLoopback, parseListen } from './formats.js';
 import { modulesOf, propertyRow, type Settings } from './properties.js';
 import type { Pos, RawEntry } from './raw.js';
 import type { Config, ScopeRecord } from './validate.js';
-import { withDefaults } from './defaults.js';
-import { contextFor, policyOptions, readPem } from '../tls/certificates.js';
 
-const LOOPBACK_V4 = /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;
-
-export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || LOOPBACK_V4.test(host) || /^::ffff:127\./i.test(host);
-}
-
-interface Place {
+/** Where a property was written, for a message about it. */
+export interface Place {
   readonly pos: Pos;
   readonly path: string;
+}
+
+/**
+ * A check that a layer above the configuration adds (certificate files, a module's rules): it runs
+ * after the table's own checks, on the validated Config, and reports with positions. `files` is
+ * false for `convert`, which may run where the files are not.
+ */
+export type ConfigCheck = (config: Config, scopes: readonly ScopeRecord[], diags: Diagnostics, context: { readonly files: boolean }) => void;
+
+/** Where the global property `name` was written (the global block, or line 1, when it was not). */
+export function globalPlace(scopes: readonly ScopeRecord[], name: string): Place {
+  const record = scopes.find((s) => s.scope === 'global');
+  const entry = record?.keys.get(name);
+  return { pos: entry?.keyPos ?? record?.pos ?? { file: '', line: 1, col: 1 }, path: `global.${name}` };
 }
 
 function portOf(value: number | string | undefined, fallback: number): number | undefined {
@@ -26,13 +33,10 @@ function portOf(value: number | string | undefined, fallback: number): number | 
   return typeof value === 'number' ? value : parseListen(value)?.port;
 }
 
-export function runChecks(config: Config, scopes: readonly ScopeRecord[], diags: Diagnostics, options: { files: boolean }): void {
+export function runChecks(config: Config, scopes: readonly ScopeRecord[], diags: Diagnostics): void {
   const globalRecord = scopes.find((s) => s.scope === 'global');
   const g = config.global;
-  const where = (name: string): Place => {
-    const entry = globalRecord?.keys.get(name);
-    return { pos: entry?.keyPos ?? globalRecord?.pos ?? { file: '', line: 1, col: 1 }, path: `global.${name}` };
-  };
+  const where = (name: string): Place => globalPlace(scopes, name);
   const error = (name: string, message: string) => {
     const w = where(name);
     diags.error(w.pos, w.path, message);
@@ -59,8 +63,6 @@ export function runChecks(config: Config, scopes: readonly ScopeRecord[], diags:
   if (g.secure && !g.disableNonEncryptedServer && httpPort === httpsPort && sameHost(g.port, g.sport)) {
     error('sport', `HTTP and HTTPS cannot share port ${httpsPort}`);
   }
-  // Read whatever else is wrong: an unreadable certificate is an error of its own.
-  if (options.files) checkTlsFiles(g, globalRecord, where, diags);
   if (g.enableAutomaticTLS) {
     if (!g.secure) warn('enableAutomaticTLS', 'has no effect unless secure is true');
     if (httpsPort !== 443) warn('enableAutomaticTLS', `the ACME CA validates on port 443, but sport is ${String(httpsPort)}`);
@@ -164,53 +166,4 @@ function checkHosts(config: Config, scopes: readonly ScopeRecord[], diags: Diagn
 function normalizeIp(ip: string): string {
   if (ip === 'localhost') return '::1';
   return isIP(ip) === 6 ? ip.toLowerCase().replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1') : ip;
-}
-
-/**
- * Certificates and keys are read now, so an unreadable file or a key that does not belong to its
- * certificate is a configuration error naming the file, not a failure at the first handshake.
- * Each error points at the line that names the file (an SNI entry's own `cert` or `key`).
- * (Skipped by `convert`, which may run where the files are not.)
- */
-function checkTlsFiles(g: Settings, globalRecord: ScopeRecord | undefined, where: (name: string) => Place, diags: Diagnostics): void {
-  const resolved = withDefaults(g);
-  let policy: ReturnType<typeof policyOptions>;
-  try {
-    policy = policyOptions(resolved);
-  } catch (e) {
-    const at = where('clientCertificateCA');
-    return diags.error(at.pos, at.path, (e as Error).message);
-  }
-  // The certificate and the key are read apart, so one run names both when both are missing. The
-  // key's path is sensitive (as in /config), so messages leave it out; the position names the line.
-  const check = (certPath: string, keyPath: string, certAt: Place, keyAt: Place) => {
-    const read = (path: string, what: string, at: Place, shownAs?: string): Buffer | undefined => {
-      try {
-        return readPem(path, what, shownAs);
-      } catch (e) {
-        diags.error(at.pos, at.path, (e as Error).message);
-        return undefined;
-      }
-    };
-    const cert = read(certPath, 'certificate', certAt);
-    const key = read(keyPath, 'private key', keyAt, HIDDEN);
-    if (!cert || !key) return;
-    try {
-      contextFor(policy, { cert, key }, certPath);
-    } catch (e) {
-      diags.error(certAt.pos, certAt.path, (e as Error).message);
-    }
-  };
-  // Automatic TLS replaces cert, key and sni (REFERENCE-behaviour.md §19).
-  if (!g.secure || g.enableAutomaticTLS) return;
-  if (g.cert !== undefined && g.key !== undefined) check(g.cert, g.key, where('cert'), where('key'));
-  const sni = globalRecord?.keys.get('sni')?.value;
-  for (const [name, pair] of Object.entries(g.sni ?? {})) {
-    const entry = sni?.kind === 'map' ? sni.entries.find((e) => e.key === name) : undefined;
-    const field = (f: 'cert' | 'key'): Place => {
-      const written = entry?.value.kind === 'map' ? entry.value.entries.find((e) => e.key === f) : undefined;
-      return { pos: written?.keyPos ?? entry?.keyPos ?? where('sni').pos, path: `global.sni.${clip(name)}.${f}` };
-    };
-    check(pair.cert, pair.key, field('cert'), field('key'));
-  }
 }

@@ -4,7 +4,7 @@
 // the credentials of a URL, which are redacted as `/config` redacts them.
 import { isIP } from 'node:net';
 import { clip } from './diagnostics.js';
-import { findCipherSuite, findCurve, suggestCipherSuite } from '../tls/cipher-suites.js';
+import { findCipherSuite, findCurve, suggestCipherSuite } from './tls-names.js';
 import { MODULES } from './properties.js';
 import { REDACTED, redactCredentials } from './redact.js';
 import { compileRegex, RegexSyntaxError } from './regex.js';
@@ -37,6 +37,13 @@ function isPort(text: string): boolean {
 }
 
 /** "addr:port", "[v6]:port" or "port" → parts, or undefined when malformed. */
+const LOOPBACK_V4 = /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;
+
+/** A host part of `listen` that only this machine can reach. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || LOOPBACK_V4.test(host) || /^::ffff:127\./i.test(host);
+}
+
 export function parseListen(value: string): { host: string | undefined; port: number } | undefined {
   if (isPort(value)) return { host: undefined, port: Number(value) };
   const v6 = /^\[([^\]]+)\]:(\d+)$/.exec(value);

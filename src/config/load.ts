@@ -5,6 +5,7 @@ import { readdir, realpath as realpathCallback, stat, type Stats } from 'node:fs
 import { readFile, realpath } from 'node:fs/promises';
 import { dirname, extname, isAbsolute, relative, resolve } from 'node:path';
 import { glob, isDynamicPattern } from 'tinyglobby';
+import type { ConfigCheck } from './checks.js';
 import { Diagnostics, type Diagnostic } from './diagnostics.js';
 import { parseKdl } from './kdl.js';
 import { entryOf, rawList, rawMap, stringScalars, type Pos, type RawEntry, type RawMap, type RawNode } from './raw.js';
@@ -21,6 +22,8 @@ export interface LoadOptions {
   readonly includes?: boolean;
   /** Paths in messages are shown relative to this directory (default: the working directory). */
   readonly cwd?: string;
+  /** Checks of the layers above (certificate files, modules): server/config-checks.ts has them. */
+  readonly checks?: readonly ConfigCheck[];
 }
 
 export interface LoadResult {
@@ -57,18 +60,24 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   if (!options.keepPlaceholders) interpolate(raw, env, diags);
   const config = validate(raw, diags, {
     placeholders: options.keepPlaceholders ?? false,
+    ...(options.checks ? { checks: options.checks } : {}),
     ...(options.keepPlaceholders ? {} : { baseDir: (shown: string) => reader.dirOf(shown) }),
   });
   return { config, diagnostics: sorted(diags), files: reader.files, raw };
 }
 
 /** Loads configuration text that is not in a file (the built-in default, tests); relative paths are relative to `baseDir`. */
-export function loadConfigText(text: string, syntax: Syntax, label: string, env: NodeJS.ProcessEnv = process.env, baseDir = process.cwd()): LoadResult {
+export function loadConfigText(
+  text: string,
+  syntax: Syntax,
+  label: string,
+  { env = process.env, baseDir = process.cwd(), checks = [] }: { env?: NodeJS.ProcessEnv; baseDir?: string; checks?: readonly ConfigCheck[] } = {},
+): LoadResult {
   const diags = new Diagnostics();
   const raw = parseText(text, syntax, label, diags);
   if (!raw || raw.kind !== 'map') return { config: undefined, diagnostics: diags.list, files: [], raw: undefined };
   interpolate(raw, env, diags);
-  const config = validate(raw, diags, { baseDir: () => baseDir });
+  const config = validate(raw, diags, { baseDir: () => baseDir, checks });
   return { config, diagnostics: sorted(diags), files: [], raw };
 }
 

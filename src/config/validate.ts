@@ -14,7 +14,7 @@ import {
 import { rawMap, type Pos, type RawEntry, type RawMap, type RawNode } from './raw.js';
 import { didYouMean } from './suggest.js';
 import { describe, type FieldSpec, type ObjectSpec, type Spec } from './types.js';
-import { runChecks } from './checks.js';
+import { runChecks, type ConfigCheck } from './checks.js';
 
 export interface LocationConfig {
   readonly path: string;
@@ -58,6 +58,8 @@ export interface ValidateOptions {
    * positions. Absent: paths are kept as written (`convert`).
    */
   readonly baseDir?: (file: string) => string;
+  /** Checks of the layers above (certificate files, modules), run after the table's own. */
+  readonly checks?: readonly ConfigCheck[];
 }
 
 const TOP_KEYS = ['global', 'hosts', 'include'];
@@ -108,7 +110,9 @@ class Validator {
       }
     }
     const config: Config = { global, hosts };
-    runChecks(config, this.scopes, this.diags, { files: !this.options.placeholders });
+    runChecks(config, this.scopes, this.diags);
+    const context = { files: !this.options.placeholders };
+    for (const check of this.options.checks ?? []) check(config, this.scopes, this.diags, context);
     return config;
   }
 

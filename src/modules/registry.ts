@@ -1,6 +1,5 @@
-// The modules `loadModules` can name, by name. A module exports its stage factory and is listed
-// here once; the pipeline asks this map for each name in `loadModules` order.
-import type { ModuleName } from '../config/properties.js';
-import type { ModuleFactory } from '../server/pipeline.js';
+// The modules `loadModules` can name: adding one is its folder under src/modules/ and one line
+// here. The server provisions them in `loadModules` order; server/config-checks.ts runs their checks.
+import type { Module } from '../plan/module.js';
 
-export const MODULE_FACTORIES: ReadonlyMap<ModuleName, ModuleFactory> = new Map<ModuleName, ModuleFactory>([]);
+export const MODULES: readonly Module[] = [];

@@ -1,30 +1,27 @@
 // Config → Plan: the listeners to open and, per host and location, a frozen Resolved with its
-// prepared chain. All merging happens here, once; a request only looks things up.
-import type { ModuleName, Settings } from '../config/properties.js';
-import { withDefaults } from '../config/defaults.js';
-import { parseListen } from '../config/formats.js';
-import type { Config, HostConfig } from '../config/validate.js';
-import { IpList } from '../server/ip-list.js';
-import { buildChain, type PipelineServices } from '../server/pipeline.js';
-import type { SecureContextOptions } from 'node:tls';
+// prepared chain. All merging happens here, once; a request only looks things up. The Plan holds
+// leases on the resources its chains use (resources.ts) and returns them when it is retired.
 import type { Settings as Http2Settings } from 'node:http2';
+import type { SecureContextOptions } from 'node:tls';
+import { createAuthServices, type AuthOptions } from '../auth/auth-services.js';
+import { withDefaults } from '../config/defaults.js';
+import type { ModuleName, Settings } from '../config/properties.js';
+import type { Config, HostConfig } from '../config/validate.js';
+import { IpList } from '../http/ip-list.js';
+import type { Logger } from '../http/logger.js';
+import type { CustomHeader, ErrorConfigRoute, Resolved } from '../http/resolved.js';
+import { StaticFiles } from '../static/static-files.js';
 import { loadCertificates, policyOptions, type CertificateSet, type KeyPair } from '../tls/certificates.js';
-import type { OcspStapler } from '../tls/ocsp.js';
+import { OcspStapler } from '../tls/ocsp.js';
+import { buildChain, type ChainServices } from './chain.js';
 import { HostTable } from './host-table.js';
+import { InFlight } from './in-flight.js';
+import { listenerSpecs, type ListenerSpec } from './listener-spec.js';
 import { mergeSettings } from './merge.js';
-import type { CustomHeader, ErrorConfigRoute, Resolved } from './resolved.js';
+import type { Module } from './module.js';
+import { Provisioner } from './provisioner.js';
+import type { Leases, Resources } from './resources.js';
 import { locationPrefix, Site, type LocationRoute } from './site.js';
-
-export interface ListenerSpec {
-  /** `http://127.0.0.1:8080`, `https://0.0.0.0:443`: what /status lists. */
-  readonly id: string;
-  /** The id plus what a running protocol server cannot change (HTTP/2, client certificates): a reload that changes it replaces the protocol server, keeping the socket. */
-  readonly key: string;
-  /** undefined: every address (dual-stack). */
-  readonly address: string | undefined;
-  readonly port: number;
-  readonly secure: boolean;
-}
 
 /** What a TLS listener needs, read once per configuration. */
 export interface TlsSetup {
@@ -49,30 +46,64 @@ export interface Plan {
   readonly blocklist: IpList | undefined;
   /** Present when HTTPS runs. */
   readonly tls: TlsSetup | undefined;
+  /** Present when OCSP stapling runs: staples are fetched ahead of the first handshake. */
+  readonly ocsp: OcspStapler | undefined;
+  /** What this Plan holds; returned when it is retired (after `inFlight` ends) and at stop. */
+  readonly leases: Leases;
+  readonly inFlight: InFlight;
+  /** module → the status of each of its provisioned stages, for /status. */
+  moduleStatus(): Record<string, unknown[]>;
 }
 
 export class PlanError extends Error {}
 
-/** What compiling needs besides the pipeline's services: the server's OCSP stapler. */
-export interface CompileServices extends PipelineServices {
-  readonly ocsp: OcspStapler;
+/** What compiling needs: where resources live, the modules `loadModules` may name, the error log. */
+export interface CompileServices {
+  readonly resources: Resources;
+  readonly modules: readonly Module[];
+  readonly errorLog: Logger;
+  /** Basic-authentication state options (tests shorten the lock-out window). */
+  readonly auth?: AuthOptions;
 }
 
 export function compilePlan(config: Config, services: CompileServices): Plan {
   const global = withDefaults(config.global);
-  for (const name of global.loadModules ?? []) {
-    if (!services.modules.has(name as ModuleName)) {
-      throw new PlanError(`module "${name}" (loadModules) is not available in this build of Portico`);
+  const leases = services.resources.leases();
+  const errorLog = services.errorLog;
+  try {
+    const modules = new Provisioner(services.modules, leases, { errorLog });
+    for (const name of global.loadModules ?? []) {
+      if (!modules.has(name as ModuleName)) throw new PlanError(`module "${name}" (loadModules) is not available in this build of Portico`);
     }
+    const compiler = new Compiler({
+      files: leases.take('static-files', () => new StaticFiles()),
+      auth: leases.take('auth', () => createAuthServices(errorLog, services.auth)),
+      errorLog,
+      modules,
+    });
+    const sites = config.hosts.map((host) => compiler.site(config.global, host));
+    const fallback = compiler.site(config.global, undefined);
+    const blocklist = global.blocklist && global.blocklist.length > 0 ? new IpList(global.blocklist) : undefined;
+    const ocsp = global.secure && global.enableOCSPStapling ? leases.take('ocsp', () => new OcspStapler({ log: (message) => errorLog.log(message) })) : undefined;
+    return Object.freeze({
+      config,
+      global,
+      hosts: new HostTable(sites, fallback),
+      listeners: listenerSpecs(config.global),
+      blocklist,
+      tls: tlsSetup(global, ocsp),
+      ocsp,
+      leases,
+      inFlight: new InFlight(modules.count > 0),
+      moduleStatus: () => modules.status(),
+    });
+  } catch (e) {
+    void leases.release();
+    throw e;
   }
-  const compiler = new Compiler(services);
-  const sites = config.hosts.map((host) => compiler.site(config.global, host));
-  const fallback = compiler.site(config.global, undefined);
-  const blocklist = global.blocklist && global.blocklist.length > 0 ? new IpList(global.blocklist) : undefined;
-  return Object.freeze({ config, global, hosts: new HostTable(sites, fallback), listeners: listenerSpecs(config.global), blocklist, tls: tlsSetup(global, services.ocsp) });
 }
 
-function tlsSetup(g: ReturnType<typeof withDefaults>, ocsp: OcspStapler): TlsSetup | undefined {
+function tlsSetup(g: ReturnType<typeof withDefaults>, ocsp: OcspStapler | undefined): TlsSetup | undefined {
   if (!g.secure) return undefined;
   let certificates: CertificateSet;
   try {
@@ -94,33 +125,12 @@ function tlsSetup(g: ReturnType<typeof withDefaults>, ocsp: OcspStapler): TlsSet
       ...(settings.maxHeaderListSize === undefined ? {} : { maxHeaderListSize: settings.maxHeaderListSize }),
       enableConnectProtocol: settings.enableConnectProtocol ?? false,
     },
-    ...(g.enableOCSPStapling ? { onOcspRequest: ocsp.onOcspRequest } : {}),
+    ...(ocsp ? { onOcspRequest: ocsp.onOcspRequest } : {}),
   };
-}
-
-/** `http://127.0.0.1:8080`, `https://[::1]:443`, `http://0.0.0.0:80` (every address): how /status and messages name a listener. */
-export function listenerId(secure: boolean, address: string | undefined, port: number): string {
-  const shown = address === undefined ? '0.0.0.0' : address.includes(':') ? `[${address}]` : address;
-  return `${secure ? 'https' : 'http'}://${shown}:${port}`;
-}
-
-function listenerSpecs(g: Settings): ListenerSpec[] {
-  const d = withDefaults(g);
-  const spec = (value: number | string, secure: boolean): ListenerSpec => {
-    const parsed = typeof value === 'number' ? { host: undefined, port: value } : parseListen(value)!;
-    const address = parsed.host === 'localhost' ? '127.0.0.1' : parsed.host;
-    const id = listenerId(secure, address, parsed.port);
-    const key = secure ? `${id} h2=${d.enableHTTP2} mtls=${d.useClientCertificate}` : id;
-    return { id, key, address, port: parsed.port, secure };
-  };
-  const out: ListenerSpec[] = [];
-  if (!(d.secure && d.disableNonEncryptedServer)) out.push(spec(d.port, false));
-  if (d.secure) out.push(spec(d.sport, true));
-  return out;
 }
 
 class Compiler {
-  constructor(private readonly services: PipelineServices) {}
+  constructor(private readonly services: ChainServices) {}
 
   site(global: Settings, host: HostConfig | undefined): Site {
     const hostSettings = host ? mergeSettings(global, host.settings) : global;

@@ -3,7 +3,7 @@
 // The most specific host wins (CONTRACT.md, point 1): a host whose domain and ip both match beats
 // one matched by either (`*` counts as no domain); then an exact name beats a wildcard (the longer suffix first), which beats
 // `*`; ties go to list order. Look-ups touch a map per label of the name, never every host.
-import { isIP } from 'node:net';
+import { normalizeAddress } from '../http/ip-list.js';
 import type { Site } from './site.js';
 
 interface Candidate {
@@ -12,12 +12,6 @@ interface Candidate {
   /** Normalised IP the host requires, or undefined. */
   readonly ip: string | undefined;
   readonly domainRank: number;
-}
-
-/** `::ffff:1.2.3.4` → `1.2.3.4`, lower-case IPv6; `localhost` covers both loopback addresses. */
-export function normalizeAddress(address: string): string {
-  const lower = address.toLowerCase();
-  return lower.startsWith('::ffff:') && isIP(lower.slice(7)) === 4 ? lower.slice(7) : lower;
 }
 
 export class HostTable {

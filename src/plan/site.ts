@@ -1,7 +1,7 @@
 // One host's compiled routes (or the global configuration's, when no host matches): its own
 // Resolved and its locations, ordered so the first prefix that matches is the longest.
 import type { HostConfig } from '../config/validate.js';
-import type { Resolved } from './resolved.js';
+import type { Resolved } from '../http/resolved.js';
 
 export interface LocationRoute {
   /** The location path with trailing slashes removed and `//` collapsed: "" for "/". */

@@ -1,8 +1,8 @@
 // The `timeout` limit for every request in flight, kept by one sweeping timer instead of a timer
 // per request (a timer per request showed up in profiles of the static hot path). A request whose
 // response head is not out by its deadline has its connection reset (REFERENCE-behaviour.md §13).
-import { http2Module } from './lazy-modules.js';
-import type { Ctx } from './ctx.js';
+import { http2Module } from '../tls/lazy-modules.js';
+import type { Ctx } from '../http/ctx.js';
 
 export class Deadlines {
   private readonly pending = new Set<Ctx>();

@@ -3,7 +3,7 @@
 // REFERENCE-behaviour.md §9; a 404 or 403 is no reason to write to the administrator). Self-contained HTML (no external
 // resources), readable in light and dark mode and on a phone.
 import { STATUS_CODES } from 'node:http';
-import { escapeHtml, htmlPage } from './html.js';
+import { escapeHtml, htmlPage } from '../http/html.js';
 
 const DESCRIPTIONS: Record<number, string> = {
   400: 'The server could not understand the request. Check the address and try again.',

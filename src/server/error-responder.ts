@@ -3,14 +3,12 @@
 // `errorPages` file for the status, otherwise the default page; a status without content (a
 // nonStandardCodes 204, 205 or 304) has no page. Details go to the error log, never to the client.
 import { readFile } from 'node:fs/promises';
-import type { Ctx } from './ctx.js';
+import type { Ctx } from '../http/ctx.js';
 import { errorPageHtml } from './error-page.js';
-import { HttpError, isHttpError, type HeaderPairs } from './http-error.js';
-import { hasNoContent, send, type RawHeaders } from './respond.js';
+import { HttpError, isHttpError, type HeaderPairs } from '../http/http-error.js';
+import type { Logger } from '../http/logger.js';
+import { hasNoContent, send, type RawHeaders } from '../http/respond.js';
 
-export interface Logger {
-  log(message: string): void;
-}
 
 const MAX_ERROR_PAGE_BYTES = 1024 * 1024;
 const OWN_HEADERS = new Set(['content-type', 'content-length']);
@@ -19,8 +17,9 @@ export class ErrorResponder {
   constructor(private readonly errorLog: Logger) {}
 
   async respond(ctx: Ctx, error: unknown): Promise<void> {
-    const e = isHttpError(error) ? error : new HttpError(500, [], `Unexpected error while serving a request: ${describe(error)}`);
-    if (!isHttpError(error) || (e.status >= 500 && e.detail) || (e.status === 400 && e.detail)) this.errorLog.log(e.detail ?? e.message);
+    const e = isHttpError(error) ? error : new HttpError(500, 'internal', { detail: `Unexpected error while serving a request: ${describe(error)}` });
+    ctx.failure = e.code;
+    if (e.detail && (e.status >= 500 || e.status === 400)) this.logFailure(e);
     if (ctx.responded) {
       // Too late for a page: the head (and maybe part of the body) is out. Cut the response so the
       // client sees it is incomplete rather than a silently truncated body.
@@ -33,14 +32,19 @@ export class ErrorResponder {
       ctx.errorHeaders = e.headers;
       ctx.resolved = route.resolved;
       try {
-        await route.resolved.chain(ctx, async () => ctx.fail(e.status));
+        await route.resolved.chain(ctx, async () => ctx.fail(e.status, e.code));
         return;
       } catch (inner) {
         if (ctx.responded) return void ctx.res.destroy();
-        if (isHttpError(inner) && inner.status >= 500) this.errorLog.log(inner.detail ?? inner.message);
+        if (isHttpError(inner) && inner.status >= 500) this.logFailure(inner);
       }
     }
     await this.page(ctx, e.status, e.headers);
+  }
+
+  /** `[code] detail`: the code is what log tools match on, the detail what a person reads. */
+  private logFailure(e: HttpError): void {
+    this.errorLog.log(`[${e.code}] ${e.detail ?? e.message}`);
   }
 
   private async page(ctx: Ctx, status: number, extra: HeaderPairs): Promise<void> {

@@ -8,10 +8,11 @@ import { createServer, ServerResponse, type IncomingMessage, type Server as Http
 import type { Http2SecureServer, ServerHttp2Session } from 'node:http2';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import type { SecureContext, TLSSocket } from 'node:tls';
-import type { ListenerSpec, TlsSetup } from '../plan/compile.js';
-import type { Request, Response } from './ctx.js';
+import type { TlsSetup } from '../plan/compile.js';
+import type { ListenerSpec } from '../plan/listener-spec.js';
+import type { Request, Response } from '../http/ctx.js';
 import { Http1Connections } from './http1-connections.js';
-import { http2Module, httpsModule } from './lazy-modules.js';
+import { http2Module, httpsModule } from '../tls/lazy-modules.js';
 
 export type Dispatch = (req: Request, res: Response, scheme: 'http' | 'https') => void;
 

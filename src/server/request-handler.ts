@@ -3,15 +3,16 @@
 // refuse what is malformed, run the Resolved's chain under the request time limit, render any
 // error, log the line.
 import type { Plan } from '../plan/compile.js';
-import { normalizeAddress } from '../plan/host-table.js';
+import type { Site } from '../plan/site.js';
 import { applyForwardedFor } from '../stages/client-address.js';
 import { ALLOWED_METHODS } from '../stages/method-check.js';
-import { decodePath, sanitizePath } from '../stages/url-sanitizer.js';
-import { Ctx, type Request, type Response } from './ctx.js';
+import { decodePath, sanitizePath } from '../http/paths.js';
+import { Ctx, type Addresses, type Request, type Response } from '../http/ctx.js';
 import { Deadlines } from './deadlines.js';
 import type { ErrorResponder } from './error-responder.js';
-import { HttpError } from './http-error.js';
-import { send } from './respond.js';
+import { HttpError } from '../http/http-error.js';
+import { normalizeAddress } from '../http/ip-list.js';
+import { send } from '../http/respond.js';
 
 export interface AccessRecord {
   readonly ctx: Ctx;
@@ -25,15 +26,9 @@ export interface AccessRecord {
 // Location header.
 const VALID_HOST = /^(?:\[[0-9a-z:.%]+\]|(?:[a-z0-9\-._~!$&'()*+,;=]|%[0-9a-f]{2})*)(?::[0-9]*)?$/;
 const notFound = (): never => {
-  throw new HttpError(404);
+  throw new HttpError(404, 'not-found');
 };
 
-interface Addresses {
-  readonly remote: string;
-  readonly remotePort: number;
-  readonly local: string;
-  readonly localPort: number;
-}
 // Per connection, not per request: keep-alive connections carry many requests.
 const addressesBySocket = new WeakMap<object, Addresses>();
 
@@ -80,19 +75,25 @@ export class RequestHandler {
     const hostHeader = hostValid && !connect ? authority : undefined;
     // HTTP/2 hands each request its own proxy of the socket; the session's socket is the one to key by.
     const a = addressesOf('stream' in req ? (req.stream.session?.socket ?? req.socket) : req.socket);
-    const ctx = new Ctx(req, res, scheme, Date.now(), a.remote, a.remotePort, a.local, a.localPort, hostHeader, hostHeader === undefined ? undefined : hostnameOf(hostHeader));
+    const ctx = new Ctx({ req, res, scheme, addresses: a, hostHeader, hostname: hostHeader === undefined ? undefined : hostnameOf(hostHeader) });
+    // One 'close' listener, only when something waits for it: the access log, or a Plan whose
+    // leases a reload may return once its last request has ended.
     const onDone = this.onDone;
-    if (onDone) {
+    const inFlight = plan.inFlight.tracked ? plan.inFlight : undefined;
+    if (onDone || inFlight) {
+      inFlight?.start();
       const protocol = `HTTP/${req.httpVersionMajor === 2 ? '2.0' : req.httpVersion}`;
-      res.once('close', () => onDone({ ctx, rawTarget, protocol }));
+      res.once('close', () => {
+        inFlight?.end();
+        onDone?.({ ctx, rawTarget, protocol });
+      });
     }
     // Only until the response head: a long download after that is not cut (REFERENCE §13).
     if (plan.global.timeout !== null) this.deadlines.add(ctx, plan.global.timeout);
 
-    ctx.site = plan.hosts.match(ctx.hostname, ctx.localAddress);
     let pending: Promise<void> | void;
     try {
-      this.route(ctx, target, hostValid);
+      this.route(ctx, plan.hosts.match(ctx.hostname, ctx.localAddress), target, hostValid);
       pending = ctx.responded ? undefined : ctx.resolved.chain(ctx, notFound);
     } catch (error) {
       return this.fail(ctx, error);
@@ -117,16 +118,16 @@ export class RequestHandler {
    * blocklist, then the refusal of a malformed request (Host, target, path), `OPTIONS *` and
    * CONNECT. Sets the path, query and Resolved.
    */
-  private route(ctx: Ctx, target: Target, hostValid: boolean): void {
-    let resolved = ctx.site.resolved;
+  private route(ctx: Ctx, site: Site, target: Target, hostValid: boolean): void {
+    let resolved = site.resolved;
     let pathError: unknown;
     if (target.kind === 'path') {
       ctx.query = target.query;
       // `allowDoubleSlashes` can differ per location: look it up by the raw path first.
-      resolved = ctx.site.locate(safeDecode(target.path));
+      resolved = site.locate(safeDecode(target.path));
       try {
         const path = sanitizePath(target.path, resolved.settings.allowDoubleSlashes);
-        if (path !== target.path) resolved = ctx.site.locate(decodePath(path));
+        if (path !== target.path) resolved = site.locate(decodePath(path));
         ctx.path = ctx.originalPath = path;
       } catch (error) {
         // There is no sanitized path: `{path}` in the 400's headers is the raw one (REFERENCE §11).
@@ -140,17 +141,17 @@ export class RequestHandler {
     ctx.routed = hostValid && target.kind === 'path' && pathError === undefined;
     if (this.plan.blocklist?.has(ctx.clientAddress)) {
       ctx.resolved = resolved;
-      throw new HttpError(403);
+      throw new HttpError(403, 'blocked');
     }
     // Before a Resolved is set: the bare default page, as no host could be chosen (REFERENCE §1.1).
-    if (!hostValid) throw new HttpError(400);
+    if (!hostValid) throw new HttpError(400, 'bad-host');
     ctx.resolved = resolved;
     if (forwardedError) throw forwardedError;
     if (target.kind === 'invalid') throw target.error;
     if (pathError !== undefined) throw pathError;
     if (target.kind === 'asterisk') {
       if (ctx.method === 'OPTIONS') return void send(ctx, 204, ['Allow', ALLOWED_METHODS]);
-      throw new HttpError(400, [['Allow', ALLOWED_METHODS]]);
+      throw new HttpError(400, 'bad-target', { headers: [['Allow', ALLOWED_METHODS]] });
     }
     // No module tunnels (Ferron's fproxy is not in Portico): 501 with an empty body, before any
     // redirect or authentication, as in Ferron (REFERENCE §1.1 step 9).
@@ -187,7 +188,7 @@ function parseTarget(raw: string): Target {
     // An http URI with an empty host is invalid (RFC 9110 §4.2.1).
     if (end > start) return pathTarget(raw[end] === '/' ? raw.slice(end) : `/${raw.slice(end)}`, raw.slice(start, end));
   }
-  return { kind: 'invalid', error: new HttpError(400, [], `Malformed request target ${JSON.stringify(raw.slice(0, 200))}`) };
+  return { kind: 'invalid', error: new HttpError(400, 'bad-target', { detail: `Malformed request target ${JSON.stringify(raw.slice(0, 200))}` }) };
 }
 
 function pathTarget(target: string, authority: string | undefined): Target {

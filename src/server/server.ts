@@ -1,27 +1,36 @@
-// The running server: logs, the compiled Plan, the listeners, and the file cache they share.
+// The running server: logs, the compiled Plan, the listeners, and the resources Plans lease.
 // Starting compiles and binds everything or nothing; stopping drains in-flight requests within
-// `shutdownTimeout`, then closes every handle it owns.
-import type { AdminControl, ReloadOutcome } from '../admin/admin-server.js';
-import { createAuthServices, type AuthOptions } from '../auth/auth-services.js';
-import { AdminServer } from '../admin/admin-server.js';
-import { RuntimeStats } from '../admin/runtime-stats.js';
-import { isLoopback } from '../config/checks.js';
-import type { ResolvedSettings } from '../config/defaults.js';
+// `shutdownTimeout`, then returns every Plan's leases and closes every handle it owns.
+import type { AuthOptions } from '../auth/auth-services.js';
 import { formatDiagnostic } from '../config/diagnostics.js';
 import { effectiveConfig } from '../config/effective.js';
-import { parseListen } from '../config/formats.js';
 import type { LoadResult } from '../config/load.js';
 import type { Config } from '../config/validate.js';
-import { VERSION } from '../version.js';
+import type { Logger } from '../http/logger.js';
 import { AccessLog } from '../log/access-log.js';
 import { ErrorLog } from '../log/error-log.js';
-import { MODULE_FACTORIES } from '../modules/registry.js';
-import { compilePlan, type CompileServices, type ListenerSpec, type Plan } from '../plan/compile.js';
-import { OcspStapler } from '../tls/ocsp.js';
-import { StaticFiles } from '../static/static-files.js';
-import { ErrorResponder, type Logger } from './error-responder.js';
+import { MODULES } from '../modules/registry.js';
+import { compilePlan, type CompileServices, type Plan } from '../plan/compile.js';
+import type { ListenerSpec } from '../plan/listener-spec.js';
+import type { Module } from '../plan/module.js';
+import { Resources } from '../plan/resources.js';
+import { VERSION } from '../version.js';
+import { ErrorResponder } from './error-responder.js';
 import { bindingOf, Listener, ProtocolServer, type ConnectionLimits, type Dispatch } from './listener.js';
 import { RequestHandler, type AccessRecord } from './request-handler.js';
+
+/** What runs beside the listeners and follows the configuration: the admin API (admin/admin-api.ts). */
+export interface ControlPlane {
+  start(plan: Plan): Promise<void>;
+  /** After each reload, once the reload's own answer has left. */
+  reloaded(plan: Plan): void;
+  /** Last at stop, after the listeners have drained. */
+  close(): Promise<void>;
+}
+
+export type ReloadOutcome =
+  | { readonly ok: true; readonly reloads: number }
+  | { readonly ok: false; readonly status: 422 | 500 | 503; readonly error: string; readonly details: readonly string[] };
 
 export interface ServerOptions {
   /** Where the error log goes when `errorLogFilePath` is not set. */
@@ -32,12 +41,13 @@ export interface ServerOptions {
   readonly reloadSource?: () => Promise<LoadResult>;
   /** Basic-authentication state options (tests shorten the lock-out window). */
   readonly auth?: AuthOptions;
+  /** The modules `loadModules` may name (default: modules/registry.ts). */
+  readonly modules?: readonly Module[];
+  /** The admin API, made for this server (cli/run.ts passes admin/admin-api.ts). */
+  readonly controlPlane?: (server: Server) => ControlPlane;
 }
 
-// How long the admin listener waits for its own requests when it closes.
-const ADMIN_GRACE_MS = 2_000;
-
-export class Server implements AdminControl {
+export class Server {
   readonly startedAt = new Date();
   reloads = 0;
   lastReload: Date | undefined;
@@ -47,17 +57,13 @@ export class Server implements AdminControl {
   private readonly handler: RequestHandler;
   private readonly dispatch: Dispatch;
   private stopping: Promise<void> | undefined;
-  private admin: AdminServer | undefined;
-  private runtimeStats: RuntimeStats | undefined;
+  private readonly control: ControlPlane | undefined;
   /** Reloads run one at a time, in the order asked. */
   private reloading: Promise<unknown> = Promise.resolve();
-  /** Admin listener restarts, one at a time: two overlapping ones would fight over the port. */
-  private adminRestarts: Promise<void> = Promise.resolve();
-  /** A reload removed the admin block: the admin API stays stopped (SPEC-admin-api.md). */
-  private adminRemoved = false;
-  private adminConfigured = false;
   /** Listeners and protocol servers a reload retired, draining in the background. */
   private readonly retiring = new Set<Promise<void>>();
+  /** Plans a reload replaced whose requests are still in flight: their leases go when those end. */
+  private readonly retiredPlans = new Set<Plan>();
 
   private constructor(
     plan: Plan,
@@ -68,30 +74,34 @@ export class Server implements AdminControl {
     this.handler = new RequestHandler(plan, new ErrorResponder(services.errorLog));
     this.listenForAccessLog();
     this.dispatch = this.handler.handle.bind(this.handler);
+    this.control = services.options.controlPlane?.(this);
   }
 
   static async start(config: Config, options: ServerOptions = {}): Promise<Server> {
     const current = { logs: await openLogs(config, options) };
-    const files = new StaticFiles();
     const errorLog: Logger = { log: (message) => current.logs.error.log(message) };
-    const auth = createAuthServices(errorLog, options.auth);
-    const ocsp = new OcspStapler({ log: (message) => errorLog.log(message) });
-    const services: Services = { files, errorLog, auth, ocsp, modules: MODULE_FACTORIES, options };
+    const services: Services = {
+      resources: new Resources(),
+      modules: options.modules ?? MODULES,
+      errorLog,
+      ...(options.auth ? { auth: options.auth } : {}),
+      options,
+    };
+    let plan: Plan | undefined;
     try {
       applyEnvironment(config);
-      const server = new Server(compilePlan(config, services), services, current);
-      await server.openListeners(server.plan);
+      plan = compilePlan(config, services);
+      const server = new Server(plan, services, current);
+      await server.openListeners(plan);
       try {
-        await server.startAdmin(server.plan.global.admin);
+        await server.control?.start(plan);
       } catch (e) {
         await Promise.all([...server.listeners.values()].map((l) => l.close(0)));
         throw e;
       }
       return server;
     } catch (e) {
-      files.close();
-      auth.close();
-      ocsp.close();
+      await plan?.leases.release();
       await closeLogs(current.logs);
       throw e;
     }
@@ -140,6 +150,16 @@ export class Server implements AdminControl {
   private async apply(config: Config): Promise<void> {
     if (this.stopping) throw new Error('the server is shutting down; the configuration is not reloaded');
     const plan = compilePlan(config, this.services);
+    try {
+      await this.swapIn(plan, config);
+    } catch (e) {
+      // Nothing of the new Plan is in use: what only it leased closes now.
+      await plan.leases.release();
+      throw e;
+    }
+  }
+
+  private async swapIn(plan: Plan, config: Config): Promise<void> {
     const wanted = new Map(plan.listeners.map((s) => [bindingOf(s), s]));
     const added = plan.listeners.filter((s) => !this.listeners.has(bindingOf(s)));
     const removed = [...this.listeners].filter(([binding]) => !wanted.has(binding)).map(([, l]) => l);
@@ -174,7 +194,9 @@ export class Server implements AdminControl {
     applyEnvironment(config);
     this.current.logs = logs;
     this.listenForAccessLog();
+    const old = this.handler.plan;
     this.handler.plan = plan;
+    this.retirePlan(old);
     for (const l of opened) this.listeners.set(bindingOf(l.spec), l);
     for (const l of removed) this.listeners.delete(bindingOf(l.spec));
     const grace = plan.global.shutdownTimeout;
@@ -187,15 +209,21 @@ export class Server implements AdminControl {
     this.lastReload = new Date();
     // The admin listener restarts on every reload (SPEC-admin-api.md), but only after this
     // reload's own answer has left through it: closing it first would wait on itself.
-    setImmediate(() => {
-      this.adminRestarts = this.adminRestarts
-        .then(() => this.restartAdmin(plan.global.admin))
-        .catch((e: unknown) => this.log(`admin API not restarted after reload: ${(e as Error).message}`));
-    });
+    const control = this.control;
+    if (control) setImmediate(() => control.reloaded(plan));
     await Promise.all([
       oldLogs.error !== logs.error ? oldLogs.error.close() : undefined,
       oldLogs.access !== logs.access ? oldLogs.access?.close() : undefined,
     ]);
+  }
+
+  /** A replaced Plan returns its leases once its requests have ended (at the latest, at stop). */
+  private retirePlan(plan: Plan): void {
+    this.retiredPlans.add(plan);
+    void plan.inFlight.idle().then(async () => {
+      await plan.leases.release();
+      this.retiredPlans.delete(plan);
+    });
   }
 
   private retire(draining: Promise<void>): void {
@@ -224,8 +252,9 @@ export class Server implements AdminControl {
     return this.serialized(run);
   }
 
-  // ── what the admin API reads (AdminControl) ──────────────────────────────────────────────
+  // ── what the admin API reads ─────────────────────────────────────────────────────────────
   status(): Record<string, unknown> {
+    const modules = this.plan.moduleStatus();
     return {
       status: 'ok',
       version: VERSION,
@@ -236,15 +265,13 @@ export class Server implements AdminControl {
       reloads: this.reloads,
       last_reload: this.lastReload?.toISOString() ?? null,
       listeners: this.listenerUrls,
+      // An addition to CONTRACT.md's fields, present only when a module reports something.
+      ...(Object.keys(modules).length > 0 ? { modules } : {}),
     };
   }
 
   config(): unknown {
     return effectiveConfig(this.plan.config);
-  }
-
-  runtime(): Record<string, unknown> {
-    return (this.runtimeStats ??= new RuntimeStats()).read();
   }
 
   log(message: string): void {
@@ -266,76 +293,18 @@ export class Server implements AdminControl {
       await Promise.all([...[...this.listeners.values()].map((l) => l.close(grace)), ...this.retiring]);
       this.listeners.clear();
       // The admin listener goes last, so /health can say "shutting_down" while requests drain.
-      await this.adminRestarts;
-      await this.admin?.close(ADMIN_GRACE_MS);
-      this.admin = undefined;
-      this.runtimeStats?.close();
+      await this.control?.close();
       this.handler.close();
-      this.services.files.close();
-      this.services.auth.close();
-      this.services.ocsp.close();
+      // Whatever is still in flight was cut by the drain deadline: every lease goes now.
+      await Promise.all([this.plan, ...this.retiredPlans].map((plan) => plan.leases.release()));
       await closeLogs(this.current.logs);
     })();
     return this.stopping;
   }
 
-  private async startAdmin(settings: ResolvedSettings['admin']): Promise<void> {
-    this.adminConfigured = settings !== undefined;
-    if (settings === undefined) return;
-    const admin = new AdminServer(settings, this);
-    await admin.start();
-    this.adminStarted(admin);
-  }
-
-  private adminStarted(admin: AdminServer): void {
-    this.admin = admin;
-    // Sampling starts with the listener, so the first /runtime covers a real interval.
-    if (admin.settings.runtime) this.runtimeStats ??= new RuntimeStats();
-    const host = parseListen(admin.listen)?.host;
-    if (host !== undefined && !isLoopback(host)) {
-      this.log(`WARNING: the admin API listens on ${admin.listen}, which is not a loopback address: anyone who can reach it can reconfigure this server`);
-    }
-  }
-
-  /**
-   * Every reload: the old admin API finishes its requests and closes, the new one starts. When
-   * the address stays the same, the new one takes over the bound socket, so nothing is refused.
-   * A reload without an `admin` block stops it for the life of the process (SPEC-admin-api.md:
-   * "stopped permanently"), so a file edited by mistake cannot bring a control plane back.
-   */
-  private async restartAdmin(settings: ResolvedSettings['admin']): Promise<void> {
-    if (this.stopping) return;
-    const previous = this.admin;
-    this.admin = undefined;
-    const hadAdmin = this.adminConfigured;
-    this.adminConfigured = settings !== undefined;
-    if (settings === undefined && hadAdmin && !this.adminRemoved) {
-      this.adminRemoved = true;
-      this.log('admin API stopped: the configuration no longer has an admin block; it stays stopped until Portico restarts');
-    } else if (settings !== undefined && this.adminRemoved) {
-      this.log('admin API not started: an earlier reload removed it, and it stays stopped until Portico restarts');
-    }
-    if (settings === undefined || this.adminRemoved) {
-      await previous?.close(ADMIN_GRACE_MS);
-      this.runtimeStats?.close();
-      this.runtimeStats = undefined;
-      return;
-    }
-    const next = new AdminServer(settings, this);
-    if (previous && next.takeOver(previous, ADMIN_GRACE_MS)) return this.adminStarted(next);
-    await previous?.close(ADMIN_GRACE_MS);
-    if (this.stopping) return next.discard();
-    try {
-      await next.start();
-      this.adminStarted(next);
-    } catch (e) {
-      this.log(`admin API not restarted after reload: ${(e as Error).message}`);
-    }
-  }
-
   /** Staples are fetched ahead of the first handshake, in the background. */
   private prefetchOcsp(plan: Plan): void {
-    if (plan.tls?.onOcspRequest) for (const chain of plan.tls.certificates.chains) this.services.ocsp.prefetch(chain);
+    if (plan.ocsp && plan.tls) for (const chain of plan.tls.certificates.chains) plan.ocsp.prefetch(chain);
   }
 
   /** Access lines only cost a listener per request when an access log is configured. */
@@ -379,7 +348,6 @@ interface Logs {
 }
 
 interface Services extends CompileServices {
-  readonly files: StaticFiles;
   readonly options: ServerOptions;
 }
 
@@ -413,7 +381,6 @@ async function closeLogs(logs: Logs): Promise<void> {
   await logs.access?.close();
   await logs.error.close();
 }
-
 
 /** CONTRACT.md: `environmentVariables` go into Portico's own environment (CGI, Python apps see them). */
 function applyEnvironment(config: Config): void {

@@ -5,9 +5,9 @@
 // blocklist, with the settings of the location the request is for.
 import { isIP } from 'node:net';
 import type { ResolvedSettings } from '../config/defaults.js';
-import type { Ctx } from '../server/ctx.js';
-import { HttpError } from '../server/http-error.js';
-import { canonical } from '../server/ip-list.js';
+import type { Ctx } from '../http/ctx.js';
+import { HttpError } from '../http/http-error.js';
+import { canonical } from '../http/ip-list.js';
 
 /**
  * Sets `ctx.clientAddress` from X-Forwarded-For where `settings` trust it. A malformed header is
@@ -21,7 +21,7 @@ export function applyForwardedFor(ctx: Ctx, settings: ResolvedSettings): HttpErr
   const value = Array.isArray(header) ? header[0]! : header;
   const comma = value.indexOf(',');
   const first = (comma < 0 ? value : value.slice(0, comma)).replace(/[ \t]/g, '');
-  if (isIP(first) === 0) return new HttpError(400, [], `Invalid X-Forwarded-For address ${JSON.stringify(first.slice(0, 64))}`);
+  if (isIP(first) === 0) return new HttpError(400, 'bad-forwarded-for', { detail: `Invalid X-Forwarded-For address ${JSON.stringify(first.slice(0, 64))}` });
   ctx.clientAddress = canonical(first);
   return undefined;
 }

@@ -1,7 +1,7 @@
 // After the modules: OPTIONS is answered with the methods static files support, GET, HEAD and POST
 // go on, anything else is 405. Modules before this stage (proxy, gateways) accept any method.
-import { send } from '../server/respond.js';
-import type { Stage } from '../server/stage.js';
+import { send } from '../http/respond.js';
+import type { Stage } from '../http/stage.js';
 
 export const ALLOWED_METHODS = 'GET, POST, HEAD, OPTIONS';
 
@@ -11,5 +11,5 @@ export const methodCheck: Stage = (ctx, next) => {
   // An errorConfig page is served whatever the method of the request that failed.
   if (ctx.errorStatus !== undefined) return next();
   if (method === 'OPTIONS') return send(ctx, 204, ['Allow', ALLOWED_METHODS]);
-  ctx.fail(405, [['Allow', ALLOWED_METHODS]]);
+  ctx.fail(405, 'method-not-allowed', [['Allow', ALLOWED_METHODS]]);
 };

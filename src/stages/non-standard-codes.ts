@@ -18,11 +18,11 @@ import { parseBasicAuthorization } from '../auth/basic-credentials.js';
 import { isSupportedPasswordHash, verifyPassword } from '../auth/password.js';
 import type { ResolvedSettings } from '../config/defaults.js';
 import { compileRegex, compileReplacement } from '../config/regex.js';
-import type { Ctx } from '../server/ctx.js';
-import { HttpError, type HeaderPairs } from '../server/http-error.js';
-import { IpList } from '../server/ip-list.js';
-import { send } from '../server/respond.js';
-import type { Next, Stage } from '../server/stage.js';
+import type { Ctx } from '../http/ctx.js';
+import { HttpError, type HeaderPairs } from '../http/http-error.js';
+import { IpList } from '../http/ip-list.js';
+import { send } from '../http/respond.js';
+import type { Next, Stage } from '../http/stage.js';
 
 const DEFAULT_REALM = 'Portico HTTP Basic Authorization';
 const REDIRECTS = new Set([301, 302, 307, 308]);
@@ -71,7 +71,7 @@ export function nonStandardCodes(settings: ResolvedSettings, services: AuthServi
       if (match === null) continue;
       const action = entry.action;
       if (action.kind === 'redirect') return void send(ctx, entry.scode, ['Location', locationOf(ctx, action, match), 'Content-Length', '0']);
-      if (action.kind === 'status') throw new HttpError(entry.scode);
+      if (action.kind === 'status') throw new HttpError(entry.scode, 'configured-status');
       const pending = authenticator.authenticate(ctx, action);
       if (pending) return pending.then(() => walk(ctx, next, i + 1));
     }
@@ -150,8 +150,8 @@ class Authenticator {
     const { bruteForce, credentials } = this.services;
     if (action.protect && bruteForce.isLockedOut(address)) this.lockedOut(ctx);
     const auth = parseBasicAuthorization(ctx.req.headers.authorization);
-    if (auth.kind === 'invalid') throw new HttpError(400);
-    if (auth.kind === 'missing') throw new HttpError(401, action.challenge);
+    if (auth.kind === 'invalid') throw new HttpError(400, 'bad-credentials');
+    if (auth.kind === 'missing') throw new HttpError(401, 'unauthorized', { headers: action.challenge });
     const { name, password } = auth;
     const hashes = action.userList && !action.userList.has(name) ? undefined : this.users.get(name);
     if (hashes?.some((phc) => credentials.has(name, password, phc))) {
@@ -180,11 +180,11 @@ class Authenticator {
       if (action.protect) bruteForce.recordFailure(ctx.clientAddress);
       errorLog.log(`Authorization failed for user "${name.replace(/["\\]/g, '\\$&')}" and client "${ctx.clientAddress}"`);
     }
-    throw new HttpError(401, action.challenge);
+    throw new HttpError(401, 'unauthorized', { headers: action.challenge });
   }
 
   private lockedOut(ctx: Ctx): never {
     if (ctx.errorStatus === undefined) this.services.errorLog.log(`Too many failed authorization attempts for client ${ctx.clientAddress}`);
-    throw new HttpError(429);
+    throw new HttpError(429, 'too-many-attempts');
   }
 }

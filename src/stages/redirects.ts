@@ -3,10 +3,10 @@
 import type { ResolvedSettings } from '../config/defaults.js';
 import { parseListen } from '../config/formats.js';
 import { isIP } from 'node:net';
-import type { Ctx } from '../server/ctx.js';
-import { HttpError } from '../server/http-error.js';
-import { send } from '../server/respond.js';
-import type { Stage } from '../server/stage.js';
+import type { Ctx } from '../http/ctx.js';
+import { HttpError } from '../http/http-error.js';
+import { send } from '../http/respond.js';
+import type { Stage } from '../http/stage.js';
 
 function redirect(ctx: Ctx, location: string): void {
   send(ctx, 301, ['Location', location, 'Content-Length', '0']);
@@ -18,7 +18,7 @@ export function httpsRedirect(settings: ResolvedSettings): Stage | undefined {
   const suffix = port === undefined || port === 443 ? '' : `:${port}`;
   return (ctx, next) => {
     if (ctx.scheme === 'https') return next();
-    if (ctx.hostname === undefined) throw new HttpError(400, [], 'An HTTPS redirect needs a Host header');
+    if (ctx.hostname === undefined) throw new HttpError(400, 'redirect-without-host', { detail: 'An HTTPS redirect needs a Host header' });
     const host = isIP(ctx.hostname) === 6 ? `[${ctx.hostname}]` : ctx.hostname;
     redirect(ctx, `https://${host}${suffix}${ctx.originalPath}${ctx.query}`);
   };

@@ -6,10 +6,11 @@
 import { resolve } from 'node:path';
 import type { ResolvedSettings } from '../config/defaults.js';
 import { compileRegex, compileReplacement } from '../config/regex.js';
-import { HttpError } from '../server/http-error.js';
-import type { PipelineServices } from '../server/pipeline.js';
-import type { Stage } from '../server/stage.js';
-import { decodePath, sanitizePath } from './url-sanitizer.js';
+import { HttpError } from '../http/http-error.js';
+import type { Logger } from '../http/logger.js';
+import type { Stage } from '../http/stage.js';
+import type { StaticFiles } from '../static/static-files.js';
+import { decodePath, sanitizePath } from '../http/paths.js';
 
 // A rewritten URL longer than this is a rule gone wrong (it only grows by replacement).
 const MAX_URL_LENGTH = 16 * 1024;
@@ -23,7 +24,7 @@ interface Rule {
   readonly last: boolean;
 }
 
-export function rewriteMap(settings: ResolvedSettings, services: PipelineServices): Stage | undefined {
+export function rewriteMap(settings: ResolvedSettings, files: StaticFiles, errorLog: Logger): Stage | undefined {
   const rules: Rule[] = (settings.rewriteMap ?? []).map((r) => ({
     regex: compileRegex(r.regex),
     replace: compileReplacement(r.replacement),
@@ -34,7 +35,7 @@ export function rewriteMap(settings: ResolvedSettings, services: PipelineService
   }));
   if (rules.length === 0) return undefined;
   const wwwroot = settings.wwwroot === undefined ? undefined : resolve(settings.wwwroot);
-  const log = settings.enableRewriteLogging ? services.errorLog : undefined;
+  const log = settings.enableRewriteLogging ? errorLog : undefined;
 
   return async (ctx, next) => {
     const original = ctx.path + ctx.query;
@@ -43,15 +44,15 @@ export function rewriteMap(settings: ResolvedSettings, services: PipelineService
     for (const rule of rules) {
       if (wwwroot !== undefined && (rule.isNotFile || rule.isNotDirectory)) {
         const q = url.indexOf('?');
-        const kind = await services.files.kind(wwwroot, decodePath(q < 0 ? url : url.slice(0, q)));
+        const kind = await files.kind(wwwroot, decodePath(q < 0 ? url : url.slice(0, q)));
         if ((rule.isNotFile && kind === 'file') || (rule.isNotDirectory && kind === 'directory')) continue;
       }
       const subject = rule.allowDoubleSlashes ? url : url.replace(/\/{2,}/g, '/');
       const m = rule.regex.exec(subject);
       if (!m) continue;
       const rewritten = subject.slice(0, m.index) + rule.replace(m) + subject.slice(m.index + m[0].length);
-      if (!rewritten.startsWith('/')) throw new HttpError(400, [], `Rewrite of ${JSON.stringify(url)} does not start with "/": ${JSON.stringify(rewritten.slice(0, 200))}`);
-      if (rewritten.length > MAX_URL_LENGTH) throw new HttpError(500, [], `Rewrite of ${JSON.stringify(url.slice(0, 200))} grew past ${MAX_URL_LENGTH} characters`);
+      if (!rewritten.startsWith('/')) throw new HttpError(400, 'rewrite-invalid', { detail: `Rewrite of ${JSON.stringify(url)} does not start with "/": ${JSON.stringify(rewritten.slice(0, 200))}` });
+      if (rewritten.length > MAX_URL_LENGTH) throw new HttpError(500, 'rewrite-invalid', { detail: `Rewrite of ${JSON.stringify(url.slice(0, 200))} grew past ${MAX_URL_LENGTH} characters` });
       const changed = rewritten !== url;
       url = rewritten;
       doubleSlashes ||= rule.allowDoubleSlashes;

@@ -3,7 +3,7 @@
 // FIFOs, sockets and devices. Self-contained HTML: inline CSS, no script, no external resource.
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
-import { escapeHtml, htmlPage } from '../server/html.js';
+import { escapeHtml, htmlPage } from '../http/html.js';
 import { isInside } from './file-cache.js';
 
 export interface ListingEntry {

@@ -8,7 +8,7 @@ import { constants, promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import { LRUCache } from 'lru-cache';
-import { HttpError } from '../server/http-error.js';
+import { HttpError } from '../http/http-error.js';
 import { compressBuffer, isCompressible, MAX_UNCOMPRESSED_SIZE, type Encoding } from './compression.js';
 import { entityTag } from './conditional.js';
 import { contentTypeFor } from './content-type.js';
@@ -91,7 +91,7 @@ function negativeKind(error: unknown): 'missing' | 'forbidden' {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP' || code === 'ENAMETOOLONG') return 'missing';
   if (code === 'EACCES' || code === 'EPERM') return 'forbidden';
-  throw new HttpError(500, [], `static files: ${(error as Error).message}`);
+  throw new HttpError(500, 'file-error', { detail: `static files: ${(error as Error).message}` });
 }
 
 /** Whether a real (symlink-free) path is wwwroot's real path or lies below it. */
@@ -175,7 +175,9 @@ export class FileCache {
       this.forget(entry);
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new FileChangedError(entry.realPath);
       const kind = negativeKind(error);
-      throw new HttpError(kind === 'missing' ? 404 : 403, [], `static files: ${(error as Error).message}`);
+      throw kind === 'missing'
+        ? new HttpError(404, 'not-found', { detail: `static files: ${(error as Error).message}` })
+        : new HttpError(403, 'forbidden', { detail: `static files: ${(error as Error).message}` });
     }
     try {
       if (sameFile(entry, await handle.stat())) return handle;

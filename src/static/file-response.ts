@@ -6,9 +6,9 @@
 // and nothing invites a client to revalidate or resume an error.
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
-import { send, sendStream } from '../server/respond.js';
-import type { Ctx } from '../server/ctx.js';
-import { HttpError } from '../server/http-error.js';
+import { send, sendStream } from '../http/respond.js';
+import type { Ctx } from '../http/ctx.js';
+import { HttpError } from '../http/http-error.js';
 import { multipart, multipartBuffer, multipartStream } from './byteranges.js';
 import { compressingStream, ENCODINGS, negotiateEncoding, type Encoding } from './compression.js';
 import { evaluatePreconditions, ifRangeHolds, variantTag } from './conditional.js';
@@ -126,7 +126,7 @@ export async function serveFile(ctx: Ctx, entry: FileEntry, cache: FileCache, fl
     const tag = flags.etag ? entry.etag : undefined;
     const outcome = evaluatePreconditions(request, method, tag, entry.mtimeMs);
     if (outcome === 'failed') {
-      throw new HttpError(412, tag === undefined ? [] : [['ETag', tag]], 'static files: precondition failed');
+      throw new HttpError(412, 'precondition-failed', { headers: tag === undefined ? [] : [['ETag', tag]], detail: 'static files: precondition failed' });
     }
     // A 304 carries the validators the 200 would have carried, so the variant's tag.
     if (outcome === 'not-modified') {
@@ -142,7 +142,7 @@ export async function serveFile(ctx: Ctx, entry: FileEntry, cache: FileCache, fl
     if (ifRange === undefined || (typeof ifRange === 'string' && ifRangeHolds(ifRange, tag, entry.mtimeMs))) {
       const ranges = parseRange(range, entry.size);
       if (ranges.kind === 'unsatisfiable') {
-        throw new HttpError(416, [['Content-Range', `bytes */${entry.size}`]], 'static files: range not satisfiable');
+        throw new HttpError(416, 'range-not-satisfiable', { headers: [['Content-Range', `bytes */${entry.size}`]], detail: 'static files: range not satisfiable' });
       }
       if (ranges.kind === 'ranges') return serveRanges(ctx, entry, cache, ranges.ranges, tag, varies);
     }

@@ -2,11 +2,11 @@
 // instance serves every host and location; its cache is keyed by the real wwwroot path.
 import { resolve } from 'node:path';
 import type { ResolvedSettings } from '../config/defaults.js';
-import type { Ctx } from '../server/ctx.js';
-import { HttpError } from '../server/http-error.js';
-import { send } from '../server/respond.js';
-import type { Stage } from '../server/stage.js';
-import { decodePath } from '../stages/url-sanitizer.js';
+import type { Ctx } from '../http/ctx.js';
+import { HttpError } from '../http/http-error.js';
+import { send } from '../http/respond.js';
+import type { Stage } from '../http/stage.js';
+import { decodePath } from '../http/paths.js';
 import { readListing, renderListing } from './directory-listing.js';
 import { FileCache, FileChangedError, type DirectoryEntry, type Entry } from './file-cache.js';
 import { serveFile, type FileFlags } from './file-response.js';
@@ -85,18 +85,18 @@ export class StaticFiles {
         case 'file':
           return await serveFile(ctx, entry, this.cache, flags);
         case 'missing':
-          throw new HttpError(404, [], 'static files: not found');
+          throw new HttpError(404, 'not-found', { detail: 'static files: not found' });
         case 'forbidden':
-          throw new HttpError(403, [], 'static files: permission denied');
+          throw new HttpError(403, 'forbidden', { detail: 'static files: permission denied' });
         default:
-          throw new HttpError(501, [], 'static files: neither a file nor a directory');
+          throw new HttpError(501, 'not-a-file', { detail: 'static files: neither a file nor a directory' });
       }
     } catch (error) {
       // The file changed between its check and its read (a deploy in progress): the cache has
       // dropped it, so one more look finds what is there now.
       if (!(error instanceof FileChangedError) || ctx.responded) throw error;
       if (mayRetry) return this.serve(ctx, wwwroot, flags, false);
-      throw new HttpError(500, [], `static files: ${error.message}, twice`);
+      throw new HttpError(500, 'file-error', { detail: `static files: ${error.message}, twice` });
     }
   }
 
@@ -110,14 +110,14 @@ export class StaticFiles {
   }
 
   private async serveDirectory(ctx: Ctx, directory: DirectoryEntry, flags: StageFlags): Promise<void> {
-    if (!flags.listing) throw new HttpError(403, [], 'static files: directory without index, listing disabled');
+    if (!flags.listing) throw new HttpError(403, 'forbidden', { detail: 'static files: directory without index, listing disabled' });
     let entries;
     try {
       entries = await readListing(directory.realPath, directory.rootReal);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'EACCES' || code === 'EPERM') throw new HttpError(403, [], `static files: ${(error as Error).message}`);
-      if (code === 'ENOENT' || code === 'ENOTDIR') throw new HttpError(404, [], `static files: ${(error as Error).message}`);
+      if (code === 'EACCES' || code === 'EPERM') throw new HttpError(403, 'forbidden', { detail: `static files: ${(error as Error).message}` });
+      if (code === 'ENOENT' || code === 'ENOTDIR') throw new HttpError(404, 'not-found', { detail: `static files: ${(error as Error).message}` });
       throw error;
     }
     // Links are absolute, built on the path the client asked for, so `/dir` without its slash

@@ -4,10 +4,11 @@
 // a reload swaps the whole selection into the running listener.
 import { readFileSync } from 'node:fs';
 import type { SecureContext, SecureContextOptions } from 'node:tls';
-import { tlsModule } from '../server/lazy-modules.js';
+import { tlsModule } from './lazy-modules.js';
 import type { ResolvedSettings } from '../config/defaults.js';
 import { REDACTED } from '../config/redact.js';
-import { cipherOptions, DEFAULT_CIPHER_SUITES, findCurve } from './cipher-suites.js';
+import { findCurve } from '../config/tls-names.js';
+import { cipherOptions, DEFAULT_CIPHER_SUITES } from './cipher-suites.js';
 
 export interface KeyPair {
   readonly cert: Buffer;

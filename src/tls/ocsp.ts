@@ -10,7 +10,7 @@
 
 import { createHash, X509Certificate } from 'node:crypto';
 import http, { type IncomingMessage } from 'node:http';
-import { httpsModule } from '../server/lazy-modules.js';
+import { httpsModule } from './lazy-modules.js';
 
 import {
   children,

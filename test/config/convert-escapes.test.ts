@@ -20,7 +20,7 @@ const AWKWARD = [
 ];
 
 function load(text: string, syntax: Syntax) {
-  const result = loadConfigText(text, syntax, `t.${syntax}`, {});
+  const result = loadConfigText(text, syntax, `t.${syntax}`, { env: {} });
   assert.ok(result.config && result.raw, `${result.diagnostics.map(formatDiagnostic).join('\n')}\n${text}`);
   return { env: result.config.global.environmentVariables, raw: result.raw };
 }

@@ -6,7 +6,7 @@ import { formatDiagnostic } from '../../src/config/diagnostics.js';
 import { loadConfigText } from '../../src/config/load.js';
 
 function messages(text: string, env: NodeJS.ProcessEnv = {}): string[] {
-  return loadConfigText(text, 'kdl', 't.kdl', env).diagnostics.map(formatDiagnostic);
+  return loadConfigText(text, 'kdl', 't.kdl', { env }).diagnostics.map(formatDiagnostic);
 }
 
 describe('KDL positions', () => {

@@ -34,7 +34,7 @@ include "conf.d/*.kdl"
 `;
 
 function load(text: string, env: NodeJS.ProcessEnv = {}) {
-  const result = loadConfigText(text, 'kdl', 'test.kdl', env);
+  const result = loadConfigText(text, 'kdl', 'test.kdl', { env });
   const errors = result.diagnostics.filter((d) => d.severity === 'error').map(formatDiagnostic);
   return { ...result, errors, plain: result.config && configToPlain(result.config) };
 }

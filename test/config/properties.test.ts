@@ -51,7 +51,7 @@ describe('property table', () => {
   });
 
   it('every property appears in test/fixtures/valid/everything.yaml', () => {
-    const result = loadConfigText(readFileSync(join(ROOT, 'test/fixtures/valid/everything.yaml'), 'utf8'), 'yaml', 'everything.yaml', {}, join(ROOT, 'test/fixtures/valid'));
+    const result = loadConfigText(readFileSync(join(ROOT, 'test/fixtures/valid/everything.yaml'), 'utf8'), 'yaml', 'everything.yaml', { env: {}, baseDir: join(ROOT, 'test/fixtures/valid') });
     assert.ok(result.config);
     const used = new Set<string>(Object.keys(result.config.global));
     for (const h of result.config.hosts) {

@@ -15,7 +15,7 @@ const ENV = { PORTICO_ADMIN_TOKEN: 'token' };
 
 function load(text: string, syntax: Syntax) {
   // Samples name the test certificates relative to test/fixtures/valid.
-  const result = loadConfigText(text, syntax, `sample.${syntax}`, ENV, join(ROOT, 'test/fixtures/valid'));
+  const result = loadConfigText(text, syntax, `sample.${syntax}`, { env: ENV, baseDir: join(ROOT, 'test/fixtures/valid') });
   assert.ok(result.config && result.raw?.kind === 'map', result.diagnostics.map(formatDiagnostic).join('\n') + `\n${text}`);
   return { plain: configToPlain(result.config), raw: result.raw };
 }

@@ -5,10 +5,11 @@ import { formatDiagnostic } from '../../src/config/diagnostics.js';
 import { loadConfigText, type Syntax } from '../../src/config/load.js';
 import { redactCredentials, redactScope } from '../../src/config/redact.js';
 import { editDistance, suggest } from '../../src/config/suggest.js';
+import { configChecks } from '../../src/server/config-checks.js';
 
 function errorsOf(text: string, syntax: Syntax = 'yaml'): string[] {
   const file = syntax === 'kdl' ? 'portico.kdl' : 'portico.yaml';
-  return loadConfigText(text, syntax, file)
+  return loadConfigText(text, syntax, file, { checks: configChecks() })
     .diagnostics.filter((d) => d.severity === 'error')
     .map(formatDiagnostic);
 }

@@ -13,7 +13,7 @@ const dir = mkdtempSync(join(tmpdir(), 'portico-yaml-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 function messages(text: string): string[] {
-  return loadConfigText(text, 'yaml', 't.yaml', {}).diagnostics.map(formatDiagnostic);
+  return loadConfigText(text, 'yaml', 't.yaml', { env: {} }).diagnostics.map(formatDiagnostic);
 }
 
 function manyAliases(count: number): string {
@@ -45,7 +45,7 @@ describe('YAML aliases', () => {
   });
 
   it('still reads a file of many small aliases', () => {
-    const { config, diagnostics } = loadConfigText(manyAliases(20_000), 'yaml', 't.yaml', {});
+    const { config, diagnostics } = loadConfigText(manyAliases(20_000), 'yaml', 't.yaml', { env: {} });
     assert.deepEqual(diagnostics, []);
     assert.equal(config!.global.blocklist!.length, 20_001);
   });
@@ -58,7 +58,7 @@ describe('YAML aliases', () => {
   });
 
   it('resolves an alias to the latest anchor of its name before it', () => {
-    const { config, diagnostics } = loadConfigText('global:\n  wwwroot: &r /one\n  serverAdministratorEmail: &r a@example.com\nhosts:\n  - domain: a.example\n    serverAdministratorEmail: *r\n', 'yaml', 't.yaml', {});
+    const { config, diagnostics } = loadConfigText('global:\n  wwwroot: &r /one\n  serverAdministratorEmail: &r a@example.com\nhosts:\n  - domain: a.example\n    serverAdministratorEmail: *r\n', 'yaml', 't.yaml', { env: {} });
     assert.deepEqual(diagnostics, []);
     assert.equal(config!.hosts[0]!.settings.serverAdministratorEmail, 'a@example.com');
   });
@@ -84,7 +84,7 @@ describe('YAML duplicate keys', () => {
 
 describe('YAML documents', () => {
   it('reads the first document of several and warns that the others are ignored', () => {
-    const { config, diagnostics } = loadConfigText('global:\n  port: 8081\n---\nglobal:\n  port: 0\n', 'yaml', 't.yaml', {});
+    const { config, diagnostics } = loadConfigText('global:\n  port: 8081\n---\nglobal:\n  port: 0\n', 'yaml', 't.yaml', { env: {} });
     assert.equal(config!.global.port, 8081);
     assert.deepEqual(diagnostics.map(formatDiagnostic), ['t.yaml:3:1: warning: only the first YAML document is read; this one and any after it are ignored']);
   });

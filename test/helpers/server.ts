@@ -7,10 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { parse, stringify } from 'yaml';
+import { AdminApi } from '../../src/admin/admin-api.js';
 import { formatDiagnostic } from '../../src/config/diagnostics.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { AuthOptions } from '../../src/auth/auth-services.js';
 import type { ConnectionLimits } from '../../src/server/listener.js';
+import type { Module } from '../../src/plan/module.js';
+import { configChecks } from '../../src/server/config-checks.js';
 import { Server } from '../../src/server/server.js';
 
 export interface RunningServer {
@@ -40,10 +43,17 @@ export function freePort(): Promise<number> {
  * address (dual-stack, still reached only through loopback here) with `allAddresses`, or as
  * `listen` writes it (`[::1]:PORT`).
  */
-export async function startServer(
-  yaml: string,
-  options: { env?: NodeJS.ProcessEnv; limits?: ConnectionLimits; allAddresses?: boolean; listen?: (port: number) => string; auth?: AuthOptions } = {},
-): Promise<RunningServer> {
+export interface StartOptions {
+  env?: NodeJS.ProcessEnv;
+  limits?: ConnectionLimits;
+  allAddresses?: boolean;
+  listen?: (port: number) => string;
+  auth?: AuthOptions;
+  /** The modules `loadModules` may name (default: the registry's), their checks run at load. */
+  modules?: readonly Module[];
+}
+
+export async function startServer(yaml: string, options: StartOptions = {}): Promise<RunningServer> {
   const port = await freePort();
   const listen = options.listen?.(port) ?? (options.allAddresses ? port : `127.0.0.1:${port}`);
   const dir = mkdtempSync(join(tmpdir(), 'portico-e2e-'));
@@ -60,11 +70,14 @@ export async function startServer(
   stderr.on('data', (d: Buffer) => (errors += d.toString()));
   let server: Server;
   try {
-    const loaded = await loadConfig(file, { env });
+    const checks = configChecks(options.modules);
+    const loaded = await loadConfig(file, { env, checks });
     if (!loaded.config) throw new Error(`invalid test configuration:\n${loaded.diagnostics.map(formatDiagnostic).join('\n')}`);
     server = await Server.start(loaded.config, {
       stderr,
-      reloadSource: () => loadConfig(file, { env }),
+      reloadSource: () => loadConfig(file, { env, checks }),
+      controlPlane: (s) => new AdminApi(s),
+      ...(options.modules ? { modules: options.modules } : {}),
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.auth ? { auth: options.auth } : {}),
     });

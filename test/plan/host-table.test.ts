@@ -2,9 +2,10 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { loadConfigText } from '../../src/config/load.js';
-import { HostTable, normalizeAddress } from '../../src/plan/host-table.js';
+import { normalizeAddress } from '../../src/http/ip-list.js';
+import { HostTable } from '../../src/plan/host-table.js';
 import { Site } from '../../src/plan/site.js';
-import type { Resolved } from '../../src/plan/resolved.js';
+import type { Resolved } from '../../src/http/resolved.js';
 
 function table(yaml: string): HostTable {
   const { config } = loadConfigText(yaml, 'yaml', 'hosts.yaml');

@@ -6,11 +6,12 @@ import { pbkdf2Sync, randomBytes } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { createAuthServices, type AuthServices } from '../../src/auth/auth-services.js';
 import { hashPassword } from '../../src/auth/password.js';
-import type { ResolvedSettings } from '../../src/config/defaults.js';
-import type { Ctx } from '../../src/server/ctx.js';
-import { HttpError } from '../../src/server/http-error.js';
-import type { Stage } from '../../src/server/stage.js';
+import { withDefaults } from '../../src/config/defaults.js';
+import type { Ctx } from '../../src/http/ctx.js';
+import { HttpError } from '../../src/http/http-error.js';
+import type { Stage } from '../../src/http/stage.js';
 import { nonStandardCodes } from '../../src/stages/non-standard-codes.js';
+import { fakeCtx } from '../helpers/ctx.js';
 
 // PBKDF2 hashes in password-auth's PHC form (the KDF takes the B64-decoded salt).
 function pbkdf2Phc(password: string, iterations: number): string {
@@ -19,17 +20,8 @@ function pbkdf2Phc(password: string, iterations: number): string {
   return `$pbkdf2-sha256$i=${iterations},l=32$${b64(salt)}$${b64(pbkdf2Sync(password, salt, iterations, 32, 'sha256'))}`;
 }
 
-interface FakeCtx {
-  clientAddress: string;
-  path: string;
-  query: string;
-  user: string | undefined;
-  errorStatus: number | undefined;
-  req: { headers: Record<string, string> };
-}
-
-function fakeCtx(authorization?: string, clientAddress = '192.0.2.1'): FakeCtx {
-  return { clientAddress, path: '/private', query: '', user: undefined, errorStatus: undefined, req: { headers: authorization ? { authorization } : {} } };
+function fakeCtxFor(authorization?: string, clientAddress = '192.0.2.1'): Ctx {
+  return fakeCtx({ path: '/private', clientAddress, headers: authorization ? { authorization } : {} }).ctx;
 }
 
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
@@ -39,12 +31,12 @@ describe('nonStandardCodes basic authentication', () => {
   const services: AuthServices = createAuthServices({ log: (m) => logged.push(m) });
   after(() => services.close());
   const protect = (pass: string) =>
-    nonStandardCodes({ users: [{ name: 'alice', pass }], nonStandardCodes: [{ scode: 401, url: '/private' }] } as unknown as ResolvedSettings, services)!;
+    nonStandardCodes(withDefaults({ users: [{ name: 'alice', pass }], nonStandardCodes: [{ scode: 401, url: '/private' }] }), services)!;
   const stage = protect(pbkdf2Phc('right', 100_000));
 
-  async function run(ctx: FakeCtx, through: Stage = stage): Promise<number> {
+  async function run(ctx: Ctx, through: Stage = stage): Promise<number> {
     try {
-      await through(ctx as unknown as Ctx, () => undefined);
+      await through(ctx, () => undefined);
       return 200;
     } catch (e) {
       assert.ok(e instanceof HttpError, String(e));
@@ -52,15 +44,15 @@ describe('nonStandardCodes basic authentication', () => {
     }
   }
 
-  async function timed(ctx: FakeCtx, through: Stage): Promise<[number, number]> {
+  async function timed(ctx: Ctx, through: Stage): Promise<[number, number]> {
     const start = performance.now();
     const status = await run(ctx, through);
     return [status, performance.now() - start];
   }
 
   it('is absent when there are no entries', () => {
-    assert.equal(nonStandardCodes({ nonStandardCodes: [] } as unknown as ResolvedSettings, services), undefined);
-    assert.equal(nonStandardCodes({} as ResolvedSettings, services), undefined);
+    assert.equal(nonStandardCodes(withDefaults({ nonStandardCodes: [] }), services), undefined);
+    assert.equal(nonStandardCodes(withDefaults({}), services), undefined);
   });
 
   // One slow outlier (a page-faulted Argon2 arena, a busy thread pool) must not decide the verdict:
@@ -71,18 +63,18 @@ describe('nonStandardCodes basic authentication', () => {
 
   it('an unknown user name costs a full KDF of the same kind as a wrong password (PBKDF2, Argon2id)', async () => {
     for (const [kind, through] of [['pbkdf2', stage], ['argon2id', protect(await hashPassword('right'))]] as const) {
-      await run(fakeCtx(basic('alice', 'wrong'), from()), through);
+      await run(fakeCtxFor(basic('alice', 'wrong'), from()), through);
       const wrong: number[] = [];
       const unknown: number[] = [];
       for (let trial = 0; trial < 5; trial++) {
-        const [wrongStatus, w] = await timed(fakeCtx(basic('alice', 'wrong'), from()), through);
-        const [unknownStatus, u] = await timed(fakeCtx(basic('mallory', 'wrong'), from()), through);
+        const [wrongStatus, w] = await timed(fakeCtxFor(basic('alice', 'wrong'), from()), through);
+        const [unknownStatus, u] = await timed(fakeCtxFor(basic('mallory', 'wrong'), from()), through);
         assert.deepEqual([wrongStatus, unknownStatus], [401, 401], kind);
         wrong.push(w);
         unknown.push(u);
       }
-      const [rightStatus, right] = await timed(fakeCtx(basic('alice', 'right'), '198.51.100.250'), through);
-      const [cachedStatus, cached] = await timed(fakeCtx(basic('alice', 'right'), '198.51.100.250'), through);
+      const [rightStatus, right] = await timed(fakeCtxFor(basic('alice', 'right'), '198.51.100.250'), through);
+      const [cachedStatus, cached] = await timed(fakeCtxFor(basic('alice', 'right'), '198.51.100.250'), through);
       assert.deepEqual([rightStatus, cachedStatus], [200, 200], kind);
       const typical = median(wrong);
       const vs = `${kind}: wrong password ${typical.toFixed(1)} ms`;
@@ -93,15 +85,15 @@ describe('nonStandardCodes basic authentication', () => {
   });
 
   it('parallel guesses from one client cannot pass the lock-out check together', async () => {
-    const statuses = await Promise.all(Array.from({ length: 25 }, (_, i) => run(fakeCtx(basic('alice', `guess${i}`), '203.0.113.50'))));
+    const statuses = await Promise.all(Array.from({ length: 25 }, (_, i) => run(fakeCtxFor(basic('alice', `guess${i}`), '203.0.113.50'))));
     assert.equal(statuses.filter((s) => s === 401).length, 10);
     assert.equal(statuses.filter((s) => s === 429).length, 15);
-    assert.equal(await run(fakeCtx(basic('alice', 'right'), '203.0.113.50')), 429, 'the right password too');
+    assert.equal(await run(fakeCtxFor(basic('alice', 'right'), '203.0.113.50')), 429, 'the right password too');
     assert.ok(logged.includes('Too many failed authorization attempts for client 203.0.113.50'));
   });
 
   it('a re-run for an error page decides again but does not count or log again', async () => {
-    const ctx = fakeCtx(basic('alice', 'wrong'), '203.0.113.60');
+    const ctx = fakeCtxFor(basic('alice', 'wrong'), '203.0.113.60');
     assert.equal(await run(ctx), 401);
     const before = logged.length;
     ctx.errorStatus = 401;

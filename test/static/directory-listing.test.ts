@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, utimesSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { escapeHtml } from '../../src/server/html.js';
+import { escapeHtml } from '../../src/http/html.js';
 import { formatDate, formatSize, readListing, renderListing, type ListingEntry } from '../../src/static/directory-listing.js';
 
 const WHEN = Date.UTC(2025, 0, 6, 14, 3, 59);

@@ -8,11 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { withDefaults } from '../../src/config/defaults.js';
 import type { Settings } from '../../src/config/properties.js';
-import type { Resolved } from '../../src/plan/resolved.js';
-import { Ctx } from '../../src/server/ctx.js';
-import { isHttpError } from '../../src/server/http-error.js';
-import { sanitizePath } from '../../src/stages/url-sanitizer.js';
+import { isHttpError } from '../../src/http/http-error.js';
+import { sanitizePath } from '../../src/http/paths.js';
 import { StaticFiles, type StaticFilesOptions } from '../../src/static/static-files.js';
+import { ctxFor } from '../helpers/ctx.js';
 
 export interface Rig {
   readonly url: string;
@@ -27,19 +26,12 @@ export interface Rig {
 
 export async function startRig(settings: Settings, options: StaticFilesOptions = {}, files = new StaticFiles(options)): Promise<Rig> {
   const stage = files.stage(withDefaults(settings));
-  const resolved = { settings: withDefaults(settings), customHeaders: [] } as unknown as Resolved;
   const unexpected: unknown[] = [];
   const running = new Set<Promise<void>>();
   const server = http.createServer((req, res) => {
-    const local = req.socket.address() as AddressInfo;
-    const { remoteAddress = '', remotePort = 0 } = req.socket;
-    const ctx = new Ctx(req, res, 'http', Date.now(), remoteAddress, remotePort, local.address, local.port, req.headers.host, 'localhost');
     const target = req.url ?? '/';
     const q = target.indexOf('?');
-    ctx.path = sanitizePath(q < 0 ? target : target.slice(0, q), false);
-    ctx.originalPath = ctx.path;
-    ctx.query = q < 0 ? '' : target.slice(q);
-    ctx.resolved = resolved;
+    const ctx = ctxFor(req, res, settings, sanitizePath(q < 0 ? target : target.slice(0, q), false), q < 0 ? '' : target.slice(q));
     const run = (async () => {
       try {
         await stage(ctx, async () => {

@@ -8,15 +8,8 @@ import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import tls from 'node:tls';
 
-import {
-  CIPHER_SUITES,
-  ECDH_CURVES,
-  cipherOptions,
-  DEFAULT_CIPHER_SUITES,
-  findCipherSuite,
-  findCurve,
-  suggestCipherSuite,
-} from '../../src/tls/cipher-suites.js';
+import { CIPHER_SUITES, ECDH_CURVES, findCipherSuite, findCurve, suggestCipherSuite } from '../../src/config/tls-names.js';
+import { cipherOptions, DEFAULT_CIPHER_SUITES } from '../../src/tls/cipher-suites.js';
 
 const TLS12 = CIPHER_SUITES.filter((s) => !s.tls13);
 const TLS13 = CIPHER_SUITES.filter((s) => s.tls13);

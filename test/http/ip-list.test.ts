@@ -1,7 +1,7 @@
 // Address lists for the blocklist and nonStandardCodes `users`.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { canonical, IpList } from '../../src/server/ip-list.js';
+import { canonical, IpList } from '../../src/http/ip-list.js';
 
 it('matches addresses, CIDR ranges, IPv6 and IPv4-mapped forms', () => {
   const list = new IpList(['192.0.2.1', '198.51.100.0/24', '2001:db8::/32', '::ffff:203.0.113.0/120', 'localhost', '2001:DB8:0:0::9']);

@@ -4,7 +4,7 @@
 // Portico differs from Ferron in two ways: NUL and `%00` are refused rather than dropped, and
 // characters outside visible ASCII are percent-encoded rather than kept raw, so every later stage
 // (and `{path}` in headers) sees plain ASCII.
-import { HttpError } from '../server/http-error.js';
+import { HttpError } from './http-error.js';
 
 // Bytes an escape is decoded to: letters, digits and ! $ & ' ( ) * + , - . / : ; = @ [ ] _ ~
 const SAFE = new Uint8Array(256);
@@ -26,7 +26,7 @@ function hexValue(c: number): number {
 }
 
 function badRequest(detail: string): HttpError {
-  return new HttpError(400, [], `URL sanitation error: ${detail}`);
+  return new HttpError(400, 'bad-path', { detail: `URL sanitation error: ${detail}` });
 }
 
 export function sanitizePath(raw: string, allowDoubleSlashes: boolean): string {

@@ -2,7 +2,7 @@
 // Exact addresses are one Set look-up; ranges are checked only when there are any. Addresses are
 // compared in normalised form, so an IPv4 entry also matches its IPv4-mapped IPv6 form.
 import ipaddr from 'ipaddr.js';
-import { normalizeAddress } from '../plan/host-table.js';
+import { isIP } from 'node:net';
 
 export class IpList {
   private readonly exact = new Set<string>();
@@ -53,4 +53,10 @@ export function canonical(address: string): string {
   } catch {
     return normalizeAddress(address);
   }
+}
+
+/** `::ffff:1.2.3.4` → `1.2.3.4`, lower-case IPv6. */
+export function normalizeAddress(address: string): string {
+  const lower = address.toLowerCase();
+  return lower.startsWith('::ffff:') && isIP(lower.slice(7)) === 4 ? lower.slice(7) : lower;
 }

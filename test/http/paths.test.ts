@@ -1,8 +1,8 @@
 // The sanitizer's rules (REFERENCE-behaviour.md §3, with Portico's stricter NUL handling).
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { HttpError } from '../../src/server/http-error.js';
-import { decodePath, sanitizePath } from '../../src/stages/url-sanitizer.js';
+import { HttpError } from '../../src/http/http-error.js';
+import { decodePath, sanitizePath } from '../../src/http/paths.js';
 
 const cases: [string, string, boolean?][] = [
   ['/', '/'],

@@ -5,36 +5,35 @@
 // a malformed request is refused, and the location depends on the sanitized path.) Built at
 // compile time, with only the stages this Resolved needs.
 import { resolve } from 'node:path';
+import type { AuthServices } from '../auth/auth-services.js';
 import type { ResolvedSettings } from '../config/defaults.js';
 import type { ModuleName } from '../config/properties.js';
-import type { AuthServices } from '../auth/auth-services.js';
+import type { Logger } from '../http/logger.js';
+import { compose, type Stage } from '../http/stage.js';
 import { methodCheck } from '../stages/method-check.js';
 import { nonStandardCodes } from '../stages/non-standard-codes.js';
 import { httpsRedirect, wwwRedirect } from '../stages/redirects.js';
 import { rewriteMap } from '../stages/rewrite-map.js';
 import { trailingSlash } from '../stages/trailing-slash.js';
 import type { StaticFiles } from '../static/static-files.js';
-import type { Logger } from './error-responder.js';
-import { compose, type Stage } from './stage.js';
+import type { Provisioner } from './provisioner.js';
 
-/** What a module contributes to a chain, given the settings of one Resolved. */
-export type ModuleFactory = (settings: ResolvedSettings, services: PipelineServices) => Stage | undefined;
-
-export interface PipelineServices {
+/** What building one chain needs: the Plan's resources and its module provisioner. */
+export interface ChainServices {
   readonly files: StaticFiles;
   readonly errorLog: Logger;
   readonly auth: AuthServices;
-  readonly modules: ReadonlyMap<ModuleName, ModuleFactory>;
+  readonly modules: Provisioner;
 }
 
-const notFound: Stage = (ctx) => ctx.fail(404);
+const notFound: Stage = (ctx) => ctx.fail(404, 'not-found');
 
-export function buildChain(settings: ResolvedSettings, services: PipelineServices): Stage {
+export function buildChain(settings: ResolvedSettings, services: ChainServices): Stage {
   const stages: Stage[] = [];
   for (const stage of [
     httpsRedirect(settings),
     wwwRedirect(settings),
-    rewriteMap(settings, services),
+    rewriteMap(settings, services.files, services.errorLog),
     nonStandardCodes(settings, services.auth),
   ]) {
     if (stage) stages.push(stage);
@@ -42,7 +41,7 @@ export function buildChain(settings: ResolvedSettings, services: PipelineService
   const wwwroot = settings.wwwroot === undefined ? undefined : resolve(settings.wwwroot);
   if (wwwroot !== undefined && !settings.disableTrailingSlashRedirects) stages.push(trailingSlash(wwwroot, services.files));
   for (const name of settings.loadModules ?? []) {
-    const stage = services.modules.get(name as ModuleName)?.(settings, services);
+    const stage = services.modules.stage(name as ModuleName, settings);
     if (stage) stages.push(stage);
   }
   stages.push(methodCheck);

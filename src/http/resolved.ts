@@ -2,7 +2,7 @@
 // compile time, with the property table's defaults filled in, and frozen.
 import type { ResolvedSettings } from '../config/defaults.js';
 import type { HostConfig } from '../config/validate.js';
-import type { Stage } from '../server/stage.js';
+import type { Stage } from './stage.js';
 
 export type { ResolvedSettings };
 

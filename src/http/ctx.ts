@@ -1,0 +1,107 @@
+// Everything one request carries through the pipeline. Built once per request by the request
+// handler; stages read `resolved` (the frozen settings) and may change `path`, `query`, `user` and
+// the client address, which later stages and the access log then see.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import { HttpError, type FailureCode, type HeaderPairs } from './http-error.js';
+import type { Resolved } from './resolved.js';
+
+export type Request = IncomingMessage | Http2ServerRequest;
+export type Response = ServerResponse | Http2ServerResponse;
+
+/** The two ends of a connection, normalised (host-table.ts); one object per connection. */
+export interface Addresses {
+  readonly remote: string;
+  readonly remotePort: number;
+  readonly local: string;
+  readonly localPort: number;
+}
+
+/** Who resets a request whose response head is late (the `timeout` limit). */
+export interface DeadlineWatch {
+  remove(ctx: Ctx): void;
+}
+
+export interface CtxInit {
+  readonly req: Request;
+  readonly res: Response;
+  readonly scheme: 'http' | 'https';
+  /** ms since the epoch; now when absent. */
+  readonly startedAt?: number;
+  readonly addresses: Addresses;
+  /**
+   * The authority the request is for, lower-cased, port included: an absolute-form target's,
+   * else the Host header (undefined when absent). Routing and redirects use it.
+   */
+  readonly hostHeader?: string | undefined;
+  /** The host name alone: no port, no trailing dot. */
+  readonly hostname?: string | undefined;
+}
+
+export class Ctx {
+  readonly req: Request;
+  readonly res: Response;
+  readonly scheme: 'http' | 'https';
+  /** ms since the epoch. */
+  readonly startedAt: number;
+  /** The client: the peer, or what a trusted X-Forwarded-For names. */
+  clientAddress: string;
+  clientPort: number;
+  readonly localAddress: string;
+  readonly localPort: number;
+  readonly hostHeader: string | undefined;
+  readonly hostname: string | undefined;
+  /** Status and length of what was sent, for the access log. */
+  status = 0;
+  length: number | undefined = undefined;
+  /** What failed, when the response is an error (HttpError's code). */
+  failure: FailureCode | undefined = undefined;
+  /** The basic-auth user, once authenticated. */
+  user: string | undefined = undefined;
+  /**
+   * The request has a sanitized path and its Resolved, so an error may be re-dispatched through an
+   * errorConfig. Refusals before that (Host, request target, URL sanitizer, `*`) get the default
+   * error response, as in Ferron (REFERENCE-behaviour.md §1.1).
+   */
+  routed = false;
+  /** Set while an errorConfig renders the page for this error: the page keeps this status. */
+  errorStatus: number | undefined = undefined;
+  /** Headers the error must carry (WWW-Authenticate, Allow…), kept on an errorConfig's page. */
+  errorHeaders: HeaderPairs = [];
+  /** The sanitized path (percent-encoded form) as it was before any rewrite. */
+  originalPath = '/';
+  /** The current path, percent-encoded form; rewrites change it. */
+  path = '/';
+  /** `?…` or empty. */
+  query = '';
+  resolved!: Resolved;
+  /** When the `timeout` limit resets the connection (ms since the epoch), and who watches it. */
+  deadline = 0;
+  deadlines: DeadlineWatch | undefined = undefined;
+
+  constructor(init: CtxInit) {
+    this.req = init.req;
+    this.res = init.res;
+    this.scheme = init.scheme;
+    this.startedAt = init.startedAt ?? Date.now();
+    this.clientAddress = init.addresses.remote;
+    this.clientPort = init.addresses.remotePort;
+    this.localAddress = init.addresses.local;
+    this.localPort = init.addresses.localPort;
+    this.hostHeader = init.hostHeader;
+    this.hostname = init.hostname;
+  }
+
+  get method(): string {
+    return this.req.method ?? 'GET';
+  }
+
+  get responded(): boolean {
+    return this.res.headersSent;
+  }
+
+  /** Ends the chain with an error status; the error responder renders it. */
+  fail(status: number, code: FailureCode, headers: HeaderPairs = []): never {
+    throw new HttpError(status, code, { headers });
+  }
+}

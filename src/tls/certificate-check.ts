@@ -1,0 +1,60 @@
+// The certificate files, read at validation: an unreadable file or a key that does not belong to
+// its certificate is a configuration error naming the file, not a failure at the first handshake.
+import { globalPlace, type ConfigCheck, type Place } from '../config/checks.js';
+import { withDefaults } from '../config/defaults.js';
+import { clip } from '../config/diagnostics.js';
+import { HIDDEN } from '../config/formats.js';
+import { contextFor, policyOptions, readPem } from './certificates.js';
+
+/**
+ * Certificates and keys are read now, so an unreadable file or a key that does not belong to its
+ * certificate is a configuration error naming the file, not a failure at the first handshake.
+ * Each error points at the line that names the file (an SNI entry's own `cert` or `key`).
+ * (Skipped by `convert`, which may run where the files are not.)
+ */
+export const checkCertificateFiles: ConfigCheck = (config, scopes, diags, { files }) => {
+  if (!files) return;
+  const g = config.global;
+  const where = (name: string): Place => globalPlace(scopes, name);
+  const globalRecord = scopes.find((s) => s.scope === 'global');
+  const resolved = withDefaults(g);
+  let policy: ReturnType<typeof policyOptions>;
+  try {
+    policy = policyOptions(resolved);
+  } catch (e) {
+    const at = where('clientCertificateCA');
+    return diags.error(at.pos, at.path, (e as Error).message);
+  }
+  // The certificate and the key are read apart, so one run names both when both are missing. The
+  // key's path is sensitive (as in /config), so messages leave it out; the position names the line.
+  const check = (certPath: string, keyPath: string, certAt: Place, keyAt: Place) => {
+    const read = (path: string, what: string, at: Place, shownAs?: string): Buffer | undefined => {
+      try {
+        return readPem(path, what, shownAs);
+      } catch (e) {
+        diags.error(at.pos, at.path, (e as Error).message);
+        return undefined;
+      }
+    };
+    const cert = read(certPath, 'certificate', certAt);
+    const key = read(keyPath, 'private key', keyAt, HIDDEN);
+    if (!cert || !key) return;
+    try {
+      contextFor(policy, { cert, key }, certPath);
+    } catch (e) {
+      diags.error(certAt.pos, certAt.path, (e as Error).message);
+    }
+  };
+  // Automatic TLS replaces cert, key and sni (REFERENCE-behaviour.md §19).
+  if (!g.secure || g.enableAutomaticTLS) return;
+  if (g.cert !== undefined && g.key !== undefined) check(g.cert, g.key, where('cert'), where('key'));
+  const sni = globalRecord?.keys.get('sni')?.value;
+  for (const [name, pair] of Object.entries(g.sni ?? {})) {
+    const entry = sni?.kind === 'map' ? sni.entries.find((e) => e.key === name) : undefined;
+    const field = (f: 'cert' | 'key'): Place => {
+      const written = entry?.value.kind === 'map' ? entry.value.entries.find((e) => e.key === f) : undefined;
+      return { pos: written?.keyPos ?? entry?.keyPos ?? where('sni').pos, path: `global.sni.${clip(name)}.${f}` };
+    };
+    check(pair.cert, pair.key, field('cert'), field('key'));
+  }
+};
