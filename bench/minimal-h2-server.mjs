@@ -6,12 +6,15 @@ import { join } from 'node:path';
 
 const [port, dir, cert, key] = process.argv.slice(2);
 const files = new Map(readdirSync(dir).map((name) => [`/${name}`, readFileSync(join(dir, name))]));
-createSecureServer({ cert: readFileSync(cert), key: readFileSync(key), minVersion: 'TLSv1.3' }, (req, res) => {
-  const body = files.get(req.url);
-  if (!body) {
-    res.writeHead(404).end();
-    return;
-  }
-  res.writeHead(200, { 'content-type': 'text/html', 'content-length': body.length });
-  res.end(body);
-}).listen(Number(port), '127.0.0.1');
+createSecureServer(
+  { cert: readFileSync(cert), key: readFileSync(key), minVersion: 'TLSv1.3' },
+  (req, res) => {
+    const body = files.get(req.url);
+    if (!body) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html', 'content-length': body.length });
+    res.end(body);
+  },
+).listen(Number(port), '127.0.0.1');

@@ -18,10 +18,13 @@ const admin = 18691;
 const config = (n) =>
   `global:\n  port: "127.0.0.1:${port}"\n  admin:\n    listen: "127.0.0.1:${admin}"\nhosts:\n  - domain: "site${n % 2}.test"\n    wwwroot: ${join(dir, 'www')}\n`;
 writeFileSync(join(dir, 'portico.yaml'), config(0));
-const child = spawn(bin, ['run', '-c', join(dir, 'portico.yaml')], { stdio: ['ignore', 'ignore', 'pipe'] });
+const child = spawn(bin, ['run', '-c', join(dir, 'portico.yaml')], {
+  stdio: ['ignore', 'ignore', 'pipe'],
+});
 child.stderr.resume();
 
-const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))[1]) / 1024;
+const rss = () =>
+  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))[1]) / 1024;
 const fds = () => readdirSync(`/proc/${child.pid}/fd`).length;
 async function reload() {
   for (let attempt = 0; ; attempt++) {
@@ -39,7 +42,13 @@ async function reload() {
 
 try {
   for (let i = 0; i < 100; i++) {
-    if (await fetch(`http://127.0.0.1:${port}/`).then(() => true, () => false)) break;
+    if (
+      await fetch(`http://127.0.0.1:${port}/`).then(
+        () => true,
+        () => false,
+      )
+    )
+      break;
     await sleep(100);
   }
   const samples = [];
@@ -48,12 +57,16 @@ try {
     await reload();
     if (i % 100 === 0) {
       samples.push({ reloads: i, rssMiB: Number(rss().toFixed(1)), fds: fds() });
-      console.log(`after ${i} reloads: RSS ${samples.at(-1).rssMiB} MiB, ${samples.at(-1).fds} open fds`);
+      console.log(
+        `after ${i} reloads: RSS ${samples.at(-1).rssMiB} MiB, ${samples.at(-1).fds} open fds`,
+      );
     }
   }
   const first = samples[0];
   const last = samples.at(-1);
-  console.log(`RSS ${first.rssMiB} → ${last.rssMiB} MiB (${(last.rssMiB - first.rssMiB).toFixed(1)}), fds ${first.fds} → ${last.fds}`);
+  console.log(
+    `RSS ${first.rssMiB} → ${last.rssMiB} MiB (${(last.rssMiB - first.rssMiB).toFixed(1)}), fds ${first.fds} → ${last.fds}`,
+  );
 } finally {
   child.kill('SIGTERM');
   rmSync(dir, { recursive: true, force: true });

@@ -39,7 +39,9 @@ for (let run = 0; run < 3; run++) {
     process.exit(1);
   }
   times.push(ms);
-  console.log(`run ${run + 1}: ${ms.toFixed(0)} ms (${hosts} hosts, ${lines.length} lines, whole process)`);
+  console.log(
+    `run ${run + 1}: ${ms.toFixed(0)} ms (${hosts} hosts, ${lines.length} lines, whole process)`,
+  );
 }
 console.log(`best: ${Math.min(...times).toFixed(0)} ms`);
 rmSync(dir, { recursive: true, force: true });

@@ -7,12 +7,20 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { it } from 'node:test';
 
 const SRC = resolve(import.meta.dirname, '../src');
-const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)|(?:^|\n)\s*import\s*['"](\.[^'"]+)['"]/g;
+const IMPORT =
+  /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)|(?:^|\n)\s*import\s*['"](\.[^'"]+)['"]/g;
 // What the folders at the bottom may import: nothing above them.
-const BOTTOM: Record<string, readonly string[]> = { auth: [], log: [], config: ['auth'], http: ['config'] };
+const BOTTOM: Record<string, readonly string[]> = {
+  auth: [],
+  log: [],
+  config: ['auth'],
+  http: ['config'],
+};
 
 function files(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
 /** folder → the folders its files import, with one file that does each. */
@@ -45,7 +53,15 @@ it('no two folders of src/ import each other, directly or around a cycle', () =>
   };
   const cycles = [...graph.keys()].flatMap((folder) => {
     const cycle = path(folder, folder);
-    return cycle ? [cycle.map((f, i) => (i < cycle.length - 1 ? `${f} (${graph.get(f)!.get(cycle[i + 1]!)})` : f)).join(' → ')] : [];
+    return cycle
+      ? [
+          cycle
+            .map((f, i) =>
+              i < cycle.length - 1 ? `${f} (${graph.get(f)!.get(cycle[i + 1]!)})` : f,
+            )
+            .join(' → '),
+        ]
+      : [];
   });
   assert.deepEqual(cycles, []);
 });
@@ -53,7 +69,9 @@ it('no two folders of src/ import each other, directly or around a cycle', () =>
 it('the folders at the bottom import nothing above them', () => {
   const graph = folderGraph();
   const wrong = Object.entries(BOTTOM).flatMap(([folder, allowed]) =>
-    [...(graph.get(folder) ?? [])].filter(([to]) => !allowed.includes(to)).map(([to, file]) => `${file} imports ${to}/`),
+    [...(graph.get(folder) ?? [])]
+      .filter(([to]) => !allowed.includes(to))
+      .map(([to, file]) => `${file} imports ${to}/`),
   );
   assert.deepEqual(wrong, []);
 });

@@ -50,7 +50,9 @@ export class AdminApi implements ControlPlane {
   reloaded(plan: Plan): void {
     this.restarts = this.restarts
       .then(() => this.restart(plan.global.admin))
-      .catch((e: unknown) => this.server.log(`admin API not restarted after reload: ${(e as Error).message}`));
+      .catch((e: unknown) =>
+        this.server.log(`admin API not restarted after reload: ${(e as Error).message}`),
+      );
   }
 
   /** After the server's listeners: waits for a restart under way, then closes. */
@@ -69,7 +71,9 @@ export class AdminApi implements ControlPlane {
     if (admin.settings.runtime) this.runtimeStats ??= new RuntimeStats();
     const host = parseListen(admin.listen)?.host;
     if (host !== undefined && !isLoopback(host)) {
-      this.server.log(`WARNING: the admin API listens on ${admin.listen}, which is not a loopback address: anyone who can reach it can reconfigure this server`);
+      this.server.log(
+        `WARNING: the admin API listens on ${admin.listen}, which is not a loopback address: anyone who can reach it can reconfigure this server`,
+      );
     }
   }
 
@@ -81,9 +85,13 @@ export class AdminApi implements ControlPlane {
     this.configured = settings !== undefined;
     if (settings === undefined && had && !this.removed) {
       this.removed = true;
-      this.server.log('admin API stopped: the configuration no longer has an admin block; it stays stopped until Portico restarts');
+      this.server.log(
+        'admin API stopped: the configuration no longer has an admin block; it stays stopped until Portico restarts',
+      );
     } else if (settings !== undefined && this.removed) {
-      this.server.log('admin API not started: an earlier reload removed it, and it stays stopped until Portico restarts');
+      this.server.log(
+        'admin API not started: an earlier reload removed it, and it stays stopped until Portico restarts',
+      );
     }
     if (settings === undefined || this.removed) {
       await previous?.close(GRACE_MS);

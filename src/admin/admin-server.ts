@@ -41,7 +41,12 @@ const ROUTES: Record<string, Record<string, Directive>> = {
   '/runtime': { GET: 'runtime', HEAD: 'runtime' },
 };
 
-const LIMITS: ConnectionLimits = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, checkIntervalMs: 2_000 };
+const LIMITS: ConnectionLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  checkIntervalMs: 2_000,
+};
 const MAX_CONNECTIONS = 64;
 
 /**
@@ -63,7 +68,11 @@ export class AdminServer {
     // A port alone binds the loopback address, never every address.
     const address = parsed.host ?? '127.0.0.1';
     const id = listenerId(false, address, parsed.port);
-    this.protocol = new ProtocolServer({ id, key: id, address, port: parsed.port, secure: false }, (req, res) => void this.handle(req as IncomingMessage, res as ServerResponse), LIMITS);
+    this.protocol = new ProtocolServer(
+      { id, key: id, address, port: parsed.port, secure: false },
+      (req, res) => void this.handle(req as IncomingMessage, res as ServerResponse),
+      LIMITS,
+    );
   }
 
   get listen(): string {
@@ -72,7 +81,10 @@ export class AdminServer {
 
   /** Binds a listener of its own. */
   async start(): Promise<void> {
-    const listener = new Listener(this.protocol, { maxConnections: MAX_CONNECTIONS, log: (message) => this.control.log(`admin: ${message}`) });
+    const listener = new Listener(this.protocol, {
+      maxConnections: MAX_CONNECTIONS,
+      log: (message) => this.control.log(`admin: ${message}`),
+    });
     try {
       await listener.start();
     } catch (e) {
@@ -119,32 +131,50 @@ export class AdminServer {
     res.writeHead(answer.status, {
       'Content-Type': 'application/json; charset=utf-8',
       'Cache-Control': 'no-store',
-      'Content-Length': Buffer.byteLength(req.method === 'HEAD' ? JSON.stringify(answer.body) : body),
+      'Content-Length': Buffer.byteLength(
+        req.method === 'HEAD' ? JSON.stringify(answer.body) : body,
+      ),
       ...answer.headers,
     });
     res.end(body);
-    this.control.log(`admin: ${req.socket.remoteAddress ?? '-'} ${req.method ?? '-'} ${path} ${answer.status}`);
+    this.control.log(
+      `admin: ${req.socket.remoteAddress ?? '-'} ${req.method ?? '-'} ${path} ${answer.status}`,
+    );
   }
 
   private async answer(req: IncomingMessage, path: string): Promise<Answer> {
     if (!this.sameSite(req)) return { status: 403, body: { error: 'forbidden' } };
     if (this.token && !this.authorized(req.headers.authorization)) {
-      return { status: 401, body: { error: 'unauthorized' }, headers: { 'WWW-Authenticate': 'Bearer realm="admin"' } };
+      return {
+        status: 401,
+        body: { error: 'unauthorized' },
+        headers: { 'WWW-Authenticate': 'Bearer realm="admin"' },
+      };
     }
     const route = ROUTES[path];
     if (!route) return { status: 404, body: { error: 'not found' } };
-    const enabled = Object.entries(route).filter(([, directive]) => this.settings[directive] === true);
+    const enabled = Object.entries(route).filter(
+      ([, directive]) => this.settings[directive] === true,
+    );
     if (enabled.length === 0) return { status: 404, body: { error: 'endpoint disabled' } };
     const directive = route[req.method ?? ''];
-    if (directive === undefined) return { status: 405, body: { error: 'method not allowed' }, headers: { Allow: enabled.map(([m]) => m).join(', ') } };
-    if (this.settings[directive] !== true) return { status: 404, body: { error: 'endpoint disabled' } };
+    if (directive === undefined)
+      return {
+        status: 405,
+        body: { error: 'method not allowed' },
+        headers: { Allow: enabled.map(([m]) => m).join(', ') },
+      };
+    if (this.settings[directive] !== true)
+      return { status: 404, body: { error: 'endpoint disabled' } };
     return this.run(directive);
   }
 
   private async run(directive: Directive): Promise<Answer> {
     switch (directive) {
       case 'health':
-        return this.control.draining ? { status: 503, body: { status: 'shutting_down' } } : { status: 200, body: { status: 'ok' } };
+        return this.control.draining
+          ? { status: 503, body: { status: 'shutting_down' } }
+          : { status: 200, body: { status: 'ok' } };
       case 'status':
         return { status: 200, body: this.control.status() };
       case 'config':
@@ -171,7 +201,10 @@ export class AdminServer {
     if (host !== undefined && !isLocalHostHeader(host)) return false;
     if (req.headers['sec-fetch-site'] === 'cross-site') return false;
     const origin = req.headers.origin;
-    return origin === undefined || (host !== undefined && origin.toLowerCase() === `http://${host.toLowerCase()}`);
+    return (
+      origin === undefined ||
+      (host !== undefined && origin.toLowerCase() === `http://${host.toLowerCase()}`)
+    );
   }
 
   /** Constant time: both sides are hashed to equal lengths first. */
@@ -188,6 +221,8 @@ function digest(token: string): Buffer {
 
 function isLocalHostHeader(host: string): boolean {
   const lower = host.toLowerCase();
-  const name = lower.startsWith('[') ? lower.slice(1, lower.indexOf(']')) : lower.replace(/:\d+$/, '');
+  const name = lower.startsWith('[')
+    ? lower.slice(1, lower.indexOf(']'))
+    : lower.replace(/:\d+$/, '');
   return name === 'localhost' || isIP(name) !== 0;
 }

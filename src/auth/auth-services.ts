@@ -22,15 +22,21 @@ export interface AuthServices {
 
 const PURGE_INTERVAL_MS = 60_000;
 
-export function createAuthServices(errorLog: { log(message: string): void }, options: AuthOptions = {}): AuthServices {
+export function createAuthServices(
+  errorLog: { log(message: string): void },
+  options: AuthOptions = {},
+): AuthServices {
   const windowMs = options.lockoutWindowMs ?? LOCKOUT_WINDOW_MS;
   const bruteForce = new BruteForceGuard({ windowMs });
   const credentials = new CredentialCache();
   // Expired records would otherwise only go when read again or pushed out by newer ones.
-  const timer = setInterval(() => {
-    bruteForce.purge();
-    credentials.purge();
-  }, Math.min(PURGE_INTERVAL_MS, windowMs));
+  const timer = setInterval(
+    () => {
+      bruteForce.purge();
+      credentials.purge();
+    },
+    Math.min(PURGE_INTERVAL_MS, windowMs),
+  );
   timer.unref();
   return { bruteForce, credentials, errorLog, close: () => clearInterval(timer) };
 }

@@ -83,7 +83,10 @@ export function clientKey(address: string): string {
   try {
     const ip = ipaddr.IPv6.parse(address);
     if (ip.isIPv4MappedAddress()) return ip.toIPv4Address().toString();
-    return `${ip.parts.slice(0, 4).map((p) => p.toString(16)).join(':')}::/64`;
+    return `${ip.parts
+      .slice(0, 4)
+      .map((p) => p.toString(16))
+      .join(':')}::/64`;
   } catch {
     return address;
   }

@@ -14,7 +14,9 @@ import { promisify } from 'node:util';
 // (or no users at all) never loads it.
 let argon2Binding: typeof import('@node-rs/argon2') | undefined;
 function argon2(): typeof import('@node-rs/argon2') {
-  argon2Binding ??= createRequire(import.meta.url)('@node-rs/argon2') as typeof import('@node-rs/argon2');
+  argon2Binding ??= createRequire(import.meta.url)(
+    '@node-rs/argon2',
+  ) as typeof import('@node-rs/argon2');
   return argon2Binding;
 }
 
@@ -184,5 +186,7 @@ function parseParams(list: string | undefined): Record<string, number> | null {
 // B64 is standard base64 without padding. Like base64ct, this refuses any other character and a
 // lone final character (a remainder of 1 encodes no byte).
 function decodeB64(text: string): Buffer | null {
-  return /^[A-Za-z0-9+/]*$/.test(text) && text.length % 4 !== 1 ? Buffer.from(text, 'base64') : null;
+  return /^[A-Za-z0-9+/]*$/.test(text) && text.length % 4 !== 1
+    ? Buffer.from(text, 'base64')
+    : null;
 }

@@ -16,7 +16,9 @@ const CANDIDATES = ['portico.kdl', 'portico.yaml', 'portico.yml'];
  * reports the broken link instead of quietly serving the built-in default.
  */
 export function findConfigFile(cwd: string): string | undefined {
-  return CANDIDATES.map((name) => join(cwd, name)).find((path) => lstatSync(path, { throwIfNoEntry: false }) !== undefined);
+  return CANDIDATES.map((name) => join(cwd, name)).find(
+    (path) => lstatSync(path, { throwIfNoEntry: false }) !== undefined,
+  );
 }
 
 export function builtInConfigText(): string {
@@ -24,10 +26,17 @@ export function builtInConfigText(): string {
 }
 
 /** Loads the configuration a command was pointed at; `label` says where it came from. */
-export async function loadChosenConfig(file: string | undefined, cwd = process.cwd()): Promise<LoadResult & { label: string }> {
+export async function loadChosenConfig(
+  file: string | undefined,
+  cwd = process.cwd(),
+): Promise<LoadResult & { label: string }> {
   const chosen = file ?? findConfigFile(cwd);
   const checks = configChecks();
-  if (chosen === undefined) return { ...loadConfigText(builtInConfigText(), 'yaml', '(built-in default)', { checks }), label: '(built-in default)' };
+  if (chosen === undefined)
+    return {
+      ...loadConfigText(builtInConfigText(), 'yaml', '(built-in default)', { checks }),
+      label: '(built-in default)',
+    };
   return { ...(await loadConfig(chosen, { cwd, checks })), label: chosen };
 }
 

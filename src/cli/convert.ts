@@ -8,7 +8,11 @@ import { configChecks } from '../server/config-checks.js';
 import { printDiagnostics } from './config-file.js';
 import type { CommandIo } from './io.js';
 
-export async function convertCommand(file: string | undefined, to: string | undefined, io: CommandIo): Promise<number> {
+export async function convertCommand(
+  file: string | undefined,
+  to: string | undefined,
+  io: CommandIo,
+): Promise<number> {
   if (!file) {
     io.stderr.write('usage: portico convert FILE [--to kdl|yaml]\n');
     return 2;

@@ -28,7 +28,11 @@ Options:
 Documentation: docs/configuration.md (every property), docs/ in the package.
 `;
 
-const processIo: CommandIo = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr };
+const processIo: CommandIo = {
+  stdin: process.stdin,
+  stdout: process.stdout,
+  stderr: process.stderr,
+};
 
 export async function main(argv: string[], io: CommandIo = processIo): Promise<number> {
   const [command, ...rest] = argv;
@@ -57,16 +61,21 @@ export async function main(argv: string[], io: CommandIo = processIo): Promise<n
   switch (command) {
     case 'run':
     case 'validate':
-      if (positionals.length > 0 || values.to !== undefined) return usage(io, command, `unexpected argument ${positionals[0] ?? '--to'}`);
+      if (positionals.length > 0 || values.to !== undefined)
+        return usage(io, command, `unexpected argument ${positionals[0] ?? '--to'}`);
       return command === 'run'
         ? (await import('./run.js')).runCommand(values.config, io)
         : (await import('./validate.js')).validateCommand(values.config, io);
     case 'convert':
-      if (positionals.length > 1 || values.config !== undefined) return usage(io, command, 'expected one FILE');
+      if (positionals.length > 1 || values.config !== undefined)
+        return usage(io, command, 'expected one FILE');
       return (await import('./convert.js')).convertCommand(positionals[0], values.to, io);
     case 'schema':
-      if (positionals.length > 0) return usage(io, command, `unexpected argument ${positionals[0]}`);
-      io.stdout.write(`${JSON.stringify((await import('../config/schema.js')).configSchema(), null, 2)}\n`);
+      if (positionals.length > 0)
+        return usage(io, command, `unexpected argument ${positionals[0]}`);
+      io.stdout.write(
+        `${JSON.stringify((await import('../config/schema.js')).configSchema(), null, 2)}\n`,
+      );
       return 0;
     default:
       return usage(io, command, 'unknown command');

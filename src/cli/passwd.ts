@@ -4,7 +4,6 @@ import { stringify } from 'yaml';
 import { hashPassword } from '../auth/password.js';
 import type { CommandIo } from './io.js';
 
-
 const USAGE = `Usage: portico passwd [USERNAME]
 
 Hashes a password with Argon2id (Ferron's parameters) and prints the entry for the

@@ -30,7 +30,8 @@ export async function runCommand(configFile: string | undefined, io: CommandIo):
     say,
     reload: async () => {
       const outcome = await server.reloadFromSource();
-      if (outcome.ok) return say(`reloaded (${result.label}); serving ${server.listenerUrls.join(', ')}`);
+      if (outcome.ok)
+        return say(`reloaded (${result.label}); serving ${server.listenerUrls.join(', ')}`);
       for (const line of outcome.details) say(`reload: ${line}`);
       say(`reload refused (${outcome.error}); the running configuration keeps serving`);
     },

@@ -2,12 +2,17 @@
 import { loadChosenConfig, printDiagnostics } from './config-file.js';
 import type { CommandIo } from './io.js';
 
-export async function validateCommand(configFile: string | undefined, io: CommandIo): Promise<number> {
+export async function validateCommand(
+  configFile: string | undefined,
+  io: CommandIo,
+): Promise<number> {
   const result = await loadChosenConfig(configFile);
   printDiagnostics(result.diagnostics, io);
   if (!result.config) {
     const count = result.diagnostics.filter((d) => d.severity === 'error').length;
-    io.stderr.write(`${result.label}: ${count} error${count === 1 ? '' : 's'}, configuration not valid\n`);
+    io.stderr.write(
+      `${result.label}: ${count} error${count === 1 ? '' : 's'}, configuration not valid\n`,
+    );
     return 1;
   }
   io.stdout.write('configuration OK\n');

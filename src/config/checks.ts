@@ -19,13 +19,21 @@ export interface Place {
  * after the table's own checks, on the validated Config, and reports with positions. `files` is
  * false for `convert`, which may run where the files are not.
  */
-export type ConfigCheck = (config: Config, scopes: readonly ScopeRecord[], diags: Diagnostics, context: { readonly files: boolean }) => void;
+export type ConfigCheck = (
+  config: Config,
+  scopes: readonly ScopeRecord[],
+  diags: Diagnostics,
+  context: { readonly files: boolean },
+) => void;
 
 /** Where the global property `name` was written (the global block, or line 1, when it was not). */
 export function globalPlace(scopes: readonly ScopeRecord[], name: string): Place {
   const record = scopes.find((s) => s.scope === 'global');
   const entry = record?.keys.get(name);
-  return { pos: entry?.keyPos ?? record?.pos ?? { file: '', line: 1, col: 1 }, path: `global.${name}` };
+  return {
+    pos: entry?.keyPos ?? record?.pos ?? { file: '', line: 1, col: 1 },
+    path: `global.${name}`,
+  };
 }
 
 function portOf(value: number | string | undefined, fallback: number): number | undefined {
@@ -33,7 +41,11 @@ function portOf(value: number | string | undefined, fallback: number): number | 
   return typeof value === 'number' ? value : parseListen(value)?.port;
 }
 
-export function runChecks(config: Config, scopes: readonly ScopeRecord[], diags: Diagnostics): void {
+export function runChecks(
+  config: Config,
+  scopes: readonly ScopeRecord[],
+  diags: Diagnostics,
+): void {
   const globalRecord = scopes.find((s) => s.scope === 'global');
   const g = config.global;
   const where = (name: string): Place => globalPlace(scopes, name);
@@ -53,38 +65,71 @@ export function runChecks(config: Config, scopes: readonly ScopeRecord[], diags:
     error(g.cert === undefined ? 'key' : 'cert', 'cert and key go together: set both or neither');
   }
   if (g.secure && !g.enableAutomaticTLS && (g.cert === undefined || g.key === undefined)) {
-    error('secure', 'HTTPS is on but there is no certificate: set cert and key, or enableAutomaticTLS');
+    error(
+      'secure',
+      'HTTPS is on but there is no certificate: set cert and key, or enableAutomaticTLS',
+    );
   }
   if (g.useClientCertificate && g.clientCertificateCA === undefined) {
-    error('useClientCertificate', 'client certificates need clientCertificateCA (the CA bundle they must chain to)');
+    error(
+      'useClientCertificate',
+      'client certificates need clientCertificateCA (the CA bundle they must chain to)',
+    );
   }
   const httpPort = portOf(g.port, 80);
   const httpsPort = portOf(g.sport, 443);
-  if (g.secure && !g.disableNonEncryptedServer && httpPort === httpsPort && sameHost(g.port, g.sport)) {
+  if (
+    g.secure &&
+    !g.disableNonEncryptedServer &&
+    httpPort === httpsPort &&
+    sameHost(g.port, g.sport)
+  ) {
     error('sport', `HTTP and HTTPS cannot share port ${httpsPort}`);
   }
   if (g.enableAutomaticTLS) {
     if (!g.secure) warn('enableAutomaticTLS', 'has no effect unless secure is true');
-    if (httpsPort !== 443) warn('enableAutomaticTLS', `the ACME CA validates on port 443, but sport is ${String(httpsPort)}`);
+    if (httpsPort !== 443)
+      warn(
+        'enableAutomaticTLS',
+        `the ACME CA validates on port 443, but sport is ${String(httpsPort)}`,
+      );
     if (g.useAutomaticTLSHTTPChallenge && g.disableNonEncryptedServer) {
-      warn('useAutomaticTLSHTTPChallenge', 'the HTTP-01 challenge needs the HTTP listener, which disableNonEncryptedServer turns off');
+      warn(
+        'useAutomaticTLSHTTPChallenge',
+        'the HTTP-01 challenge needs the HTTP listener, which disableNonEncryptedServer turns off',
+      );
     }
     const names = config.hosts.filter((h) => h.settings.domain && !h.settings.domain.includes('*'));
-    if (names.length === 0) warn('enableAutomaticTLS', 'no host has a non-wildcard domain to get a certificate for');
+    if (names.length === 0)
+      warn('enableAutomaticTLS', 'no host has a non-wildcard domain to get a certificate for');
   }
   if (g.enableHTTP3) {
-    if (g.cipherSuite && !g.cipherSuite.some((c) => findCipherSuite(c)?.iana === 'TLS_AES_128_GCM_SHA256')) {
-      warn('enableHTTP3', 'HTTP/3 needs the cipher suite TLS_AES_128_GCM_SHA256, which cipherSuite leaves out');
+    if (
+      g.cipherSuite &&
+      !g.cipherSuite.some((c) => findCipherSuite(c)?.iana === 'TLS_AES_128_GCM_SHA256')
+    ) {
+      warn(
+        'enableHTTP3',
+        'HTTP/3 needs the cipher suite TLS_AES_128_GCM_SHA256, which cipherSuite leaves out',
+      );
     }
-    if (g.tlsMaxVersion === 'TLSv1.2') warn('enableHTTP3', 'HTTP/3 needs TLS 1.3, which tlsMaxVersion TLSv1.2 leaves out');
+    if (g.tlsMaxVersion === 'TLSv1.2')
+      warn('enableHTTP3', 'HTTP/3 needs TLS 1.3, which tlsMaxVersion TLSv1.2 leaves out');
   }
   if (g.admin?.listen !== undefined) {
     // A port alone binds 127.0.0.1 (admin-server.ts), which is loopback.
     const host = parseListen(g.admin.listen)?.host;
     if (host !== undefined && !isLoopback(host)) {
       const admin = globalRecord?.keys.get('admin')?.value;
-      const listen = admin?.kind === 'map' ? admin.entries.find((e) => e.key === 'listen')?.value.pos : undefined;
-      diags.warn(listen ?? where('admin').pos, 'global.admin.listen', `the admin API has the power of a root shell; "${g.admin.listen}" is not a loopback address`);
+      const listen =
+        admin?.kind === 'map'
+          ? admin.entries.find((e) => e.key === 'listen')?.value.pos
+          : undefined;
+      diags.warn(
+        listen ?? where('admin').pos,
+        'global.admin.listen',
+        `the admin API has the power of a root shell; "${g.admin.listen}" is not a loopback address`,
+      );
     }
   }
 
@@ -101,25 +146,41 @@ export function runChecks(config: Config, scopes: readonly ScopeRecord[], diags:
 }
 
 function sameHost(a: number | string | undefined, b: number | string | undefined): boolean {
-  const hostOf = (v: number | string | undefined) => (typeof v === 'string' ? parseListen(v)?.host : undefined);
+  const hostOf = (v: number | string | undefined) =>
+    typeof v === 'string' ? parseListen(v)?.host : undefined;
   const ha = hostOf(a);
   const hb = hostOf(b);
   return ha === undefined || hb === undefined || ha === hb;
 }
 
-function checkScope(record: ScopeRecord, loaded: ReadonlySet<string> | undefined, diags: Diagnostics): void {
+function checkScope(
+  record: ScopeRecord,
+  loaded: ReadonlySet<string> | undefined,
+  diags: Diagnostics,
+): void {
   const s: Settings = record.settings;
   const at = (name: string): RawEntry => record.keys.get(name)!;
   for (const [name, entry] of record.keys) {
     const modules = modulesOf(propertyRow(name)!);
     if (loaded && modules.length > 0 && !modules.some((m) => loaded.has(m))) {
-      const need = modules.length === 1 ? `module "${modules[0]}" is` : `none of the modules ${modules.join(', ')} is`;
-      diags.warn(entry.keyPos, `${record.path}.${name}`, `has no effect: ${need} not in loadModules`);
+      const need =
+        modules.length === 1
+          ? `module "${modules[0]}" is`
+          : `none of the modules ${modules.join(', ')} is`;
+      diags.warn(
+        entry.keyPos,
+        `${record.path}.${name}`,
+        `has no effect: ${need} not in loadModules`,
+      );
     }
   }
   s.nonStandardCodes?.forEach((code, i) => {
     if (code.regex === undefined && code.url === undefined) {
-      diags.error(itemPos(at('nonStandardCodes'), i), `${record.path}.nonStandardCodes[${i}]`, 'needs "url" or "regex" to say which requests it applies to');
+      diags.error(
+        itemPos(at('nonStandardCodes'), i),
+        `${record.path}.nonStandardCodes[${i}]`,
+        'needs "url" or "regex" to say which requests it applies to',
+      );
     }
   });
   s.users?.forEach((user, i) => {
@@ -133,13 +194,19 @@ function checkScope(record: ScopeRecord, loaded: ReadonlySet<string> | undefined
   });
   if (s.domain !== undefined && /:\d+$/.test(s.domain) && !s.domain.startsWith('[')) {
     const bare = s.domain.replace(/:\d+$/, '');
-    diags.warn(at('domain').value.pos, `${record.path}.domain`, `the port is ignored: hosts match by name on every port, so this is "${bare}"`);
+    diags.warn(
+      at('domain').value.pos,
+      `${record.path}.domain`,
+      `the port is ignored: hosts match by name on every port, so this is "${bare}"`,
+    );
     s.domain = bare;
   }
 }
 
 function itemPos(entry: RawEntry, index: number): Pos {
-  return entry.value.kind === 'list' ? (entry.value.items[index]?.pos ?? entry.value.pos) : entry.value.pos;
+  return entry.value.kind === 'list'
+    ? (entry.value.items[index]?.pos ?? entry.value.pos)
+    : entry.value.pos;
 }
 
 function checkHosts(config: Config, scopes: readonly ScopeRecord[], diags: Diagnostics): void {
@@ -158,7 +225,12 @@ function checkHosts(config: Config, scopes: readonly ScopeRecord[], diags: Diagn
     }
     const key = `${domain?.toLowerCase() ?? ''}|${ip === undefined ? '' : normalizeIp(ip)}`;
     const first = seen.get(key);
-    if (first) diags.warn(host.pos, path, `same domain and ip as the host at ${first.file}:${first.line}:${first.col}, which wins; this one is never used`);
+    if (first)
+      diags.warn(
+        host.pos,
+        path,
+        `same domain and ip as the host at ${first.file}:${first.line}:${first.col}, which wins; this one is never used`,
+      );
     else seen.set(key, host.pos);
   });
 }

@@ -5,7 +5,15 @@
 import { stringify } from 'yaml';
 import { writeKdl } from './kdl-write.js';
 import { ALIASES, propertyRow } from './properties.js';
-import { rawList, rawMap, scalar, toPlain, type RawEntry, type RawMap, type RawNode } from './raw.js';
+import {
+  rawList,
+  rawMap,
+  scalar,
+  toPlain,
+  type RawEntry,
+  type RawMap,
+  type RawNode,
+} from './raw.js';
 import type { Spec } from './types.js';
 
 export function toKdl(root: RawMap): string {
@@ -24,7 +32,8 @@ export function canonicalize(root: RawMap): RawMap {
   return rawMap(
     root.entries.map((e) => {
       if (e.key === 'global') return { ...e, value: scope(e.value) };
-      if (e.key === 'hosts' && e.value.kind === 'list') return { ...e, value: rawList(e.value.items.map(scope), e.value.pos) };
+      if (e.key === 'hosts' && e.value.kind === 'list')
+        return { ...e, value: rawList(e.value.items.map(scope), e.value.pos) };
       return e;
     }),
     root.pos,
@@ -40,7 +49,8 @@ function scope(node: RawNode): RawNode {
       if (spec?.kind === 'section') {
         // `locations:` without a value holds no blocks.
         if (isNull(e.value)) return [];
-        if (e.value.kind === 'list') return [{ ...e, key, value: rawList(e.value.items.map(scope), e.value.pos) }];
+        if (e.value.kind === 'list')
+          return [{ ...e, key, value: rawList(e.value.items.map(scope), e.value.pos) }];
       }
       return [{ ...e, key, value: spec ? fields(spec, e.value) : e.value }];
     }),
@@ -55,9 +65,19 @@ function fields(spec: Spec, node: RawNode): RawNode {
     case 'union':
       return spec.options.reduce((n, o) => fields(o, n), node);
     case 'list':
-      return node.kind === 'list' ? rawList(node.items.map((i) => fields(spec.of, i)), node.pos) : node;
+      return node.kind === 'list'
+        ? rawList(
+            node.items.map((i) => fields(spec.of, i)),
+            node.pos,
+          )
+        : node;
     case 'map':
-      return node.kind === 'map' ? rawMap(node.entries.map((e) => ({ ...e, value: fields(spec.values, e.value) })), node.pos) : node;
+      return node.kind === 'map'
+        ? rawMap(
+            node.entries.map((e) => ({ ...e, value: fields(spec.values, e.value) })),
+            node.pos,
+          )
+        : node;
     case 'bool':
       return spec.bareMeansTrue && isNull(node) ? scalar(true, node.pos) : node;
     case 'object': {

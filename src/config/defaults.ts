@@ -3,7 +3,9 @@ import { PROPERTIES, PROPERTY_NAMES, type PropertyRow, type Settings } from './p
 import type { Infer } from './types.js';
 
 type Rows = typeof PROPERTIES;
-type Defaulted = { [K in keyof Rows as Rows[K] extends { default: unknown } ? K : never]-?: Infer<Rows[K]['type']> };
+type Defaulted = {
+  [K in keyof Rows as Rows[K] extends { default: unknown } ? K : never]-?: Infer<Rows[K]['type']>;
+};
 
 /** Settings with every property that has a default present. */
 export type ResolvedSettings = Settings & Defaulted;
@@ -19,7 +21,9 @@ const FIELD_DEFAULTS: [string, Record<string, unknown>][] = PROPERTY_NAMES.flatM
   const type = (PROPERTIES[name] as PropertyRow).type;
   if (type.kind !== 'object') return [];
   const fields = Object.entries(type.fields).filter(([, f]) => f.default !== undefined);
-  return fields.length === 0 ? [] : [[name, Object.fromEntries(fields.map(([field, f]) => [field, f.default]))]];
+  return fields.length === 0
+    ? []
+    : [[name, Object.fromEntries(fields.map(([field, f]) => [field, f.default]))]];
 });
 
 export function withDefaults(settings: Settings): ResolvedSettings {
@@ -27,7 +31,8 @@ export function withDefaults(settings: Settings): ResolvedSettings {
   for (const [name, value] of DEFAULTS) if (out[name] === undefined) out[name] = value;
   for (const [name, defaults] of FIELD_DEFAULTS) {
     const value = out[name];
-    if (value !== undefined && value !== null) out[name] = { ...defaults, ...(value as Record<string, unknown>) };
+    if (value !== undefined && value !== null)
+      out[name] = { ...defaults, ...(value as Record<string, unknown>) };
   }
   return out as ResolvedSettings;
 }

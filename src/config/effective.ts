@@ -5,7 +5,10 @@ import { redactScope } from './redact.js';
 import { configToPlain } from './shape.js';
 import type { Config } from './validate.js';
 
-export function effectiveConfig(config: Config): { global: Record<string, unknown>; hosts: Record<string, unknown>[] } {
+export function effectiveConfig(config: Config): {
+  global: Record<string, unknown>;
+  hosts: Record<string, unknown>[];
+} {
   const plain = configToPlain(config);
   return {
     global: redactScope(withDefaults(plain.global) as Record<string, unknown>),

@@ -29,7 +29,11 @@ const CONTROL = /[\x00-\x1f\x7f]/;
 
 export function isHostName(name: string): boolean {
   const bare = name.endsWith('.') ? name.slice(0, -1) : name;
-  return bare.length > 0 && bare.length <= 253 && bare.split('.').every((label) => HOST_LABEL.test(label));
+  return (
+    bare.length > 0 &&
+    bare.length <= 253 &&
+    bare.split('.').every((label) => HOST_LABEL.test(label))
+  );
 }
 
 function isPort(text: string): boolean {
@@ -41,18 +45,23 @@ const LOOPBACK_V4 = /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;
 
 /** A host part of `listen` that only this machine can reach. */
 export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || LOOPBACK_V4.test(host) || /^::ffff:127\./i.test(host);
+  return (
+    host === 'localhost' || host === '::1' || LOOPBACK_V4.test(host) || /^::ffff:127\./i.test(host)
+  );
 }
 
 export function parseListen(value: string): { host: string | undefined; port: number } | undefined {
   if (isPort(value)) return { host: undefined, port: Number(value) };
   const v6 = /^\[([^\]]+)\]:(\d+)$/.exec(value);
-  if (v6) return isIP(v6[1]!) === 6 && isPort(v6[2]!) ? { host: v6[1]!, port: Number(v6[2]) } : undefined;
+  if (v6)
+    return isIP(v6[1]!) === 6 && isPort(v6[2]!) ? { host: v6[1]!, port: Number(v6[2]) } : undefined;
   const colon = value.lastIndexOf(':');
   if (colon <= 0) return undefined;
   const host = value.slice(0, colon);
   const port = value.slice(colon + 1);
-  return (isIP(host) === 4 || host === 'localhost') && isPort(port) ? { host, port: Number(port) } : undefined;
+  return (isIP(host) === 4 || host === 'localhost') && isPort(port)
+    ? { host, port: Number(port) }
+    : undefined;
 }
 
 function isCidr(value: string): boolean {
@@ -76,7 +85,10 @@ function headerValueProblem(v: string, s: string): string | undefined {
   if (FIELD_VALUE.test(v)) return undefined;
   if (CONTROL.test(v)) return `invalid header value ${s} (control characters are not allowed)`;
   const bad = [...v].find((c) => !FIELD_VALUE.test(c))!;
-  const which = s === HIDDEN ? '' : `, not ${shown(bad)} (U+${bad.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')})`;
+  const which =
+    s === HIDDEN
+      ? ''
+      : `, not ${shown(bad)} (U+${bad.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')})`;
   return `invalid header value ${s}: a header carries visible ASCII and Latin-1 characters only (up to U+00FF)${which}; percent-encode it`;
 }
 
@@ -94,34 +106,52 @@ const CHECKERS: Record<StringFormat, Checker> = {
       return u.hostname && u.port ? undefined : `expected tcp://host:port/ with a port, got ${s}`;
     }
     if (u?.protocol === 'unix:') {
-      return !u.host && u.pathname.length > 1 ? undefined : `expected unix:///absolute/path, got ${s}`;
+      return !u.host && u.pathname.length > 1
+        ? undefined
+        : `expected unix:///absolute/path, got ${s}`;
     }
     return `expected a tcp://host:port/ or unix:///path URL, got ${s}`;
   },
-  email: (v, s) => (/^[^\s@<>"]+@[^\s@<>"]+$/.test(v) ? undefined : `expected an e-mail address, got ${s}`),
+  email: (v, s) =>
+    /^[^\s@<>"]+@[^\s@<>"]+$/.test(v) ? undefined : `expected an e-mail address, got ${s}`,
   regex: (v, s) => {
     try {
       compileRegex(v);
       return undefined;
     } catch (e) {
-      return e instanceof RegexSyntaxError ? `invalid regular expression ${s}: ${e.message}` : String(e);
+      return e instanceof RegexSyntaxError
+        ? `invalid regular expression ${s}: ${e.message}`
+        : String(e);
     }
   },
-  ip: (v, s) => (isIP(v) !== 0 || v === 'localhost' ? undefined : `expected an IP address, got ${s}`),
+  ip: (v, s) =>
+    isIP(v) !== 0 || v === 'localhost' ? undefined : `expected an IP address, got ${s}`,
   'ip-or-cidr': (v, s) =>
-    isIP(v) !== 0 || v === 'localhost' || isCidr(v) ? undefined : `expected an IP address or CIDR range, got ${s}`,
+    isIP(v) !== 0 || v === 'localhost' || isCidr(v)
+      ? undefined
+      : `expected an IP address or CIDR range, got ${s}`,
   domain: (v, s) => {
     if (v === '*') return undefined;
     const name = v.startsWith('*.') ? v.slice(2) : v;
     const withoutPort = name.replace(/:\d+$/, '');
-    if (isHostName(withoutPort) || isIP(withoutPort) === 4 || /^\[[0-9a-fA-F:.]+\]$/.test(withoutPort)) return undefined;
+    if (
+      isHostName(withoutPort) ||
+      isIP(withoutPort) === 4 ||
+      /^\[[0-9a-fA-F:.]+\]$/.test(withoutPort)
+    )
+      return undefined;
     return `expected a host name such as "example.com" or "*.example.com", got ${s}`;
   },
-  listen: (v, s) => (parseListen(v) ? undefined : `expected a port, "address:port" or "[IPv6]:port", got ${s}`),
+  listen: (v, s) =>
+    parseListen(v) ? undefined : `expected a port, "address:port" or "[IPv6]:port", got ${s}`,
   'header-name': (v, s) => (TOKEN.test(v) ? undefined : `invalid header name ${s}`),
   'header-value': headerValueProblem,
-  'url-path': (v, s) => (v.startsWith('/') && !CONTROL.test(v) ? undefined : `expected a URL path starting with "/", got ${s}`),
-  'file-extension': (v, s) => (/^\.[^/\\\s]+$/.test(v) ? undefined : `expected a file extension such as ".php", got ${s}`),
+  'url-path': (v, s) =>
+    v.startsWith('/') && !CONTROL.test(v)
+      ? undefined
+      : `expected a URL path starting with "/", got ${s}`,
+  'file-extension': (v, s) =>
+    /^\.[^/\\\s]+$/.test(v) ? undefined : `expected a file extension such as ".php", got ${s}`,
   module: (v, s) =>
     (MODULES as readonly string[]).includes(v)
       ? undefined
@@ -131,12 +161,18 @@ const CHECKERS: Record<StringFormat, Checker> = {
     const near = v.length <= MAX_COMPARED ? suggestCipherSuite(v) : undefined;
     return `unknown cipher suite ${s}${near ? `; did you mean "${near}"?` : ''}`;
   },
-  'ecdh-curve': (v, s) => (findCurve(v) ? undefined : `unknown ECDH curve ${s} (x25519, secp256r1, secp384r1, secp521r1)`),
-  'env-name': (v, s) => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(v) ? undefined : `invalid environment variable name ${s}`),
+  'ecdh-curve': (v, s) =>
+    findCurve(v) ? undefined : `unknown ECDH curve ${s} (x25519, secp256r1, secp384r1, secp521r1)`,
+  'env-name': (v, s) =>
+    /^[A-Za-z_][A-Za-z0-9_]*$/.test(v) ? undefined : `invalid environment variable name ${s}`,
   path: (v, s) => (v.length > 0 && !v.includes('\0') ? undefined : `expected a path, got ${s}`),
 };
 
 /** What is wrong with a value of a format, or undefined; a secret value is never shown. */
-export function checkFormat(format: StringFormat, value: string, secret = false): string | undefined {
+export function checkFormat(
+  format: StringFormat,
+  value: string,
+  secret = false,
+): string | undefined {
   return CHECKERS[format](value, shown(value, secret));
 }

@@ -42,7 +42,9 @@ function mustEscape(code: number): boolean {
 }
 
 export function kdlIdentifier(name: string): string {
-  return BARE_IDENTIFIER.test(name) && name !== 'true' && name !== 'false' && name !== 'null' ? name : kdlString(name);
+  return BARE_IDENTIFIER.test(name) && name !== 'true' && name !== 'false' && name !== 'null'
+    ? name
+    : kdlString(name);
 }
 
 function kdlValue(v: RawScalarValue): string {
@@ -68,7 +70,10 @@ export function writeKdl(root: RawMap): string {
         .filter((e) => e.key === 'domain' || e.key === 'ip')
         .map((e) => ` ${e.key}=${scalarOf(e.value)}`)
         .join('');
-      const rest: RawMap = { ...host, entries: host.entries.filter((e) => e.key !== 'domain' && e.key !== 'ip') };
+      const rest: RawMap = {
+        ...host,
+        entries: host.entries.filter((e) => e.key !== 'domain' && e.key !== 'ip'),
+      };
       blocks.push(block(`host${selectors}`, scope(rest, 1)));
     }
   }
@@ -82,7 +87,9 @@ export function writeKdl(root: RawMap): string {
 
 function block(head: string, body: string[], depth = 0): string {
   const pad = INDENT.repeat(depth);
-  return body.length === 0 ? `${pad}${head} {\n${pad}}\n` : `${pad}${head} {\n${body.join('')}${pad}}\n`;
+  return body.length === 0
+    ? `${pad}${head} {\n${pad}}\n`
+    : `${pad}${head} {\n${body.join('')}${pad}}\n`;
 }
 
 function scope(map: RawMap, depth: number): string[] {
@@ -117,9 +124,19 @@ function property(name: string, node: RawNode, spec: Spec | undefined, depth: nu
   if (s?.kind === 'list' && s.of.kind === 'object' && node.kind === 'list') {
     return node.items.map((item) => objectNode(id, item, s.of as ObjectSpec, depth));
   }
-  if (node.kind === 'list') return [`${pad}${id}${node.items.map((i) => ` ${scalarOf(i)}`).join('')}\n`];
+  if (node.kind === 'list')
+    return [`${pad}${id}${node.items.map((i) => ` ${scalarOf(i)}`).join('')}\n`];
   if (node.kind === 'map') {
-    if (s?.kind === 'object') return [block(id, node.entries.map((e) => property(e.key, e.value, s.fields[e.key]?.spec, depth + 1)).flat(), depth)];
+    if (s?.kind === 'object')
+      return [
+        block(
+          id,
+          node.entries
+            .map((e) => property(e.key, e.value, s.fields[e.key]?.spec, depth + 1))
+            .flat(),
+          depth,
+        ),
+      ];
     const values = s?.kind === 'map' ? s.values : undefined;
     const children = node.entries.map((e) => {
       const valueSpec = values && pick(values, e.value);
@@ -140,15 +157,26 @@ function objectNode(id: string, node: RawNode, spec: ObjectSpec, depth: number):
   const nested = node.entries.filter((e) => e.value.kind !== 'scalar');
   const head = `${id}${props.map((e) => ` ${kdlIdentifier(e.key)}=${scalarOf(e.value)}`).join('')}`;
   if (nested.length === 0) return `${pad}${head}\n`;
-  return block(head, nested.flatMap((e) => property(e.key, e.value, spec.fields[e.key]?.spec, depth + 1)), depth);
+  return block(
+    head,
+    nested.flatMap((e) => property(e.key, e.value, spec.fields[e.key]?.spec, depth + 1)),
+    depth,
+  );
 }
 
 /** The branch of a union or nullable spec that this node takes. */
 function pick(spec: Spec, node: RawNode): Spec {
-  if (spec.kind === 'nullable') return node.kind === 'scalar' && node.value === null ? spec : pick(spec.of, node);
+  if (spec.kind === 'nullable')
+    return node.kind === 'scalar' && node.value === null ? spec : pick(spec.of, node);
   if (spec.kind === 'union') {
     const want = node.kind === 'list' ? 'list' : node.kind === 'map' ? 'map' : 'scalar';
-    const option = spec.options.find((o) => (want === 'list' ? o.kind === 'list' : want === 'map' ? o.kind === 'map' || o.kind === 'object' : o.kind !== 'list' && o.kind !== 'map' && o.kind !== 'object'));
+    const option = spec.options.find((o) =>
+      want === 'list'
+        ? o.kind === 'list'
+        : want === 'map'
+          ? o.kind === 'map' || o.kind === 'object'
+          : o.kind !== 'list' && o.kind !== 'map' && o.kind !== 'object',
+    );
     return option ?? spec;
   }
   return spec;

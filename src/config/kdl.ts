@@ -8,7 +8,16 @@ import { parse as parseV1 } from '@bgotink/kdl/v1-compat';
 import { parse as parseV2 } from '@bgotink/kdl';
 import { clip, type Diagnostics } from './diagnostics.js';
 import { ALIASES, PROPERTIES, PROPERTY_NAMES, propertyRow, type Scope } from './properties.js';
-import { rawList, rawMap, scalar, type Pos, type RawEntry, type RawMap, type RawNode, type RawScalarValue } from './raw.js';
+import {
+  rawList,
+  rawMap,
+  scalar,
+  type Pos,
+  type RawEntry,
+  type RawMap,
+  type RawNode,
+  type RawScalarValue,
+} from './raw.js';
 import { didYouMean } from './suggest.js';
 import type { ObjectSpec, Spec } from './types.js';
 
@@ -43,7 +52,9 @@ class Terminators {
   }
 }
 
-type Parsed = { ok: true; doc: Document; terminators: Terminators } | { ok: false; error: unknown; terminators: Terminators };
+type Parsed =
+  | { ok: true; doc: Document; terminators: Terminators }
+  | { ok: false; error: unknown; terminators: Terminators };
 
 function parseKdlDocument(text: string): Parsed {
   const looksV2 = /(^|[\s=(])#(true|false|null|inf|-inf|nan)\b|(^|[\s=])#+"/.test(text);
@@ -72,10 +83,14 @@ function parseVersion1(text: string, terminators: Terminators): Document {
     } catch (e) {
       // The other errors are reported once these are fixed, so their positions come without noise.
       const missing = flatten(e as KdlError).flatMap((err) =>
-        err.message.startsWith('Missing node terminator') && err.token?.text === '}' && err.start ? [err.start] : [],
+        err.message.startsWith('Missing node terminator') && err.token?.text === '}' && err.start
+          ? [err.start]
+          : [],
       );
       if (fixes >= MAX_TERMINATOR_FIXES || missing.length === 0) throw e;
-      const unique = [...new Map(missing.map((m) => [m.offset, m])).values()].sort((a, b) => b.offset - a.offset);
+      const unique = [...new Map(missing.map((m) => [m.offset, m])).values()].sort(
+        (a, b) => b.offset - a.offset,
+      );
       for (const at of unique) {
         source = `${source.slice(0, at.offset)};${source.slice(at.offset)}`;
         terminators.add(at.line, at.column);
@@ -106,7 +121,10 @@ export function parseKdl(text: string, file: string, diags: Diagnostics): RawNod
 // may be a megabyte long; the position shows where the text is. One-character tokens (`}`) stay.
 const QUOTING: readonly (readonly [RegExp, string])[] = [
   [/^(Unexpected token) (?!".", ).*?(, did you forget to quote an identifier\?)$/s, '$1$2'],
-  [/^(Invalid keyword) .*?(, (?:did you mean #[a-z-]+\?|surround it with quotes to use a string|add a leading # to use the keyword or surround with quotes to make it a string))$/s, '$1$2'],
+  [
+    /^(Invalid keyword) .*?(, (?:did you mean #[a-z-]+\?|surround it with quotes to use a string|add a leading # to use the keyword or surround with quotes to make it a string))$/s,
+    '$1$2',
+  ],
   [/^(Invalid keyword) .*?, (keywords are case sensitive), write .*$/s, '$1: $2'],
   [/^(Invalid (?:unicode )?escape) .*$/s, '$1'],
   [/^(Expected newline or single-line comment after backslash) but got .*$/s, '$1'],
@@ -133,7 +151,11 @@ class KdlReader {
   pos(element: Node | Entry | undefined): Pos {
     const start = element ? getLocation(element)?.start : undefined;
     if (!start) return { file: this.file, line: 1, col: 1 };
-    return { file: this.file, line: start.line, col: this.terminators.column(start.line, start.column) };
+    return {
+      file: this.file,
+      line: start.line,
+      col: this.terminators.column(start.line, start.column),
+    };
   }
 
   document(doc: Document): RawMap {
@@ -148,10 +170,18 @@ class KdlReader {
         this.noArguments(node, 'global');
         const earlier = entries.find((e) => e.key === 'global');
         if (earlier) {
-          this.diags.error(this.pos(node), 'global', `a file has one global block (the first is at ${earlier.keyPos.line}:${earlier.keyPos.col})`);
+          this.diags.error(
+            this.pos(node),
+            'global',
+            `a file has one global block (the first is at ${earlier.keyPos.line}:${earlier.keyPos.col})`,
+          );
           continue;
         }
-        entries.push({ key: 'global', keyPos: this.pos(node), value: this.scope(node, 'global', [], 'global') });
+        entries.push({
+          key: 'global',
+          keyPos: this.pos(node),
+          value: this.scope(node, 'global', [], 'global'),
+        });
       } else if (name === 'host') {
         firstHost ??= node;
         hosts.push(this.host(node, `hosts[${hosts.length}]`));
@@ -159,12 +189,25 @@ class KdlReader {
         firstInclude ??= node;
         includes.push(...this.args(node));
       } else {
-        this.diags.error(this.pos(node), clip(name), `unknown top-level node${didYouMean(name, ['global', 'host', 'include'])} (expected global, host or include)`);
+        this.diags.error(
+          this.pos(node),
+          clip(name),
+          `unknown top-level node${didYouMean(name, ['global', 'host', 'include'])} (expected global, host or include)`,
+        );
       }
     }
-    if (firstHost) entries.push({ key: 'hosts', keyPos: this.pos(firstHost), value: rawList(hosts, this.pos(firstHost)) });
+    if (firstHost)
+      entries.push({
+        key: 'hosts',
+        keyPos: this.pos(firstHost),
+        value: rawList(hosts, this.pos(firstHost)),
+      });
     if (firstInclude) {
-      entries.push({ key: 'include', keyPos: this.pos(firstInclude), value: rawList(includes, this.pos(firstInclude)) });
+      entries.push({
+        key: 'include',
+        keyPos: this.pos(firstInclude),
+        value: rawList(includes, this.pos(firstInclude)),
+      });
     }
     return rawMap(entries, { file: this.file, line: 1, col: 1 });
   }
@@ -173,14 +216,25 @@ class KdlReader {
     const selectors: RawEntry[] = [];
     for (const entry of node.getPropertyEntries()) {
       const key = entry.getName()!;
-      if (key === 'domain' || key === 'ip') selectors.push({ key, keyPos: this.pos(entry), value: this.value(entry) });
-      else this.diags.error(this.pos(entry), `${path}.${clip(key)}`, 'a host takes only domain= and ip= as properties; write other properties as children');
+      if (key === 'domain' || key === 'ip')
+        selectors.push({ key, keyPos: this.pos(entry), value: this.value(entry) });
+      else
+        this.diags.error(
+          this.pos(entry),
+          `${path}.${clip(key)}`,
+          'a host takes only domain= and ip= as properties; write other properties as children',
+        );
     }
     const [first] = node.getArgumentEntries();
     if (first) {
-      this.diags.error(this.pos(node), path, 'write host domain="example.com" (a property), not an argument');
+      this.diags.error(
+        this.pos(node),
+        path,
+        'write host domain="example.com" (a property), not an argument',
+      );
       // Read it as the domain all the same, so the mistake is reported once rather than cascading.
-      if (!selectors.some((e) => e.key === 'domain')) selectors.push({ key: 'domain', keyPos: this.pos(first), value: this.value(first) });
+      if (!selectors.some((e) => e.key === 'domain'))
+        selectors.push({ key: 'domain', keyPos: this.pos(first), value: this.value(first) });
     }
     return this.scope(node, 'host', selectors, path);
   }
@@ -211,24 +265,42 @@ class KdlReader {
       }
       const row = propertyRow(ALIASES[name] ?? name);
       if (row?.type.kind === 'section') {
-        this.diags.error(this.pos(child), at, 'write location "/path" { … } and errorConfig scode=404 { … } blocks inside a host');
+        this.diags.error(
+          this.pos(child),
+          at,
+          'write location "/path" { … } and errorConfig scode=404 { … } blocks inside a host',
+        );
         continue;
       }
       if (!row) {
         // Named here rather than by the validator, whose suggestions are the YAML names ("locations").
-        this.diags.error(this.pos(child), at, `unknown property${didYouMean(name, kdlNames(scope))}`);
+        this.diags.error(
+          this.pos(child),
+          at,
+          `unknown property${didYouMean(name, kdlNames(scope))}`,
+        );
         continue;
       }
       const repeated = row.type.kind === 'list' ? entries.find((e) => e.key === name) : undefined;
       const index = repeated?.value.kind === 'list' ? repeated.value.items.length : 0;
       const value = this.shaped(child, row.type, at, index);
       if (!value) continue;
-      if (repeated && repeated.value.kind === 'list' && value.kind === 'list') repeated.value.items.push(...value.items);
+      if (repeated && repeated.value.kind === 'list' && value.kind === 'list')
+        repeated.value.items.push(...value.items);
       else entries.push({ key: name, keyPos: this.pos(child), value });
     }
-    if (firstLocation) entries.push({ key: 'locations', keyPos: this.pos(firstLocation), value: rawList(locations, this.pos(firstLocation)) });
+    if (firstLocation)
+      entries.push({
+        key: 'locations',
+        keyPos: this.pos(firstLocation),
+        value: rawList(locations, this.pos(firstLocation)),
+      });
     if (firstErrorConfig) {
-      entries.push({ key: 'errorConfig', keyPos: this.pos(firstErrorConfig), value: rawList(errorConfigs, this.pos(firstErrorConfig)) });
+      entries.push({
+        key: 'errorConfig',
+        keyPos: this.pos(firstErrorConfig),
+        value: rawList(errorConfigs, this.pos(firstErrorConfig)),
+      });
     }
     return rawMap(entries, this.pos(node));
   }
@@ -237,10 +309,20 @@ class KdlReader {
     const args = node.getArgumentEntries();
     const leading: RawEntry[] = [];
     // No path at all is left to the validator's "a location needs a path", as for YAML.
-    if (args.length > 1) this.diags.error(this.pos(args[1]), path, 'write location "/path" { … } with exactly one path');
-    if (args[0]) leading.push({ key: 'path', keyPos: this.pos(args[0]), value: this.value(args[0]) });
+    if (args.length > 1)
+      this.diags.error(
+        this.pos(args[1]),
+        path,
+        'write location "/path" { … } with exactly one path',
+      );
+    if (args[0])
+      leading.push({ key: 'path', keyPos: this.pos(args[0]), value: this.value(args[0]) });
     for (const p of node.getPropertyEntries()) {
-      this.diags.error(this.pos(p), `${path}.${clip(p.getName()!)}`, 'a location takes its path as its only argument; write properties as children');
+      this.diags.error(
+        this.pos(p),
+        `${path}.${clip(p.getName()!)}`,
+        'a location takes its path as its only argument; write properties as children',
+      );
     }
     return this.scope(node, 'location', leading, path);
   }
@@ -248,10 +330,17 @@ class KdlReader {
   errorConfig(node: Node, path: string): RawNode {
     const leading: RawEntry[] = [];
     for (const p of node.getPropertyEntries()) {
-      if (p.getName() === 'scode') leading.push({ key: 'scode', keyPos: this.pos(p), value: this.value(p) });
-      else this.diags.error(this.pos(p), `${path}.${clip(p.getName()!)}`, 'an errorConfig takes only scode= as a property; write others as children');
+      if (p.getName() === 'scode')
+        leading.push({ key: 'scode', keyPos: this.pos(p), value: this.value(p) });
+      else
+        this.diags.error(
+          this.pos(p),
+          `${path}.${clip(p.getName()!)}`,
+          'an errorConfig takes only scode= as a property; write others as children',
+        );
     }
-    if (node.getArgumentEntries().length > 0) this.diags.error(this.pos(node), path, 'write errorConfig scode=404 { … }');
+    if (node.getArgumentEntries().length > 0)
+      this.diags.error(this.pos(node), path, 'write errorConfig scode=404 { … }');
     return this.scope(node, 'errorConfig', leading, path);
   }
 
@@ -268,7 +357,9 @@ class KdlReader {
         return this.fields(node, spec, path);
       case 'map': {
         this.noArguments(node, path);
-        const entries: RawEntry[] = node.getPropertyEntries().map((p) => ({ key: p.getName()!, keyPos: this.pos(p), value: this.value(p) }));
+        const entries: RawEntry[] = node
+          .getPropertyEntries()
+          .map((p) => ({ key: p.getName()!, keyPos: this.pos(p), value: this.value(p) }));
         for (const c of node.children?.nodes ?? []) {
           const value = this.shaped(c, spec.values, `${path}.${clip(c.getName())}`);
           if (value) entries.push({ key: c.getName(), keyPos: this.pos(c), value });
@@ -276,11 +367,13 @@ class KdlReader {
         return rawMap(entries, pos);
       }
       case 'list':
-        if (spec.of.kind === 'object') return rawList([this.fields(node, spec.of, `${path}[${index}]`)], pos);
+        if (spec.of.kind === 'object')
+          return rawList([this.fields(node, spec.of, `${path}[${index}]`)], pos);
         this.noChildren(node, path);
         return rawList(this.args(node), args[0] ? this.pos(args[0]) : pos);
       case 'nullable':
-        if (args.length === 1 && args[0]!.getValue() === null && !node.children) return this.value(args[0]!);
+        if (args.length === 1 && args[0]!.getValue() === null && !node.children)
+          return this.value(args[0]!);
         return this.shaped(node, spec.of, path, index);
       case 'union': {
         const listOption = spec.options.find((o) => o.kind === 'list');
@@ -298,7 +391,12 @@ class KdlReader {
   single(node: Node, path: string, bareMeansTrue: boolean): RawNode | undefined {
     const args = node.getArgumentEntries();
     this.noChildren(node, path);
-    for (const p of node.getPropertyEntries()) this.diags.error(this.pos(p), `${path}.${clip(p.getName()!)}`, `${clip(node.getName())} takes a value, not properties`);
+    for (const p of node.getPropertyEntries())
+      this.diags.error(
+        this.pos(p),
+        `${path}.${clip(p.getName()!)}`,
+        `${clip(node.getName())} takes a value, not properties`,
+      );
     if (args.length === 0) {
       if (bareMeansTrue) return scalar(true, this.pos(node));
       this.diags.error(this.pos(node), path, 'expects a value');
@@ -310,15 +408,22 @@ class KdlReader {
 
   /** One object: `key=value` properties and children, each field read by its own spec. */
   fields(node: Node, spec: ObjectSpec, path: string): RawMap {
-    const entries: RawEntry[] = node.getPropertyEntries().map((p) => ({ key: p.getName()!, keyPos: this.pos(p), value: this.value(p) }));
+    const entries: RawEntry[] = node
+      .getPropertyEntries()
+      .map((p) => ({ key: p.getName()!, keyPos: this.pos(p), value: this.value(p) }));
     for (const child of node.children?.nodes ?? []) {
       const key = child.getName();
-      const field = spec.fields[key] ?? Object.values(spec.fields).find((f) => f.aliases?.includes(key));
+      const field =
+        spec.fields[key] ?? Object.values(spec.fields).find((f) => f.aliases?.includes(key));
       const value = field ? this.shaped(child, field.spec, `${path}.${key}`) : this.generic(child);
       if (value) entries.push({ key, keyPos: this.pos(child), value });
     }
     if (node.getArgumentEntries().length > 0) {
-      this.diags.error(this.pos(node), path, `write the fields of a ${spec.label} as key=value properties or children`);
+      this.diags.error(
+        this.pos(node),
+        path,
+        `write the fields of a ${spec.label} as key=value properties or children`,
+      );
     }
     return rawMap(entries, this.pos(node));
   }
@@ -326,7 +431,15 @@ class KdlReader {
   /** A node of an unknown field: read it by its look, so the validator can name it. */
   generic(node: Node): RawNode {
     const args = node.getArgumentEntries();
-    if (node.children) return rawMap(node.children.nodes.map((c) => ({ key: c.getName(), keyPos: this.pos(c), value: this.generic(c) })), this.pos(node));
+    if (node.children)
+      return rawMap(
+        node.children.nodes.map((c) => ({
+          key: c.getName(),
+          keyPos: this.pos(c),
+          value: this.generic(c),
+        })),
+        this.pos(node),
+      );
     if (args.length === 0) return scalar(true, this.pos(node));
     return args.length === 1 ? this.value(args[0]!) : rawList(this.args(node), this.pos(args[0]));
   }
@@ -337,20 +450,35 @@ class KdlReader {
 
   value(entry: Entry): RawNode {
     const v = entry.getValue() as RawScalarValue;
-    return scalar(typeof v === 'number' && !Number.isSafeInteger(v) && Number.isInteger(v) ? BigInt(v) : v, this.pos(entry));
+    return scalar(
+      typeof v === 'number' && !Number.isSafeInteger(v) && Number.isInteger(v) ? BigInt(v) : v,
+      this.pos(entry),
+    );
   }
 
   noArguments(node: Node, path: string): void {
-    if (node.getArgumentEntries().length > 0) this.diags.error(this.pos(node), path, `${clip(node.getName())} takes children { … }, not arguments`);
+    if (node.getArgumentEntries().length > 0)
+      this.diags.error(
+        this.pos(node),
+        path,
+        `${clip(node.getName())} takes children { … }, not arguments`,
+      );
   }
 
   noChildren(node: Node, path: string): void {
-    if (node.children && node.children.nodes.length > 0) this.diags.error(this.pos(node.children.nodes[0]), path, `${clip(node.getName())} takes arguments, not children`);
+    if (node.children && node.children.nodes.length > 0)
+      this.diags.error(
+        this.pos(node.children.nodes[0]),
+        path,
+        `${clip(node.getName())} takes arguments, not children`,
+      );
   }
 }
 
 /** The names a scope's nodes may have in KDL: its properties, with `location` for `locations`. */
 function kdlNames(scope: Scope): string[] {
-  const names = PROPERTY_NAMES.filter((n) => (PROPERTIES[n].scopes as readonly string[]).includes(scope));
+  const names = PROPERTY_NAMES.filter((n) =>
+    (PROPERTIES[n].scopes as readonly string[]).includes(scope),
+  );
   return [...names.map((n) => (n === 'locations' ? 'location' : n)), ...Object.keys(ALIASES)];
 }

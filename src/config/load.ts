@@ -8,7 +8,16 @@ import { glob, isDynamicPattern } from 'tinyglobby';
 import type { ConfigCheck } from './checks.js';
 import { Diagnostics, type Diagnostic } from './diagnostics.js';
 import { parseKdl } from './kdl.js';
-import { entryOf, rawList, rawMap, stringScalars, type Pos, type RawEntry, type RawMap, type RawNode } from './raw.js';
+import {
+  entryOf,
+  rawList,
+  rawMap,
+  stringScalars,
+  type Pos,
+  type RawEntry,
+  type RawMap,
+  type RawNode,
+} from './raw.js';
 import { validate, type Config } from './validate.js';
 import { parseYaml } from './yaml.js';
 import { didYouMean } from './suggest.js';
@@ -44,7 +53,12 @@ export function syntaxOf(file: string): Syntax | undefined {
 }
 
 /** Parses text of one syntax into a raw tree; `file` is the name used in messages. */
-export function parseText(text: string, syntax: Syntax, file: string, diags: Diagnostics): RawNode | undefined {
+export function parseText(
+  text: string,
+  syntax: Syntax,
+  file: string,
+  diags: Diagnostics,
+): RawNode | undefined {
   // A UTF-8 byte order mark is no part of the configuration, and would shift line 1's columns.
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   return syntax === 'kdl' ? parseKdl(body, file, diags) : parseYaml(body, file, diags);
@@ -53,7 +67,13 @@ export function parseText(text: string, syntax: Syntax, file: string, diags: Dia
 export async function loadConfig(file: string, options: LoadOptions = {}): Promise<LoadResult> {
   const diags = new Diagnostics();
   const env = options.env ?? process.env;
-  const reader = new TreeReader(diags, options.cwd ?? process.cwd(), options.includes ?? true, env, options.keepPlaceholders ?? false);
+  const reader = new TreeReader(
+    diags,
+    options.cwd ?? process.cwd(),
+    options.includes ?? true,
+    env,
+    options.keepPlaceholders ?? false,
+  );
   const raw = await reader.read(resolve(options.cwd ?? process.cwd(), file), [], undefined);
   if (!raw) return { config: undefined, diagnostics: sorted(diags), files: reader.files, raw };
   // Validation runs even after other errors, so one run reports everything that needs fixing.
@@ -71,11 +91,16 @@ export function loadConfigText(
   text: string,
   syntax: Syntax,
   label: string,
-  { env = process.env, baseDir = process.cwd(), checks = [] }: { env?: NodeJS.ProcessEnv; baseDir?: string; checks?: readonly ConfigCheck[] } = {},
+  {
+    env = process.env,
+    baseDir = process.cwd(),
+    checks = [],
+  }: { env?: NodeJS.ProcessEnv; baseDir?: string; checks?: readonly ConfigCheck[] } = {},
 ): LoadResult {
   const diags = new Diagnostics();
   const raw = parseText(text, syntax, label, diags);
-  if (!raw || raw.kind !== 'map') return { config: undefined, diagnostics: diags.list, files: [], raw: undefined };
+  if (!raw || raw.kind !== 'map')
+    return { config: undefined, diagnostics: diags.list, files: [], raw: undefined };
   interpolate(raw, env, diags);
   const config = validate(raw, diags, { baseDir: () => baseDir, checks });
   return { config, diagnostics: sorted(diags), files: [], raw };
@@ -86,14 +111,21 @@ function sorted(diags: Diagnostics): Diagnostic[] {
   const order = new Map<string, number>();
   for (const d of diags.list) if (!order.has(d.pos.file)) order.set(d.pos.file, order.size);
   return [...diags.list].sort(
-    (a, b) => order.get(a.pos.file)! - order.get(b.pos.file)! || a.pos.line - b.pos.line || a.pos.col - b.pos.col,
+    (a, b) =>
+      order.get(a.pos.file)! - order.get(b.pos.file)! ||
+      a.pos.line - b.pos.line ||
+      a.pos.col - b.pos.col,
   );
 }
 
 const ENV_PLACEHOLDER = /\{\{\s*env\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
 
 /** `{{env.NAME}}` in one string replaced; `missing` hears of each unset name (it stays as written). */
-function substitute(text: string, env: NodeJS.ProcessEnv, missing: (name: string, whole: string) => void): string {
+function substitute(
+  text: string,
+  env: NodeJS.ProcessEnv,
+  missing: (name: string, whole: string) => void,
+): string {
   if (!text.includes('{{')) return text;
   return text.replace(ENV_PLACEHOLDER, (whole, name: string) => {
     const value = env[name];
@@ -107,16 +139,25 @@ export function interpolate(root: RawNode, env: NodeJS.ProcessEnv, diags: Diagno
   for (const node of stringScalars(root)) {
     node.value = substitute(node.value as string, env, (name, whole) => {
       paths ??= pathsOf(root);
-      diags.error(node.pos, paths.get(node) ?? '', `environment variable ${name} is not set (used as ${whole})`);
+      diags.error(
+        node.pos,
+        paths.get(node) ?? '',
+        `environment variable ${name} is not set (used as ${whole})`,
+      );
     });
   }
 }
 
 /** Every node's model path (the raw tree has the YAML shape), worked out only when a message needs one. */
-function pathsOf(node: RawNode, path = '', into = new Map<RawNode, string>()): Map<RawNode, string> {
+function pathsOf(
+  node: RawNode,
+  path = '',
+  into = new Map<RawNode, string>(),
+): Map<RawNode, string> {
   into.set(node, path);
   if (node.kind === 'list') node.items.forEach((item, i) => pathsOf(item, `${path}[${i}]`, into));
-  else if (node.kind === 'map') for (const e of node.entries) pathsOf(e.value, path ? `${path}.${e.key}` : e.key, into);
+  else if (node.kind === 'map')
+    for (const e of node.entries) pathsOf(e.value, path ? `${path}.${e.key}` : e.key, into);
   return into;
 }
 
@@ -128,7 +169,11 @@ function pathsOf(node: RawNode, path = '', into = new Map<RawNode, string>()): M
 function decodeUtf8(bytes: Uint8Array, file: string, diags: Diagnostics): string | undefined {
   const bom = foreignByteOrderMark(bytes);
   if (bom) {
-    diags.error({ file, line: 1, col: 1 }, '', `the file is ${bom} (it starts with that byte order mark); save it as UTF-8`);
+    diags.error(
+      { file, line: 1, col: 1 },
+      '',
+      `the file is ${bom} (it starts with that byte order mark); save it as UTF-8`,
+    );
     return undefined;
   }
   let text: string;
@@ -136,13 +181,21 @@ function decodeUtf8(bytes: Uint8Array, file: string, diags: Diagnostics): string
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
     const offset = firstInvalidUtf8(bytes);
-    diags.error(bytePosition(bytes, offset, file), '', `not valid UTF-8 (byte 0x${bytes[offset]!.toString(16).toUpperCase().padStart(2, '0')}); save the file as UTF-8`);
+    diags.error(
+      bytePosition(bytes, offset, file),
+      '',
+      `not valid UTF-8 (byte 0x${bytes[offset]!.toString(16).toUpperCase().padStart(2, '0')}); save the file as UTF-8`,
+    );
     return undefined;
   }
   // Valid UTF-8, yet no configuration holds a NUL: this is UTF-16 or UTF-32 without a byte order mark.
   const nul = bytes.indexOf(0);
   if (nul >= 0) {
-    diags.error(bytePosition(bytes, nul, file), '', 'a NUL byte; is the file UTF-16 without a byte order mark? save it as UTF-8');
+    diags.error(
+      bytePosition(bytes, nul, file),
+      '',
+      'a NUL byte; is the file UTF-16 without a byte order mark? save it as UTF-8',
+    );
     return undefined;
   }
   return text;
@@ -162,14 +215,24 @@ function firstInvalidUtf8(b: Uint8Array): number {
   let i = 0;
   while (i < b.length) {
     const c = b[i]!;
-    const extra = c < 0x80 ? 0 : c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3 : -1;
+    const extra =
+      c < 0x80
+        ? 0
+        : c >= 0xc2 && c <= 0xdf
+          ? 1
+          : c >= 0xe0 && c <= 0xef
+            ? 2
+            : c >= 0xf0 && c <= 0xf4
+              ? 3
+              : -1;
     if (extra < 0) return i;
     // The second byte's range excludes overlong forms, surrogates and code points above U+10FFFF.
     const low = c === 0xe0 ? 0xa0 : c === 0xf0 ? 0x90 : 0x80;
     const high = c === 0xed ? 0x9f : c === 0xf4 ? 0x8f : 0xbf;
     for (let k = 1; k <= extra; k++) {
       const next = b[i + k];
-      if (next === undefined || next < (k === 1 ? low : 0x80) || next > (k === 1 ? high : 0xbf)) return i;
+      if (next === undefined || next < (k === 1 ? low : 0x80) || next > (k === 1 ? high : 0xbf))
+        return i;
     }
     i += extra + 1;
   }
@@ -217,12 +280,20 @@ class TreeReader {
   }
 
   /** One file and, recursively, what it includes; `chain` holds the real paths of the includers. */
-  async read(file: string, chain: readonly string[], includedAt: Pos | undefined): Promise<RawMap | undefined> {
+  async read(
+    file: string,
+    chain: readonly string[],
+    includedAt: Pos | undefined,
+  ): Promise<RawMap | undefined> {
     const shown = this.display(file);
     const where = includedAt ?? { file: shown, line: 1, col: 1 };
     const syntax = syntaxOf(file);
     if (!syntax) {
-      this.diags.error(where, '', `${shown}: unsupported configuration file type (use .yaml, .yml or .kdl)`);
+      this.diags.error(
+        where,
+        '',
+        `${shown}: unsupported configuration file type (use .yaml, .yml or .kdl)`,
+      );
       return undefined;
     }
     let bytes: Buffer;
@@ -232,7 +303,11 @@ class TreeReader {
       bytes = await readFile(real);
     } catch (e) {
       const via = chain.length > 0 ? ` (included via ${this.chainText([...chain, file])})` : '';
-      this.diags.error(where, '', `cannot read ${shown}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}${via}`);
+      this.diags.error(
+        where,
+        '',
+        `cannot read ${shown}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}${via}`,
+      );
       return undefined;
     }
     if (chain.includes(real)) {
@@ -243,7 +318,11 @@ class TreeReader {
     // would add its hosts twice and make its global keys override themselves.
     const earlier = this.reachedVia.get(real);
     if (earlier) {
-      this.diags.error(where, 'include', `${shown} is included twice: ${this.chainText(earlier)}, and ${this.chainText([...chain, real])}`);
+      this.diags.error(
+        where,
+        'include',
+        `${shown} is included twice: ${this.chainText(earlier)}, and ${this.chainText([...chain, real])}`,
+      );
       return undefined;
     }
     this.reachedVia.set(real, [...chain, real]);
@@ -285,8 +364,18 @@ class TreeReader {
       const pattern = substitute(item.value, this.env, (name, whole) => {
         unset = true;
         // `convert` keeps placeholders and may run without the environment the server will have.
-        if (this.keepPlaceholders) this.diags.warn(item.pos, path, `not followed: environment variable ${name} is not set (used as ${whole})`);
-        else this.diags.error(item.pos, path, `environment variable ${name} is not set (used as ${whole})`);
+        if (this.keepPlaceholders)
+          this.diags.warn(
+            item.pos,
+            path,
+            `not followed: environment variable ${name} is not set (used as ${whole})`,
+          );
+        else
+          this.diags.error(
+            item.pos,
+            path,
+            `environment variable ${name} is not set (used as ${whole})`,
+          );
       });
       return unset ? [] : [{ pattern, pos: item.pos }];
     });
@@ -297,7 +386,12 @@ class TreeReader {
    * exist; a glob may match nothing, but a directory it cannot read is an error (REFERENCE §22:
    * unreadable matches are fatal), as is a match that cannot be read (a dangling symbolic link).
    */
-  async expand(pattern: string, base: string, pos: Pos, chain: readonly string[]): Promise<string[]> {
+  async expand(
+    pattern: string,
+    base: string,
+    pos: Pos,
+    chain: readonly string[],
+  ): Promise<string[]> {
     if (!isDynamicPattern(pattern)) return [resolve(base, pattern)];
     const unreadable: { dir: string; code: string }[] = [];
     try {
@@ -313,11 +407,19 @@ class TreeReader {
         fs: reportingFs((dir, code) => unreadable.push({ dir, code })),
       });
       for (const { dir, code } of unreadable) {
-        this.diags.error(pos, 'include', `cannot read the directory ${this.display(dir)}: ${code} (included via ${this.chainText(chain)} → ${pattern})`);
+        this.diags.error(
+          pos,
+          'include',
+          `cannot read the directory ${this.display(dir)}: ${code} (included via ${this.chainText(chain)} → ${pattern})`,
+        );
       }
       return unreadable.length > 0 ? [] : found.sort();
     } catch (e) {
-      this.diags.error(pos, 'include', `invalid glob ${JSON.stringify(pattern)}: ${(e as Error).message}`);
+      this.diags.error(
+        pos,
+        'include',
+        `invalid glob ${JSON.stringify(pattern)}: ${(e as Error).message}`,
+      );
       return [];
     }
   }
@@ -331,16 +433,27 @@ class TreeReader {
 function reportingFs(unreadable: (dir: string, code: string) => void) {
   const missing = new Set(['ENOENT', 'ENOTDIR']);
   return {
-    readdir: ((dir: string, options: { withFileTypes: true }, done: (e: NodeJS.ErrnoException | null, entries?: unknown) => void) => {
+    readdir: ((
+      dir: string,
+      options: { withFileTypes: true },
+      done: (e: NodeJS.ErrnoException | null, entries?: unknown) => void,
+    ) => {
       readdir(dir, options, (e, entries) => {
-        if (e && !missing.has(e.code ?? '')) unreadable(dir.replace(/\/$/, '') || '/', e.code ?? e.message);
+        if (e && !missing.has(e.code ?? ''))
+          unreadable(dir.replace(/\/$/, '') || '/', e.code ?? e.message);
         done(e, entries);
       });
     }) as unknown as typeof readdir,
-    realpath: ((path: string, done: (e: NodeJS.ErrnoException | null, resolved?: string) => void) => {
+    realpath: ((
+      path: string,
+      done: (e: NodeJS.ErrnoException | null, resolved?: string) => void,
+    ) => {
       realpathCallback(path, (e, resolved) => done(null, e ? path : resolved));
     }) as unknown as typeof realpathCallback,
-    stat: ((path: string, done: (e: NodeJS.ErrnoException | null, stats?: Stats | { isDirectory(): boolean }) => void) => {
+    stat: ((
+      path: string,
+      done: (e: NodeJS.ErrnoException | null, stats?: Stats | { isDirectory(): boolean }) => void,
+    ) => {
       stat(path, (e, stats) => done(null, e ? { isDirectory: () => false } : stats));
     }) as unknown as typeof stat,
   };
@@ -368,15 +481,21 @@ function mergeIncluded(root: RawMap, included: readonly RawMap[], diags: Diagnos
   for (const sub of included) {
     for (const e of sub.entries) {
       if (e.key !== 'global' && e.key !== 'hosts') {
-        diags.error(e.keyPos, e.key, `unknown top-level key${didYouMean(e.key, ['global', 'hosts', 'include'])} (expected global, hosts or include)`);
+        diags.error(
+          e.keyPos,
+          e.key,
+          `unknown top-level key${didYouMean(e.key, ['global', 'hosts', 'include'])} (expected global, hosts or include)`,
+        );
       }
     }
     const g = entryOf(sub, 'global')?.value;
     if (g?.kind === 'map') for (const e of g.entries) globalKeys.set(e.key, e);
-    else if (g && !isNull(g)) diags.error(g.pos, 'global', `expected a mapping of properties, got ${described(g)}`);
+    else if (g && !isNull(g))
+      diags.error(g.pos, 'global', `expected a mapping of properties, got ${described(g)}`);
     const h = entryOf(sub, 'hosts')?.value;
     if (h?.kind === 'list') hosts.push(...h.items);
-    else if (h && !isNull(h)) diags.error(h.pos, 'hosts', `expected a list of hosts, got ${described(h)}`);
+    else if (h && !isNull(h))
+      diags.error(h.pos, 'hosts', `expected a list of hosts, got ${described(h)}`);
   }
   const entries: RawEntry[] = root.entries.filter((e) => e.key !== 'global' && e.key !== 'hosts');
   if (globalEntry && globalEntry.value.kind !== 'map' && !isNull(globalEntry.value)) {
@@ -386,19 +505,31 @@ function mergeIncluded(root: RawMap, included: readonly RawMap[], diags: Diagnos
     for (const e of ownGlobal?.entries ?? []) {
       const shadowed = globalKeys.get(e.key);
       if (shadowed) {
-        diags.warn(shadowed.keyPos, `global.${e.key}`, `overridden by ${e.keyPos.file}:${e.keyPos.line}:${e.keyPos.col}`);
+        diags.warn(
+          shadowed.keyPos,
+          `global.${e.key}`,
+          `overridden by ${e.keyPos.file}:${e.keyPos.line}:${e.keyPos.col}`,
+        );
       }
       globalKeys.set(e.key, e);
     }
     const globalPos = globalEntry?.keyPos ?? root.pos;
-    entries.unshift({ key: 'global', keyPos: globalPos, value: rawMap([...globalKeys.values()], ownGlobal?.pos ?? globalPos) });
+    entries.unshift({
+      key: 'global',
+      keyPos: globalPos,
+      value: rawMap([...globalKeys.values()], ownGlobal?.pos ?? globalPos),
+    });
   }
   if (hostsEntry && hostsEntry.value.kind !== 'list' && !isNull(hostsEntry.value)) {
     entries.push(hostsEntry);
   } else if (hosts.length > 0 || hostsEntry) {
     const own = hostsEntry?.value.kind === 'list' ? hostsEntry.value.items : [];
     const pos = hostsEntry?.keyPos ?? hosts[0]?.pos ?? root.pos;
-    entries.push({ key: 'hosts', keyPos: pos, value: rawList([...own, ...hosts], hostsEntry?.value.pos ?? pos) });
+    entries.push({
+      key: 'hosts',
+      keyPos: pos,
+      value: rawList([...own, ...hosts], hostsEntry?.value.pos ?? pos),
+    });
   }
   return rawMap(entries, root.pos);
 }

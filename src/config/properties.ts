@@ -24,7 +24,17 @@ import {
 export type Scope = 'global' | 'host' | 'location' | 'errorConfig';
 export const SCOPES: readonly Scope[] = ['global', 'host', 'location', 'errorConfig'];
 
-export const MODULES = ['cache', 'fauth', 'rproxy', 'cgi', 'scgi', 'fcgi', 'wsgi', 'wsgid', 'asgi'] as const;
+export const MODULES = [
+  'cache',
+  'fauth',
+  'rproxy',
+  'cgi',
+  'scgi',
+  'fcgi',
+  'wsgi',
+  'wsgid',
+  'asgi',
+] as const;
 export type ModuleName = (typeof MODULES)[number];
 
 export interface PropertyRow {
@@ -57,7 +67,8 @@ const flag = bool({ bareMeansTrue: true });
 
 // Headers a response must not be given by configuration: HTTP/2 forbids connection-specific headers
 // (RFC 9113 §8.2.2; Node refuses the whole response), and the server frames every body itself.
-const CONNECTION_SPECIFIC = 'it is connection-specific (HTTP/2 forbids it in every response; the server manages connections itself)';
+const CONNECTION_SPECIFIC =
+  'it is connection-specific (HTTP/2 forbids it in every response; the server manages connections itself)';
 const RESPONSE_FRAMING = 'the server sets it from each body, so a fixed value would contradict it';
 const NOT_CUSTOM_HEADERS: Readonly<Record<string, string>> = {
   connection: CONNECTION_SPECIFIC,
@@ -72,10 +83,28 @@ const NOT_CUSTOM_HEADERS: Readonly<Record<string, string>> = {
 
 export const PROPERTIES = {
   // ── global only ─────────────────────────────────────────────────────────────────────────────
-  port: row({ type: listenSpec, default: 80, scopes: G, since: V1, summary: 'HTTP port or address-port pair.' }),
-  sport: row({ type: listenSpec, default: 443, scopes: G, since: V1, summary: 'HTTPS port or address-port pair.' }),
+  port: row({
+    type: listenSpec,
+    default: 80,
+    scopes: G,
+    since: V1,
+    summary: 'HTTP port or address-port pair.',
+  }),
+  sport: row({
+    type: listenSpec,
+    default: 443,
+    scopes: G,
+    since: V1,
+    summary: 'HTTPS port or address-port pair.',
+  }),
   secure: row({ type: bool(), default: false, scopes: G, since: V1, summary: 'Enables HTTPS.' }),
-  enableHTTP2: row({ type: bool(), default: true, scopes: G, since: V1, summary: 'Enables HTTP/2.' }),
+  enableHTTP2: row({
+    type: bool(),
+    default: true,
+    scopes: G,
+    since: V1,
+    summary: 'Enables HTTP/2.',
+  }),
   http2Settings: row({
     type: object('HTTP/2 settings', {
       initialWindowSize: { spec: u32(0, 2147483647), summary: 'Initial flow-control window size.' },
@@ -91,24 +120,47 @@ export const PROPERTIES = {
     scopes: G,
     since: V1,
     summary: 'HTTP/2 settings.',
-    example: 'global:\n  http2Settings:\n    initialWindowSize: 65535\n    maxConcurrentStreams: 128\n    enableConnectProtocol: true\n',
+    example:
+      'global:\n  http2Settings:\n    initialWindowSize: 65535\n    maxConcurrentStreams: 128\n    enableConnectProtocol: true\n',
   }),
   logFilePath: row({ type: str('path'), scopes: G, since: V1, summary: 'Access log file path.' }),
-  errorLogFilePath: row({ type: str('path'), scopes: G, since: V1, summary: 'Error log file path.' }),
-  cert: row({ type: str('path'), scopes: G, since: V1, summary: 'Path to the TLS certificate (PEM; a chain may follow).' }),
-  key: row({ type: str('path'), scopes: G, since: V1, sensitive: true, summary: 'Path to the private key (PEM).' }),
+  errorLogFilePath: row({
+    type: str('path'),
+    scopes: G,
+    since: V1,
+    summary: 'Error log file path.',
+  }),
+  cert: row({
+    type: str('path'),
+    scopes: G,
+    since: V1,
+    summary: 'Path to the TLS certificate (PEM; a chain may follow).',
+  }),
+  key: row({
+    type: str('path'),
+    scopes: G,
+    since: V1,
+    sensitive: true,
+    summary: 'Path to the private key (PEM).',
+  }),
   sni: row({
     type: mapOf(
       'SNI host name',
       object('SNI certificate', {
         cert: { spec: str('path'), required: true, summary: 'Path to the certificate.' },
-        key: { spec: str('path'), required: true, sensitive: true, summary: 'Path to the private key.' },
+        key: {
+          spec: str('path'),
+          required: true,
+          sensitive: true,
+          summary: 'Path to the private key.',
+        },
       }),
       { keyFormat: 'domain' },
     ),
     scopes: G,
     since: V1,
-    summary: 'Certificates by SNI host name (exact or `*.example.com`); each value has `cert` and `key`.',
+    summary:
+      'Certificates by SNI host name (exact or `*.example.com`); each value has `cert` and `key`.',
     example:
       'global:\n  sni:\n    example.com:\n      cert: /etc/tls/example.com.crt\n      key: /etc/tls/example.com.key\n    "*.example.org":\n      cert: /etc/tls/example.org.crt\n      key: /etc/tls/example.org.key\n',
   }),
@@ -119,18 +171,42 @@ export const PROPERTIES = {
     summary: 'Modules loaded at startup. Handlers run in list order.',
     example: 'global:\n  loadModules:\n    - cache\n    - rproxy\n',
   }),
-  useClientCertificate: row({ type: bool(), default: false, scopes: G, since: V1, summary: 'Require clients to present a certificate.' }),
+  useClientCertificate: row({
+    type: bool(),
+    default: false,
+    scopes: G,
+    since: V1,
+    summary: 'Require clients to present a certificate.',
+  }),
   cipherSuite: row({
     type: list(str('cipher-suite')),
     scopes: G,
     since: V1,
     summary:
       "Supported cipher suites (IANA or OpenSSL names). Unset: Mozilla's intermediate profile (the TLS 1.3 suites, and forward-secret AEAD suites for TLS 1.2).",
-    example: 'global:\n  cipherSuite:\n    - TLS_AES_128_GCM_SHA256\n    - TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256\n',
+    example:
+      'global:\n  cipherSuite:\n    - TLS_AES_128_GCM_SHA256\n    - TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256\n',
   }),
-  ecdhCurve: row({ type: list(str('ecdh-curve')), scopes: G, since: V1, summary: 'Supported ECDH curves.' }),
-  tlsMinVersion: row({ type: tlsVersion, default: 'TLSv1.2', scopes: G, since: V1, summary: 'Minimum TLS version.' }),
-  tlsMaxVersion: row({ type: tlsVersion, default: 'TLSv1.3', scopes: G, since: V1, summary: 'Maximum TLS version.' }),
+  ecdhCurve: row({
+    type: list(str('ecdh-curve')),
+    scopes: G,
+    since: V1,
+    summary: 'Supported ECDH curves.',
+  }),
+  tlsMinVersion: row({
+    type: tlsVersion,
+    default: 'TLSv1.2',
+    scopes: G,
+    since: V1,
+    summary: 'Minimum TLS version.',
+  }),
+  tlsMaxVersion: row({
+    type: tlsVersion,
+    default: 'TLSv1.3',
+    scopes: G,
+    since: V1,
+    summary: 'Maximum TLS version.',
+  }),
   disableNonEncryptedServer: row({
     type: bool(),
     default: false,
@@ -143,14 +219,16 @@ export const PROPERTIES = {
     scopes: G,
     since: V1,
     summary: 'Blocked IP addresses and CIDR ranges. Applies only to non-forward-proxy requests.',
-    example: 'global:\n  blocklist:\n    - 203.0.113.7\n    - 198.51.100.0/24\n    - "2001:db8::/32"\n',
+    example:
+      'global:\n  blocklist:\n    - 203.0.113.7\n    - 198.51.100.0/24\n    - "2001:db8::/32"\n',
   }),
   enableOCSPStapling: row({
     type: bool(),
     default: true,
     scopes: G,
     since: V1,
-    summary: 'OCSP stapling. Certificates with the Must-Staple extension do not work with automatic TLS.',
+    summary:
+      'OCSP stapling. Certificates with the Must-Staple extension do not work with automatic TLS.',
   }),
   environmentVariables: row({
     type: mapOf('variable name', str(), { keyFormat: 'env-name' }),
@@ -167,7 +245,12 @@ export const PROPERTIES = {
     summary:
       'Automatic certificates from an ACME certificate authority (TLS-ALPN-01 challenge). Domains come from the host configuration; wildcard domains are ignored. Works only when the HTTPS port is 443.',
   }),
-  automaticTLSContactEmail: row({ type: str('email'), scopes: G, since: V1, summary: 'Contact e-mail for the ACME account.' }),
+  automaticTLSContactEmail: row({
+    type: str('email'),
+    scopes: G,
+    since: V1,
+    summary: 'Contact e-mail for the ACME account.',
+  }),
   automaticTLSContactCacheDirectory: row({
     type: str('path'),
     scopes: G,
@@ -179,7 +262,8 @@ export const PROPERTIES = {
     default: true,
     scopes: G,
     since: V1,
-    summary: "When false, the certificate authority's staging ACME endpoint is used instead of production.",
+    summary:
+      "When false, the certificate authority's staging ACME endpoint is used instead of production.",
   }),
   useAutomaticTLSHTTPChallenge: row({
     type: bool(),
@@ -209,7 +293,8 @@ export const PROPERTIES = {
     default: 300000,
     scopes: G,
     since: V1,
-    summary: 'Maximum request processing time in ms, after which the connection is reset. Null disables it (not recommended: slow HTTP attacks).',
+    summary:
+      'Maximum request processing time in ms, after which the connection is reset. Null disables it (not recommended: slow HTTP attacks).',
   }),
   maximumCacheEntries: row({
     type: nullable(u32()),
@@ -246,7 +331,8 @@ export const PROPERTIES = {
     type: str('path'),
     scopes: G,
     since: PORTICO,
-    summary: 'PEM bundle that client certificates must chain to when `useClientCertificate` is true; required then.',
+    summary:
+      'PEM bundle that client certificates must chain to when `useClientCertificate` is true; required then.',
   }),
   automaticTLSDirectoryUrl: row({
     type: str('http-url'),
@@ -265,20 +351,28 @@ export const PROPERTIES = {
     summary: 'Interpreter for the wsgi, wsgid and asgi modules.',
   }),
   admin: row({
-    type: object('admin block', {
-      listen: { spec: str('listen'), default: '127.0.0.1:8081', summary: 'Address and port of the admin listener (keep it on loopback).' },
-      health: { spec: flag, default: true, summary: 'Enables `GET /health`.' },
-      status: { spec: flag, default: false, summary: 'Enables `GET /status`.' },
-      config: { spec: flag, default: false, summary: 'Enables `GET /config`.' },
-      reload: { spec: flag, default: true, summary: 'Enables `POST /reload`.' },
-      reload_get: { spec: flag, default: true, summary: 'Enables `GET /reload`.' },
-      runtime: { spec: flag, default: true, summary: 'Enables `GET /runtime`.' },
-      auth_token: {
-        spec: str(),
-        sensitive: true,
-        summary: 'When set, every admin request needs `Authorization: Bearer <token>`.',
+    type: object(
+      'admin block',
+      {
+        listen: {
+          spec: str('listen'),
+          default: '127.0.0.1:8081',
+          summary: 'Address and port of the admin listener (keep it on loopback).',
+        },
+        health: { spec: flag, default: true, summary: 'Enables `GET /health`.' },
+        status: { spec: flag, default: false, summary: 'Enables `GET /status`.' },
+        config: { spec: flag, default: false, summary: 'Enables `GET /config`.' },
+        reload: { spec: flag, default: true, summary: 'Enables `POST /reload`.' },
+        reload_get: { spec: flag, default: true, summary: 'Enables `GET /reload`.' },
+        runtime: { spec: flag, default: true, summary: 'Enables `GET /runtime`.' },
+        auth_token: {
+          spec: str(),
+          sensitive: true,
+          summary: 'When set, every admin request needs `Authorization: Bearer <token>`.',
+        },
       },
-    }, { bareMeansEmpty: true }),
+      { bareMeansEmpty: true },
+    ),
     scopes: G,
     since: PORTICO,
     summary:
@@ -293,14 +387,17 @@ export const PROPERTIES = {
     scopes: ['host'],
     since: V1,
     summary: 'Location objects of the host; the longest matching `path` applies.',
-    example: 'hosts:\n  - domain: example.com\n    locations:\n      - path: /api\n        proxyTo: http://127.0.0.1:3000\n',
+    example:
+      'hosts:\n  - domain: example.com\n    locations:\n      - path: /api\n        proxyTo: http://127.0.0.1:3000\n',
   }),
   errorConfig: row({
     type: section('errorConfig'),
     scopes: ['host'],
     since: '1.3.0',
-    summary: 'Error configurations of the host, applied to error responses (all, or those with `scode`).',
-    example: 'hosts:\n  - domain: example.com\n    errorConfig:\n      - scode: 404\n        wwwroot: /var/www/errors\n',
+    summary:
+      'Error configurations of the host, applied to error responses (all, or those with `scode`).',
+    example:
+      'hosts:\n  - domain: example.com\n    errorConfig:\n      - scode: 404\n        wwwroot: /var/www/errors\n',
   }),
   path: row({
     type: str('url-path'),
@@ -316,9 +413,24 @@ export const PROPERTIES = {
   }),
 
   // ── valid in global, host, location and error configuration scopes ──────────────────────────
-  domain: row({ type: str('domain'), scopes: ALL, since: V1, summary: 'Domain name of a host (`*.example.com` wildcards allowed).' }),
-  ip: row({ type: str('ip'), scopes: ALL, since: V1, summary: 'IP address of a host (the local address a connection arrives on).' }),
-  serverAdministratorEmail: row({ type: str('email'), scopes: ALL, since: V1, summary: 'Administrator contact, shown only on the default 500 error page.' }),
+  domain: row({
+    type: str('domain'),
+    scopes: ALL,
+    since: V1,
+    summary: 'Domain name of a host (`*.example.com` wildcards allowed).',
+  }),
+  ip: row({
+    type: str('ip'),
+    scopes: ALL,
+    since: V1,
+    summary: 'IP address of a host (the local address a connection arrives on).',
+  }),
+  serverAdministratorEmail: row({
+    type: str('email'),
+    scopes: ALL,
+    since: V1,
+    summary: 'Administrator contact, shown only on the default 500 error page.',
+  }),
   customHeaders: row({
     type: mapOf('header name', str('header-value'), {
       keyFormat: 'header-name',
@@ -329,21 +441,71 @@ export const PROPERTIES = {
     since: V1,
     summary:
       'Headers added to responses. `{path}` in a value is replaced with the request URL. Connection-specific headers (`Connection`, `Keep-Alive`, `Proxy-Connection`, `TE`, `Transfer-Encoding`, `Upgrade`, `HTTP2-Settings`) and `Content-Length` are refused.',
-    example: 'global:\n  customHeaders:\n    X-Frame-Options: DENY\n    Link: "<{path}>; rel=canonical"\n',
+    example:
+      'global:\n  customHeaders:\n    X-Frame-Options: DENY\n    Link: "<{path}>; rel=canonical"\n',
   }),
-  disableToHTTPSRedirect: row({ type: bool(), default: false, scopes: ALL, since: V1, summary: 'Disables redirects from HTTP to HTTPS.' }),
-  wwwredirect: row({ type: bool(), default: false, scopes: ALL, since: V1, summary: 'Redirects to the host name beginning with `www.`.' }),
-  enableIPSpoofing: row({ type: bool(), default: false, scopes: ALL, since: V1, summary: 'Takes the client IP from `X-Forwarded-For`.' }),
-  allowDoubleSlashes: row({ type: bool(), default: false, scopes: ALL, since: V1, summary: 'Allows double slashes in URLs (URL sanitizer).' }),
+  disableToHTTPSRedirect: row({
+    type: bool(),
+    default: false,
+    scopes: ALL,
+    since: V1,
+    summary: 'Disables redirects from HTTP to HTTPS.',
+  }),
+  wwwredirect: row({
+    type: bool(),
+    default: false,
+    scopes: ALL,
+    since: V1,
+    summary: 'Redirects to the host name beginning with `www.`.',
+  }),
+  enableIPSpoofing: row({
+    type: bool(),
+    default: false,
+    scopes: ALL,
+    since: V1,
+    summary: 'Takes the client IP from `X-Forwarded-For`.',
+  }),
+  allowDoubleSlashes: row({
+    type: bool(),
+    default: false,
+    scopes: ALL,
+    since: V1,
+    summary: 'Allows double slashes in URLs (URL sanitizer).',
+  }),
   rewriteMap: row({
     type: list(
       object('rewrite rule', {
-        regex: { spec: str('regex'), required: true, summary: 'Pattern matched against the path and query, in Rust `regex` syntax as Ferron reads it.' },
-        replacement: { spec: str(), required: true, summary: 'Replacement for a match; capture groups are `$1` etc.' },
-        isNotFile: { spec: bool(), default: false, summary: 'Apply only if the path is not a file.' },
-        isNotDirectory: { spec: bool(), default: false, summary: 'Apply only if the path is not a directory.' },
-        allowDoubleSlashes: { spec: bool(), default: false, summary: 'Allow double slashes in the rewritten URL.' },
-        last: { spec: bool(), default: false, summary: 'Stop processing further rules after this one.' },
+        regex: {
+          spec: str('regex'),
+          required: true,
+          summary:
+            'Pattern matched against the path and query, in Rust `regex` syntax as Ferron reads it.',
+        },
+        replacement: {
+          spec: str(),
+          required: true,
+          summary: 'Replacement for a match; capture groups are `$1` etc.',
+        },
+        isNotFile: {
+          spec: bool(),
+          default: false,
+          summary: 'Apply only if the path is not a file.',
+        },
+        isNotDirectory: {
+          spec: bool(),
+          default: false,
+          summary: 'Apply only if the path is not a directory.',
+        },
+        allowDoubleSlashes: {
+          spec: bool(),
+          default: false,
+          summary: 'Allow double slashes in the rewritten URL.',
+        },
+        last: {
+          spec: bool(),
+          default: false,
+          summary: 'Stop processing further rules after this one.',
+        },
       }),
     ),
     scopes: ALL,
@@ -352,8 +514,19 @@ export const PROPERTIES = {
     example:
       'hosts:\n  - domain: example.com\n    rewriteMap:\n      - regex: "^/old/(.*)"\n        replacement: /new/$1\n        last: true\n      - regex: "^/app/(.*)"\n        replacement: /index.php/$1\n        isNotFile: true\n        isNotDirectory: true\n',
   }),
-  enableRewriteLogging: row({ type: bool(), default: false, scopes: ALL, since: V1, summary: 'Logs performed URL rewrites to the error log.' }),
-  wwwroot: row({ type: str('path'), scopes: ALL, since: V1, summary: 'Directory static files are served from.' }),
+  enableRewriteLogging: row({
+    type: bool(),
+    default: false,
+    scopes: ALL,
+    since: V1,
+    summary: 'Logs performed URL rewrites to the error log.',
+  }),
+  wwwroot: row({
+    type: str('path'),
+    scopes: ALL,
+    since: V1,
+    summary: 'Directory static files are served from.',
+  }),
   disableTrailingSlashRedirects: row({
     type: bool(),
     default: false,
@@ -365,7 +538,12 @@ export const PROPERTIES = {
     type: list(
       object('user', {
         name: { spec: str(), required: true, aliases: ['user'], summary: 'User name.' },
-        pass: { spec: str(), required: true, sensitive: true, summary: 'Password hash (PHC string, made by `portico passwd`).' },
+        pass: {
+          spec: str(),
+          required: true,
+          sensitive: true,
+          summary: 'Password hash (PHC string, made by `portico passwd`).',
+        },
       }),
     ),
     scopes: ALL,
@@ -380,20 +558,33 @@ export const PROPERTIES = {
         scode: {
           spec: finalStatusCode(),
           required: true,
-          summary: 'The status code (200–599). 401 enables HTTP basic authentication against `users`; 301, 302, 307 and 308 redirect.',
+          summary:
+            'The status code (200–599). 401 enables HTTP basic authentication against `users`; 301, 302, 307 and 308 redirect.',
         },
         url: { spec: str(), summary: 'URL path to match exactly, or URL to redirect to.' },
-        regex: { spec: str('regex'), summary: 'Pattern searched for in the path and query, in Rust `regex` syntax as Ferron reads it.' },
+        regex: {
+          spec: str('regex'),
+          summary:
+            'Pattern searched for in the path and query, in Rust `regex` syntax as Ferron reads it.',
+        },
         location: { spec: str('header-value'), summary: 'Redirect location.' },
         realm: { spec: str('header-value'), summary: 'Basic authentication realm.' },
-        disableBruteProtection: { spec: bool(), default: false, summary: 'Disables brute-force protection for this code.' },
+        disableBruteProtection: {
+          spec: bool(),
+          default: false,
+          summary: 'Disables brute-force protection for this code.',
+        },
         userList: { spec: list(str()), summary: 'Usernames allowed to access the resource.' },
-        users: { spec: list(str('ip-or-cidr')), summary: 'IP addresses (or CIDR ranges) allowed to access the resource.' },
+        users: {
+          spec: list(str('ip-or-cidr')),
+          summary: 'IP addresses (or CIDR ranges) allowed to access the resource.',
+        },
       }),
     ),
     scopes: ALL,
     since: V1,
-    summary: 'Non-standard status-code handling: redirects, basic authentication, 403 and other codes.',
+    summary:
+      'Non-standard status-code handling: redirects, basic authentication, 403 and other codes.',
     example:
       'hosts:\n  - domain: example.com\n    nonStandardCodes:\n      - scode: 401\n        regex: "^/private(/|$)"\n        realm: Private area\n        userList: [alice]\n      - scode: 301\n        url: /old\n        location: /new\n',
   }),
@@ -409,8 +600,20 @@ export const PROPERTIES = {
     summary: 'Custom error pages.',
     example: 'global:\n  errorPages:\n    - scode: 404\n      path: /var/www/errors/404.html\n',
   }),
-  enableETag: row({ type: bool(), default: true, scopes: ALL, since: V1, summary: 'Generates ETag headers.' }),
-  enableCompression: row({ type: bool(), default: true, scopes: ALL, since: V1, summary: 'Compresses responses (br, gzip, deflate).' }),
+  enableETag: row({
+    type: bool(),
+    default: true,
+    scopes: ALL,
+    since: V1,
+    summary: 'Generates ETag headers.',
+  }),
+  enableCompression: row({
+    type: bool(),
+    default: true,
+    scopes: ALL,
+    since: V1,
+    summary: 'Compresses responses (br, gzip, deflate).',
+  }),
   enableDirectoryListing: row({
     type: bool(),
     default: false,
@@ -423,8 +626,10 @@ export const PROPERTIES = {
     scopes: ALL,
     module: 'rproxy',
     since: V1,
-    summary: 'Base URL(s) to proxy to (HTTP or HTTPS). With an array, requests are distributed among them.',
-    example: 'global:\n  loadModules: [rproxy]\nhosts:\n  - domain: api.example.com\n    proxyTo:\n      - http://127.0.0.1:3000\n      - http://127.0.0.1:3001\n',
+    summary:
+      'Base URL(s) to proxy to (HTTP or HTTPS). With an array, requests are distributed among them.',
+    example:
+      'global:\n  loadModules: [rproxy]\nhosts:\n  - domain: api.example.com\n    proxyTo:\n      - http://127.0.0.1:3000\n      - http://127.0.0.1:3001\n',
   }),
   secureProxyTo: row({
     type: proxyTargets,
@@ -464,13 +669,16 @@ export const PROPERTIES = {
     example: 'global:\n  loadModules: [cgi]\n  cgiScriptExtensions: [.php, .cgi]\n',
   }),
   cgiScriptInterpreters: row({
-    type: mapOf('extension', nullable(list(str(), { nonEmpty: true })), { keyFormat: 'file-extension' }),
+    type: mapOf('extension', nullable(list(str(), { nonEmpty: true })), {
+      keyFormat: 'file-extension',
+    }),
     scopes: ALL,
     module: 'cgi',
     since: V1,
     summary:
       'Key: extension. Value: the interpreter and its first arguments, or null to remove a default interpreter. Defaults exist for .pl, .py, .sh, .ksh, .csh, .rb and .php.',
-    example: 'global:\n  loadModules: [cgi]\n  cgiScriptInterpreters:\n    .php: [/usr/bin/php-cgi, -c, /etc/php/php.ini]\n    .sh: null\n',
+    example:
+      'global:\n  loadModules: [cgi]\n  cgiScriptInterpreters:\n    .php: [/usr/bin/php-cgi, -c, /etc/php/php.ini]\n    .sh: null\n',
   }),
   scgiTo: row({
     type: str('gateway-url'),
@@ -480,7 +688,13 @@ export const PROPERTIES = {
     since: V1,
     summary: 'SCGI target: `tcp://host:port/` or `unix:///path`.',
   }),
-  scgiPath: row({ type: str('url-path'), scopes: ALL, module: 'scgi', since: V1, summary: 'URL prefix handled by SCGI; unset, SCGI is inactive.' }),
+  scgiPath: row({
+    type: str('url-path'),
+    scopes: ALL,
+    module: 'scgi',
+    since: V1,
+    summary: 'URL prefix handled by SCGI; unset, SCGI is inactive.',
+  }),
   fcgiScriptExtensions: row({
     type: list(str('file-extension')),
     scopes: ALL,
@@ -495,16 +709,30 @@ export const PROPERTIES = {
     module: 'fcgi',
     since: V1,
     summary: 'FastCGI target: `tcp://host:port/` or `unix:///path`.',
-    example: 'global:\n  loadModules: [fcgi]\n  fcgiScriptExtensions: [.php]\n  fcgiTo: unix:///run/php/php-fpm.sock\n',
+    example:
+      'global:\n  loadModules: [fcgi]\n  fcgiScriptExtensions: [.php]\n  fcgiTo: unix:///run/php/php-fpm.sock\n',
   }),
-  fcgiPath: row({ type: str('url-path'), scopes: ALL, module: 'fcgi', since: V1, summary: 'URL prefix handled by FastCGI; unset, the client is inactive.' }),
-  authTo: row({ type: str('http-url'), scopes: ALL, module: 'fauth', since: V1, summary: 'Base URL for forwarded authentication requests.' }),
+  fcgiPath: row({
+    type: str('url-path'),
+    scopes: ALL,
+    module: 'fcgi',
+    since: V1,
+    summary: 'URL prefix handled by FastCGI; unset, the client is inactive.',
+  }),
+  authTo: row({
+    type: str('http-url'),
+    scopes: ALL,
+    module: 'fauth',
+    since: V1,
+    summary: 'Base URL for forwarded authentication requests.',
+  }),
   forwardedAuthCopyHeaders: row({
     type: list(str('header-name')),
     scopes: ALL,
     module: 'fauth',
     since: V1,
-    summary: 'Response headers copied from the authentication server response to the original request.',
+    summary:
+      'Response headers copied from the authentication server response to the original request.',
   }),
   enableLoadBalancerHealthCheck: row({
     type: bool(),
@@ -512,7 +740,8 @@ export const PROPERTIES = {
     scopes: ALL,
     module: 'rproxy',
     since: V1,
-    summary: 'Passive health checks: a backend with too many failed connections is temporarily not chosen.',
+    summary:
+      'Passive health checks: a backend with too many failed connections is temporarily not chosen.',
   }),
   loadBalancerHealthCheckMaximumFails: row({
     type: u32(),
@@ -537,7 +766,14 @@ export const PROPERTIES = {
     since: '1.1.0',
     summary: 'File with the WSGI application (an `application` callable).',
   }),
-  wsgiPath: row({ type: str('url-path'), default: '/', scopes: ALL, module: 'wsgi', since: '1.1.0', summary: 'URL prefix handled by the WSGI handler.' }),
+  wsgiPath: row({
+    type: str('url-path'),
+    default: '/',
+    scopes: ALL,
+    module: 'wsgi',
+    since: '1.1.0',
+    summary: 'URL prefix handled by the WSGI handler.',
+  }),
   wsgidApplicationPath: row({
     type: str('path'),
     scopes: ALL,
@@ -545,7 +781,14 @@ export const PROPERTIES = {
     since: '1.1.0',
     summary: 'As `wsgiApplicationPath`, for the pre-forked process pool handler.',
   }),
-  wsgidPath: row({ type: str('url-path'), default: '/', scopes: ALL, module: 'wsgid', since: '1.1.0', summary: 'URL prefix handled by the wsgid handler.' }),
+  wsgidPath: row({
+    type: str('url-path'),
+    default: '/',
+    scopes: ALL,
+    module: 'wsgid',
+    since: '1.1.0',
+    summary: 'URL prefix handled by the wsgid handler.',
+  }),
   asgiApplicationPath: row({
     type: str('path'),
     scopes: ALL,
@@ -553,7 +796,14 @@ export const PROPERTIES = {
     since: '1.1.0',
     summary: 'File with the ASGI application (an `application` callable).',
   }),
-  asgiPath: row({ type: str('url-path'), default: '/', scopes: ALL, module: 'asgi', since: '1.1.0', summary: 'URL prefix handled by the ASGI handler.' }),
+  asgiPath: row({
+    type: str('url-path'),
+    default: '/',
+    scopes: ALL,
+    module: 'asgi',
+    since: '1.1.0',
+    summary: 'URL prefix handled by the ASGI handler.',
+  }),
   proxyInterceptErrors: row({
     type: bool(),
     default: false,
@@ -581,13 +831,17 @@ export const ALIASES: Readonly<Record<string, PropertyName>> = {
 };
 
 type Rows = typeof PROPERTIES;
-type SettingName = { [K in keyof Rows]: Rows[K]['type'] extends SectionSpec ? never : K }[keyof Rows];
+type SettingName = {
+  [K in keyof Rows]: Rows[K]['type'] extends SectionSpec ? never : K;
+}[keyof Rows];
 
 /** The settings of one scope, as validated: only what the file sets (defaults live in the table). */
 export type Settings = { -readonly [K in SettingName]?: Infer<Rows[K]['type']> };
 
 export function propertyRow(name: string): PropertyRow | undefined {
-  return Object.hasOwn(PROPERTIES, name) ? (PROPERTIES as Record<string, PropertyRow>)[name] : undefined;
+  return Object.hasOwn(PROPERTIES, name)
+    ? (PROPERTIES as Record<string, PropertyRow>)[name]
+    : undefined;
 }
 
 export const PROPERTY_NAMES = Object.keys(PROPERTIES) as PropertyName[];

@@ -36,7 +36,11 @@ export interface RawMap {
 
 export type RawNode = RawScalar | RawList | RawMap;
 
-export const scalar = (value: RawScalarValue, pos: Pos): RawScalar => ({ kind: 'scalar', value, pos });
+export const scalar = (value: RawScalarValue, pos: Pos): RawScalar => ({
+  kind: 'scalar',
+  value,
+  pos,
+});
 export const rawList = (items: RawNode[], pos: Pos): RawList => ({ kind: 'list', items, pos });
 export const rawMap = (entries: RawEntry[], pos: Pos): RawMap => ({ kind: 'map', entries, pos });
 

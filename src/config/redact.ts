@@ -15,7 +15,9 @@ export function redactScope(settings: Record<string, unknown>): Record<string, u
   for (const [key, value] of Object.entries(settings)) {
     const row = propertyRow(ALIASES[key] ?? key);
     if (key === 'locations' || key === 'errorConfig') {
-      out[key] = Array.isArray(value) ? value.map((v) => redactScope(v as Record<string, unknown>)) : value;
+      out[key] = Array.isArray(value)
+        ? value.map((v) => redactScope(v as Record<string, unknown>))
+        : value;
     } else if (row?.sensitive) {
       out[key] = REDACTED;
     } else {
@@ -33,18 +35,26 @@ function redactValue(spec: Spec, value: unknown): unknown {
     case 'union':
       return redactStrings(value);
     case 'list':
-      return Array.isArray(value) ? value.map((v) => redactValue(spec.of, v)) : redactValue(spec.of, value);
+      return Array.isArray(value)
+        ? value.map((v) => redactValue(spec.of, v))
+        : redactValue(spec.of, value);
     case 'map': {
       const secretKeys = new Set(spec.sensitiveKeys ?? []);
       return Object.fromEntries(
-        Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, secretKeys.has(k.toLowerCase()) ? REDACTED : redactValue(spec.values, v)]),
+        Object.entries(value as Record<string, unknown>).map(([k, v]) => [
+          k,
+          secretKeys.has(k.toLowerCase()) ? REDACTED : redactValue(spec.values, v),
+        ]),
       );
     }
     case 'object':
       return Object.fromEntries(
         Object.entries(value as Record<string, unknown>).map(([k, v]) => {
           const field = spec.fields[k];
-          return [k, field?.sensitive ? REDACTED : field ? redactValue(field.spec, v) : redactStrings(v)];
+          return [
+            k,
+            field?.sensitive ? REDACTED : field ? redactValue(field.spec, v) : redactStrings(v),
+          ];
         }),
       );
     default:
@@ -61,6 +71,7 @@ export function redactCredentials(text: string): string {
 function redactStrings(value: unknown): unknown {
   if (typeof value === 'string') return redactCredentials(value);
   if (Array.isArray(value)) return value.map(redactStrings);
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactStrings(v)]));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactStrings(v)]));
   return value;
 }

@@ -2,14 +2,27 @@
 // committed file is stale). Examples are written once, in YAML, and shown in KDL through `convert`.
 import { toKdl } from './convert.js';
 import { Diagnostics, formatDiagnostic } from './diagnostics.js';
-import { ALIASES, PROPERTIES, PROPERTY_NAMES, modulesOf, type PropertyName, type PropertyRow } from './properties.js';
+import {
+  ALIASES,
+  PROPERTIES,
+  PROPERTY_NAMES,
+  modulesOf,
+  type PropertyName,
+  type PropertyRow,
+} from './properties.js';
 import { parseYaml } from './yaml.js';
 import { typeName, type ObjectSpec, type Spec } from './types.js';
 
 const SCOPE_SECTIONS: { title: string; test: (r: PropertyRow) => boolean }[] = [
-  { title: 'Global-only properties', test: (r) => r.scopes.length === 1 && r.scopes[0] === 'global' },
+  {
+    title: 'Global-only properties',
+    test: (r) => r.scopes.length === 1 && r.scopes[0] === 'global',
+  },
   { title: 'Host structure', test: (r) => r.scopes.length === 1 && r.scopes[0] !== 'global' },
-  { title: 'Properties valid in every scope (global, host, location, errorConfig)', test: (r) => r.scopes.length === 4 },
+  {
+    title: 'Properties valid in every scope (global, host, location, errorConfig)',
+    test: (r) => r.scopes.length === 4,
+  },
 ];
 
 function defaultText(value: unknown): string {
@@ -29,7 +42,8 @@ function moduleText(row: PropertyRow): string {
 export function exampleInKdl(yaml: string): string {
   const diags = new Diagnostics();
   const raw = parseYaml(yaml, 'example', diags);
-  if (!raw || raw.kind !== 'map' || diags.hasErrors) throw new Error(`bad example:\n${diags.list.map(formatDiagnostic).join('\n')}`);
+  if (!raw || raw.kind !== 'map' || diags.hasErrors)
+    throw new Error(`bad example:\n${diags.list.map(formatDiagnostic).join('\n')}`);
   return toKdl(raw);
 }
 
@@ -43,26 +57,51 @@ function objectOf(spec: Spec): ObjectSpec | undefined {
 function detail(name: PropertyName): string {
   const row: PropertyRow = PROPERTIES[name];
   const lines = [`### \`${name}\``, '', row.summary, ''];
-  lines.push('| Type | Default | Scopes | Module | Since | Sensitive |', '|---|---|---|---|---|---|');
+  lines.push(
+    '| Type | Default | Scopes | Module | Since | Sensitive |',
+    '|---|---|---|---|---|---|',
+  );
   lines.push(
     `| ${typeName(row.type)} | ${defaultText(row.default)} | ${row.scopes.join(', ')} | ${moduleText(row) || '—'} | ${row.since} | ${row.sensitive ? 'yes' : 'no'} |`,
   );
   const aliases = Object.entries(ALIASES).filter(([, target]) => target === name);
   if (aliases.length > 0) {
-    lines.push('', `Also accepted, with a warning: ${aliases.map(([a]) => `\`${a}\` (Ferron's spelling)`).join(', ')}.`);
+    lines.push(
+      '',
+      `Also accepted, with a warning: ${aliases.map(([a]) => `\`${a}\` (Ferron's spelling)`).join(', ')}.`,
+    );
   }
   const fields = objectOf(row.type);
   if (fields) {
     lines.push('', '| Field | Type | Default | Meaning |', '|---|---|---|---|');
     for (const [field, f] of Object.entries(fields.fields)) {
-      const notes = [f.required ? 'Required.' : '', f.sensitive ? 'Sensitive (redacted in `/config`).' : '', f.aliases?.length ? `Also accepted as \`${f.aliases.join('`, `')}\`, with a warning.` : '']
+      const notes = [
+        f.required ? 'Required.' : '',
+        f.sensitive ? 'Sensitive (redacted in `/config`).' : '',
+        f.aliases?.length ? `Also accepted as \`${f.aliases.join('`, `')}\`, with a warning.` : '',
+      ]
         .filter(Boolean)
         .join(' ');
-      lines.push(`| \`${field}\` | ${typeName(f.spec)} | ${defaultText(f.default)} | ${f.summary}${notes ? ` ${notes}` : ''} |`);
+      lines.push(
+        `| \`${field}\` | ${typeName(f.spec)} | ${defaultText(f.default)} | ${f.summary}${notes ? ` ${notes}` : ''} |`,
+      );
     }
   }
   if (row.example) {
-    lines.push('', 'YAML:', '', '```yaml', row.example.trimEnd(), '```', '', 'KDL:', '', '```kdl', exampleInKdl(row.example).trimEnd(), '```');
+    lines.push(
+      '',
+      'YAML:',
+      '',
+      '```yaml',
+      row.example.trimEnd(),
+      '```',
+      '',
+      'KDL:',
+      '',
+      '```kdl',
+      exampleInKdl(row.example).trimEnd(),
+      '```',
+    );
   }
   lines.push('');
   return lines.join('\n');
@@ -110,11 +149,18 @@ put \`# yaml-language-server: $schema=./docs/portico.schema.json\` at the top of
 export function referenceMarkdown(): string {
   const parts = [INTRO];
   for (const section of SCOPE_SECTIONS) {
-    parts.push(`## ${section.title}`, '', '| Property | Type | Default | Module | Since |', '|---|---|---|---|---|');
+    parts.push(
+      `## ${section.title}`,
+      '',
+      '| Property | Type | Default | Module | Since |',
+      '|---|---|---|---|---|',
+    );
     for (const name of PROPERTY_NAMES) {
       const row: PropertyRow = PROPERTIES[name];
       if (!section.test(row)) continue;
-      parts.push(`| [\`${name}\`](#${anchor(name)}) | ${typeName(row.type)} | ${defaultText(row.default)} | ${moduleText(row)} | ${row.since} |`);
+      parts.push(
+        `| [\`${name}\`](#${anchor(name)}) | ${typeName(row.type)} | ${defaultText(row.default)} | ${moduleText(row)} | ${row.since} |`,
+      );
     }
     parts.push('');
   }

@@ -69,22 +69,62 @@ const ESCAPED_SETS: Readonly<Record<string, string>> = {
   h: '[0-9A-Fa-f]',
   H: '[^0-9A-Fa-f]',
 };
-const CONTROL_ESCAPES: Readonly<Record<string, number>> = { a: 7, b: 8, f: 12, n: 10, r: 13, t: 9, v: 11, e: 27, ' ': 32 };
+const CONTROL_ESCAPES: Readonly<Record<string, number>> = {
+  a: 7,
+  b: 8,
+  f: 12,
+  n: 10,
+  r: 13,
+  t: 9,
+  v: 11,
+  e: 27,
+  ' ': 32,
+};
 const POSIX: Readonly<Record<string, readonly (readonly [number, number])[]>> = {
-  alnum: [[0x30, 0x39], [0x41, 0x5a], [0x61, 0x7a]],
-  alpha: [[0x41, 0x5a], [0x61, 0x7a]],
+  alnum: [
+    [0x30, 0x39],
+    [0x41, 0x5a],
+    [0x61, 0x7a],
+  ],
+  alpha: [
+    [0x41, 0x5a],
+    [0x61, 0x7a],
+  ],
   ascii: [[0x00, 0x7f]],
-  blank: [[0x09, 0x09], [0x20, 0x20]],
-  cntrl: [[0x00, 0x1f], [0x7f, 0x7f]],
+  blank: [
+    [0x09, 0x09],
+    [0x20, 0x20],
+  ],
+  cntrl: [
+    [0x00, 0x1f],
+    [0x7f, 0x7f],
+  ],
   digit: [[0x30, 0x39]],
   graph: [[0x21, 0x7e]],
   lower: [[0x61, 0x7a]],
   print: [[0x20, 0x7e]],
-  punct: [[0x21, 0x2f], [0x3a, 0x40], [0x5b, 0x60], [0x7b, 0x7e]],
-  space: [[0x09, 0x0d], [0x20, 0x20]],
+  punct: [
+    [0x21, 0x2f],
+    [0x3a, 0x40],
+    [0x5b, 0x60],
+    [0x7b, 0x7e],
+  ],
+  space: [
+    [0x09, 0x0d],
+    [0x20, 0x20],
+  ],
   upper: [[0x41, 0x5a]],
-  word: [[0x30, 0x39], [0x41, 0x5a], [0x5f, 0x5f], [0x61, 0x7a]],
-  xdigit: [[0x30, 0x39], [0x41, 0x46], [0x61, 0x66]],
+  word: [
+    [0x30, 0x39],
+    [0x41, 0x5a],
+    [0x5f, 0x5f],
+    [0x61, 0x7a],
+  ],
+  xdigit: [
+    [0x30, 0x39],
+    [0x41, 0x46],
+    [0x61, 0x66],
+  ],
 };
 const MAX_DEPTH = 64;
 const WHOLE_PATTERN = 'make the whole pattern case-insensitive with a leading (?i)';
@@ -108,7 +148,9 @@ export function compileRegex(source: string): RegExp {
   try {
     return new RegExp(body, flags);
   } catch (e) {
-    throw new RegexSyntaxError((e as Error).message.replace(/^Invalid regular expression: \/.*\/[a-z]*: /s, ''));
+    throw new RegexSyntaxError(
+      (e as Error).message.replace(/^Invalid regular expression: \/.*\/[a-z]*: /s, ''),
+    );
   }
 }
 
@@ -246,8 +288,20 @@ class Translator {
       lazy = true;
     }
     if (this.flags.U) lazy = !lazy;
-    if (this.peek() === '+') this.fail('possessive repetition ("*+", "++", "?+", "{n}+") is not supported');
-    const count = max === min ? `{${min}}` : min === 0 && max === 1 ? '?' : max !== undefined ? `{${min},${max}}` : min === 0 ? '*' : min === 1 ? '+' : `{${min},}`;
+    if (this.peek() === '+')
+      this.fail('possessive repetition ("*+", "++", "?+", "{n}+") is not supported');
+    const count =
+      max === min
+        ? `{${min}}`
+        : min === 0 && max === 1
+          ? '?'
+          : max !== undefined
+            ? `{${min},${max}}`
+            : min === 0
+              ? '*'
+              : min === 1
+                ? '+'
+                : `{${min},}`;
     return { text: count + (lazy ? '?' : ''), min };
   }
 
@@ -272,7 +326,11 @@ class Translator {
         const open = this.at;
         const set = this.characterClass();
         if (classIsCased(set)) this.noteCase(insensitive);
-        return { text: this.emitClass(set, insensitive && this.spelledOut, open), kind: 'atom', captured: none };
+        return {
+          text: this.emitClass(set, insensitive && this.spelledOut, open),
+          kind: 'atom',
+          captured: none,
+        };
       }
       case '*':
       case '+':
@@ -327,13 +385,17 @@ class Translator {
     if (cp === LONG_S || cp === 0x73 || cp === 0x53) return [0x73, 0x53, LONG_S];
     if (cp < 0x80) return /[a-z]/i.test(String.fromCharCode(cp)) ? [cp | 0x20, cp & ~0x20] : [cp];
     if (isCased(cp)) {
-      this.fail(`"${String.fromCodePoint(cp)}" in a case-insensitive part cannot be translated (only ASCII letters can); ${WHOLE_PATTERN}`, at);
+      this.fail(
+        `"${String.fromCodePoint(cp)}" in a case-insensitive part cannot be translated (only ASCII letters can); ${WHOLE_PATTERN}`,
+        at,
+      );
     }
     return [cp];
   }
 
   private backreference(group: number, start: number): string {
-    if (group > this.groups) this.fail(`there is no group ${group} before this backreference`, start);
+    if (group > this.groups)
+      this.fail(`there is no group ${group} before this backreference`, start);
     if (!this.captured.some((set) => set.has(group))) {
       this.fail(
         `the backreference to group ${group} is not certain to follow a match of that group; JavaScript would match it as empty where Ferron fails, so it is not supported here`,
@@ -341,7 +403,11 @@ class Translator {
       );
     }
     this.noteCase(this.flags.i);
-    if (this.flags.i && this.spelledOut) this.fail(`a backreference in a case-insensitive part cannot be translated; ${WHOLE_PATTERN}`, start);
+    if (this.flags.i && this.spelledOut)
+      this.fail(
+        `a backreference in a case-insensitive part cannot be translated; ${WHOLE_PATTERN}`,
+        start,
+      );
     return `(?:\\${group})`;
   }
 
@@ -354,20 +420,35 @@ class Translator {
     let captures: number | undefined;
     let look = false;
     let restore: Flags | undefined;
-    if (this.startsWith('?=') || this.startsWith('?!') || this.startsWith('?<=') || this.startsWith('?<!')) {
-      prefix = this.startsWith('?<') ? `(${this.source.slice(this.at, this.at + 3)}` : `(${this.source.slice(this.at, this.at + 2)}`;
+    if (
+      this.startsWith('?=') ||
+      this.startsWith('?!') ||
+      this.startsWith('?<=') ||
+      this.startsWith('?<!')
+    ) {
+      prefix = this.startsWith('?<')
+        ? `(${this.source.slice(this.at, this.at + 3)}`
+        : `(${this.source.slice(this.at, this.at + 2)}`;
       this.at += prefix.length - 1;
       look = true;
     } else if (this.startsWith('?P=')) {
       this.at += 3;
       const name = this.identifier(')');
-      return { text: this.backreference(this.groupNamed(name, open), open), kind: 'atom', captured: new Set() };
+      return {
+        text: this.backreference(this.groupNamed(name, open), open),
+        kind: 'atom',
+        captured: new Set(),
+      };
     } else if (this.startsWith('?P>')) {
       this.fail('subroutine calls "(?P>name)" are not supported', open);
     } else if (this.startsWith('?P<') || this.startsWith('?<') || this.startsWith("?'")) {
       this.at += this.startsWith('?P<') ? 3 : 2;
       const name = this.identifier(this.source[this.at - 1] === "'" ? "'" : '>');
-      if (!GROUP_NAME.test(name)) this.fail(`the group name "${name}" is not supported: it must start with a letter or "_"`, open);
+      if (!GROUP_NAME.test(name))
+        this.fail(
+          `the group name "${name}" is not supported: it must start with a letter or "_"`,
+          open,
+        );
       captures = ++this.groups;
       this.names.set(name, captures);
       prefix = `(?<${name}>`;
@@ -408,7 +489,8 @@ class Translator {
       if (c === undefined) this.syntax('Unterminated group');
       this.at++;
       if (c === ')' || c === ':') {
-        if ((c === ')' && letters === 0) || (negate && letters === 0)) this.fail(`"${this.source.slice(open, this.at)}" names no flag`, open);
+        if ((c === ')' && letters === 0) || (negate && letters === 0))
+          this.fail(`"${this.source.slice(open, this.at)}" names no flag`, open);
         return c === ':' ? before : undefined;
       }
       if (c === '-' && !negate) {
@@ -417,8 +499,13 @@ class Translator {
       }
       letters++;
       if (c === 'i' || c === 'm' || c === 's' || c === 'U') this.flags[c] = !negate;
-      else if (c === 'u' && negate) this.fail('"(?-u)" is not supported (Ferron refuses it too)', open);
-      else if (c === 'x') this.fail('the x flag (spaces and # comments ignored) is not supported; write the pattern without it', open);
+      else if (c === 'u' && negate)
+        this.fail('"(?-u)" is not supported (Ferron refuses it too)', open);
+      else if (c === 'x')
+        this.fail(
+          'the x flag (spaces and # comments ignored) is not supported; write the pattern without it',
+          open,
+        );
       else if (c !== 'u') this.fail(`unknown flag "${c}"`, this.at - 1);
     }
   }
@@ -426,16 +513,22 @@ class Translator {
   /** A group name up to `close` (letters, digits, `_`), as fancy-regex reads it. */
   private identifier(close: string): string {
     const start = this.at;
-    while (this.peek() !== undefined && /[\p{L}\p{N}_]/u.test(String.fromCodePoint(this.source.codePointAt(this.at)!))) this.codePoint();
+    while (
+      this.peek() !== undefined &&
+      /[\p{L}\p{N}_]/u.test(String.fromCodePoint(this.source.codePointAt(this.at)!))
+    )
+      this.codePoint();
     const name = this.source.slice(start, this.at);
-    if (name === '' || !this.startsWith(close)) this.fail(`invalid group name, expected letters, digits or "_" then "${close}"`, start);
+    if (name === '' || !this.startsWith(close))
+      this.fail(`invalid group name, expected letters, digits or "_" then "${close}"`, start);
     this.at += close.length;
     return name;
   }
 
   private groupNamed(name: string, at: number): number {
     const group = /^\d+$/.test(name) ? Number(name) : this.names.get(name);
-    if (group === undefined) this.fail(`no group named "${name}" comes before this backreference`, at);
+    if (group === undefined)
+      this.fail(`no group named "${name}" comes before this backreference`, at);
     return group;
   }
 
@@ -448,7 +541,8 @@ class Translator {
       if (inClass) this.fail('a backreference cannot stand in a character class', start);
       const digits = /^\d+/.exec(this.source.slice(this.at))![0];
       this.at += digits.length;
-      if (Number(digits) === 0) this.fail('"\\0" is not supported; write "\\x00" for the NUL character', start);
+      if (Number(digits) === 0)
+        this.fail('"\\0" is not supported; write "\\x00" for the NUL character', start);
       return { kind: 'backref', group: Number(digits) };
     }
     if (!inClass) {
@@ -458,7 +552,8 @@ class Translator {
     this.at++;
     const set = ESCAPED_SETS[c];
     if (set) return { kind: 'set', text: set, cased: false };
-    if (c === 'x' || c === 'u' || c === 'U') return { kind: 'char', cp: this.hexEscape({ x: 2, u: 4, U: 8 }[c], start) };
+    if (c === 'x' || c === 'u' || c === 'U')
+      return { kind: 'char', cp: this.hexEscape({ x: 2, u: 4, U: 8 }[c], start) };
     if (c === 'p' || c === 'P') {
       if (this.peek() === undefined) this.fail(`"\\${c}" needs a property name`, start);
       return { kind: 'set', text: this.property(c === 'P', start), cased: true };
@@ -494,20 +589,31 @@ class Translator {
         if (this.peek() === '{' && !/[\d,]/.test(this.peek(1) ?? '')) {
           const braced = /^\{([a-z-]*)\}/.exec(this.source.slice(this.at, this.at + 16));
           const boundary = braced && c === 'b' ? WORD_BOUNDARIES[braced[1]!] : undefined;
-          if (!braced || !boundary) this.fail(`not a valid word boundary (\\b{start}, \\b{end}, \\b{start-half}, \\b{end-half})`, start);
+          if (!braced || !boundary)
+            this.fail(
+              `not a valid word boundary (\\b{start}, \\b{end}, \\b{start-half}, \\b{end-half})`,
+              start,
+            );
           this.at += braced[0].length;
           return { kind: 'assertion', text: boundary };
         }
         const [before, after] = c === 'b' ? ['(?!', '(?='] : ['(?=', '(?!'];
-        return { kind: 'assertion', text: `(?:(?<=${WORD})${before}${WORD})|(?<!${WORD})${after}${WORD}))` };
+        return {
+          kind: 'assertion',
+          text: `(?:(?<=${WORD})${before}${WORD})|(?<!${WORD})${after}${WORD}))`,
+        };
       }
       case 'k': {
         this.at++;
         const quote = this.peek() === "'";
         if (!quote && this.peek() !== '<') this.fail('"\\k" needs a group name: \\k<name>', start);
         this.at++;
-        if (this.peek() === '-' || this.peek() === '+') this.fail('relative backreferences "\\k<-1>" are not supported', start);
-        return { kind: 'backref', group: this.groupNamed(this.identifier(quote ? "'" : '>'), start) };
+        if (this.peek() === '-' || this.peek() === '+')
+          this.fail('relative backreferences "\\k<-1>" are not supported', start);
+        return {
+          kind: 'backref',
+          group: this.groupNamed(this.identifier(quote ? "'" : '>'), start),
+        };
       }
       case 'O':
         this.at++;
@@ -531,7 +637,8 @@ class Translator {
     if (text === undefined) this.fail('invalid hexadecimal escape', start);
     this.at += (fixed ?? braced)![0].length;
     const cp = parseInt(text, 16);
-    if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) this.fail(`U+${text.toUpperCase()} is not a Unicode scalar value`, start);
+    if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+      this.fail(`U+${text.toUpperCase()} is not a Unicode scalar value`, start);
     return cp;
   }
 
@@ -549,7 +656,10 @@ class Translator {
     const byValue = /^([^=:!]*)(=|:|!=)(.*)$/s.exec(body);
     const name = byValue ? propertyByValue(byValue[1]!, byValue[3]!) : loneProperty(body);
     if (!name) {
-      this.fail(`the Unicode property "${body}" is unknown under that spelling; write it as JavaScript spells it (\\p{Uppercase_Letter}, \\p{Greek}, \\p{Script=Greek})`, start);
+      this.fail(
+        `the Unicode property "${body}" is unknown under that spelling; write it as JavaScript spells it (\\p{Uppercase_Letter}, \\p{Greek}, \\p{Script=Greek})`,
+        start,
+      );
     }
     return `\\${negated !== (byValue?.[2] === '!=') ? 'P' : 'p'}{${name}}`;
   }
@@ -603,10 +713,17 @@ class Translator {
   private classRange(): ClassItem {
     const start = this.at;
     const first = this.classItem();
-    if (this.peek() !== '-' || this.peek(1) === ']' || this.peek(1) === '-' || this.peek(1) === undefined) return first;
+    if (
+      this.peek() !== '-' ||
+      this.peek(1) === ']' ||
+      this.peek(1) === '-' ||
+      this.peek(1) === undefined
+    )
+      return first;
     this.at++;
     const last = this.classItem();
-    if (first.kind !== 'char' || last.kind !== 'char') this.fail('a range must run between two single characters', start);
+    if (first.kind !== 'char' || last.kind !== 'char')
+      this.fail('a range must run between two single characters', start);
     if (first.cp > last.cp) this.syntax('Range out of order in character class');
     return { kind: 'range', from: first.cp, to: last.cp };
   }
@@ -620,7 +737,9 @@ class Translator {
 
   /** A class in `v` syntax; `fold` spells out case-insensitivity (errors point at `open`). */
   private emitClass(set: ClassSet, fold: boolean, open: number): string {
-    const unions = set.operands.map((items) => items.map((item) => this.emitItem(item, fold, open)).join(''));
+    const unions = set.operands.map((items) =>
+      items.map((item) => this.emitItem(item, fold, open)).join(''),
+    );
     if (set.ops.length === 0) return `[${set.negated ? '^' : ''}${unions[0]}]`;
     let text = `[${unions[0]}]`;
     // Each operand is bracketed: V8 mishandles a bare character operand under the `i` flag.
@@ -637,7 +756,9 @@ class Translator {
         return (fold ? this.foldChar(item.cp, open) : [item.cp]).map(escapeClassChar).join('');
       case 'range':
         return (fold ? this.foldRange(item.from, item.to, open) : [[item.from, item.to] as const])
-          .map(([from, to]) => (from === to ? escapeClassChar(from) : `${escapeClassChar(from)}-${escapeClassChar(to)}`))
+          .map(([from, to]) =>
+            from === to ? escapeClassChar(from) : `${escapeClassChar(from)}-${escapeClassChar(to)}`,
+          )
           .join('');
       case 'set':
         if (fold && item.cased) this.fail(UNFOLDABLE_PROPERTY, open);
@@ -659,7 +780,11 @@ class Translator {
     if (has(0x4b, 0x6b)) out.push([KELVIN, KELVIN]);
     if (has(0x53, 0x73)) out.push([LONG_S, LONG_S]);
     for (let cp = Math.max(from, 0x80); cp <= to; cp++) {
-      if (isCased(cp)) this.fail(`a range with non-ASCII letters in a case-insensitive part cannot be translated; ${WHOLE_PATTERN}`, open);
+      if (isCased(cp))
+        this.fail(
+          `a range with non-ASCII letters in a case-insensitive part cannot be translated; ${WHOLE_PATTERN}`,
+          open,
+        );
     }
     return out;
   }
@@ -706,7 +831,13 @@ function spellings(name: string): string[] {
   const out = new Set([trimmed]);
   if (words.length > 0 && words.length <= 4) {
     for (let mask = 0; mask < 1 << words.length; mask++) {
-      out.add(words.map((w, k) => (mask & (1 << k) ? w.toUpperCase() : w[0]!.toUpperCase() + w.slice(1).toLowerCase())).join('_'));
+      out.add(
+        words
+          .map((w, k) =>
+            mask & (1 << k) ? w.toUpperCase() : w[0]!.toUpperCase() + w.slice(1).toLowerCase(),
+          )
+          .join('_'),
+      );
     }
   }
   if (/^is./i.test(trimmed)) for (const s of spellings(trimmed.slice(2))) out.add(s);
@@ -716,7 +847,9 @@ function spellings(name: string): string[] {
 /** `\p{Name}`: a binary property or general category first, then a script, as Rust looks it up. */
 function loneProperty(name: string): string | undefined {
   const candidates = spellings(name);
-  return candidates.find(propertyExists) ?? candidates.map((s) => `Script=${s}`).find(propertyExists);
+  return (
+    candidates.find(propertyExists) ?? candidates.map((s) => `Script=${s}`).find(propertyExists)
+  );
 }
 
 const PROPERTY_NAMES: Readonly<Record<string, string>> = {
@@ -730,7 +863,12 @@ const PROPERTY_NAMES: Readonly<Record<string, string>> = {
 
 function propertyByValue(property: string, value: string): string | undefined {
   const name = PROPERTY_NAMES[property.replace(/[\s_-]/g, '').toLowerCase()];
-  return name && spellings(value).map((s) => `${name}=${s}`).find(propertyExists);
+  return (
+    name &&
+    spellings(value)
+      .map((s) => `${name}=${s}`)
+      .find(propertyExists)
+  );
 }
 
 type Part = string | { readonly group: string };
@@ -754,7 +892,8 @@ export function compileReplacement(template: string): (match: RegExpExecArray) =
       i++;
       continue;
     }
-    const braced = template[i + 1] === '{' ? /^\{([A-Za-z0-9_]+)\}/.exec(template.slice(i + 1)) : null;
+    const braced =
+      template[i + 1] === '{' ? /^\{([A-Za-z0-9_]+)\}/.exec(template.slice(i + 1)) : null;
     const bare = braced ? null : /^[A-Za-z0-9_]+/.exec(template.slice(i + 1));
     const name = braced?.[1] ?? bare?.[0];
     if (name === undefined) {
@@ -764,7 +903,7 @@ export function compileReplacement(template: string): (match: RegExpExecArray) =
     if (literal) parts.push(literal);
     literal = '';
     parts.push({ group: name });
-    i += (braced ? braced[0].length : name.length);
+    i += braced ? braced[0].length : name.length;
   }
   if (literal) parts.push(literal);
   return (match) => {

@@ -1,6 +1,15 @@
 // A JSON Schema (draft-07, what YAML editors' language servers read) of the YAML syntax, made from
 // the property table so editors autocomplete and check portico.yaml exactly as `validate` does.
-import { ALIASES, MODULES, PROPERTIES, PROPERTY_NAMES, SCOPES, modulesOf, type PropertyRow, type Scope } from './properties.js';
+import {
+  ALIASES,
+  MODULES,
+  PROPERTIES,
+  PROPERTY_NAMES,
+  SCOPES,
+  modulesOf,
+  type PropertyRow,
+  type Scope,
+} from './properties.js';
 import type { Spec } from './types.js';
 
 type Schema = Record<string, unknown>;
@@ -29,7 +38,11 @@ export function specSchema(spec: Spec): Schema {
     case 'enum':
       return { type: 'string', enum: [...spec.values] };
     case 'list': {
-      const array: Schema = { type: 'array', items: specSchema(spec.of), ...(spec.nonEmpty ? { minItems: 1 } : {}) };
+      const array: Schema = {
+        type: 'array',
+        items: specSchema(spec.of),
+        ...(spec.nonEmpty ? { minItems: 1 } : {}),
+      };
       return spec.single ? { anyOf: [specSchema(spec.of), array] } : array;
     }
     case 'map': {
@@ -37,22 +50,42 @@ export function specSchema(spec: Spec): Schema {
       const forbidden = Object.keys(spec.forbiddenKeys ?? {});
       const names: Schema = {
         ...(pattern ? { pattern } : {}),
-        ...(forbidden.length > 0 ? { not: { pattern: `^(?:${forbidden.map(anyCase).join('|')})$` } } : {}),
+        ...(forbidden.length > 0
+          ? { not: { pattern: `^(?:${forbidden.map(anyCase).join('|')})$` } }
+          : {}),
       };
-      return { type: 'object', additionalProperties: specSchema(spec.values), ...(Object.keys(names).length > 0 ? { propertyNames: names } : {}) };
+      return {
+        type: 'object',
+        additionalProperties: specSchema(spec.values),
+        ...(Object.keys(names).length > 0 ? { propertyNames: names } : {}),
+      };
     }
     case 'object': {
       const properties: Record<string, Schema> = {};
       for (const [name, field] of Object.entries(spec.fields)) {
-        properties[name] = { ...specSchema(field.spec), description: field.summary, ...(field.default === undefined ? {} : { default: field.default }) };
-        for (const alias of field.aliases ?? []) properties[alias] = { ...specSchema(field.spec), description: `Accepted spelling of "${name}".`, deprecated: true };
+        properties[name] = {
+          ...specSchema(field.spec),
+          description: field.summary,
+          ...(field.default === undefined ? {} : { default: field.default }),
+        };
+        for (const alias of field.aliases ?? [])
+          properties[alias] = {
+            ...specSchema(field.spec),
+            description: `Accepted spelling of "${name}".`,
+            deprecated: true,
+          };
       }
       const required = Object.entries(spec.fields)
         .filter(([, f]) => f.required && !f.aliases?.length)
         .map(([n]) => n);
       // YAML `admin:` reads as null, which the validator takes as the block with no fields.
       const type = spec.bareMeansEmpty ? ['object', 'null'] : 'object';
-      return { type, additionalProperties: false, properties, ...(required.length ? { required } : {}) };
+      return {
+        type,
+        additionalProperties: false,
+        properties,
+        ...(required.length ? { required } : {}),
+      };
     }
     case 'nullable':
       return { anyOf: [specSchema(spec.of), { type: 'null' }] };
@@ -69,7 +102,11 @@ export function specSchema(spec: Spec): Schema {
  */
 function anyCase(name: string): string {
   return [...name]
-    .map((c) => (c.toLowerCase() !== c.toUpperCase() ? `[${c.toUpperCase()}${c.toLowerCase()}]` : c.replace(/[\\^$.*+?()[\]{}|/]/, '\\$&')))
+    .map((c) =>
+      c.toLowerCase() !== c.toUpperCase()
+        ? `[${c.toUpperCase()}${c.toLowerCase()}]`
+        : c.replace(/[\\^$.*+?()[\]{}|/]/, '\\$&'),
+    )
     .join('');
 }
 
@@ -83,20 +120,35 @@ function scopeSchema(scope: Scope): Schema {
   for (const name of PROPERTY_NAMES) {
     const row: PropertyRow = PROPERTIES[name];
     if (!row.scopes.includes(scope)) continue;
-    properties[name] = { ...specSchema(row.type), description: description(row), ...(row.default === undefined ? {} : { default: row.default }) };
+    properties[name] = {
+      ...specSchema(row.type),
+      description: description(row),
+      ...(row.default === undefined ? {} : { default: row.default }),
+    };
   }
   for (const [alias, name] of Object.entries(ALIASES)) {
     const row: PropertyRow = PROPERTIES[name];
-    if (row.scopes.includes(scope)) properties[alias] = { ...specSchema(row.type), description: `Ferron's spelling of "${name}".`, deprecated: true };
+    if (row.scopes.includes(scope))
+      properties[alias] = {
+        ...specSchema(row.type),
+        description: `Ferron's spelling of "${name}".`,
+        deprecated: true,
+      };
   }
-  return { type: ['object', 'null'], additionalProperties: false, properties, ...(scope === 'location' ? { required: ['path'] } : {}) };
+  return {
+    type: ['object', 'null'],
+    additionalProperties: false,
+    properties,
+    ...(scope === 'location' ? { required: ['path'] } : {}),
+  };
 }
 
 export function configSchema(): Schema {
   return {
     $schema: 'http://json-schema.org/draft-07/schema#',
     title: 'Portico configuration (YAML)',
-    description: 'Generated from the property table by `portico schema`; docs/configuration.md describes every property.',
+    description:
+      'Generated from the property table by `portico schema`; docs/configuration.md describes every property.',
     type: 'object',
     additionalProperties: false,
     properties: {

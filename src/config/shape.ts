@@ -13,9 +13,16 @@ export function configToPlain(config: Config): PlainConfig {
     global: config.global,
     hosts: config.hosts.map((h) => ({
       ...h.settings,
-      ...(h.locations.length > 0 ? { locations: h.locations.map((l) => ({ path: l.path, ...l.settings })) } : {}),
+      ...(h.locations.length > 0
+        ? { locations: h.locations.map((l) => ({ path: l.path, ...l.settings })) }
+        : {}),
       ...(h.errorConfigs.length > 0
-        ? { errorConfig: h.errorConfigs.map((e) => ({ ...(e.scode === undefined ? {} : { scode: e.scode }), ...e.settings })) }
+        ? {
+            errorConfig: h.errorConfigs.map((e) => ({
+              ...(e.scode === undefined ? {} : { scode: e.scode }),
+              ...e.settings,
+            })),
+          }
         : {}),
     })),
   };

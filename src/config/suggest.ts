@@ -21,7 +21,8 @@ export function editDistance(a: string, b: string, limit = Infinity): number {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       let v = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, before[j - 2]! + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        v = Math.min(v, before[j - 2]! + 1);
       current[j] = v;
       if (v < rowMin) rowMin = v;
     }
@@ -40,7 +41,8 @@ export function suggest(name: string, candidates: Iterable<string>): string | un
   let bestDistance = limit + 1;
   for (const c of candidates) {
     // Case slips (`enableHttp2`) are the most common typo: they win outright.
-    const distance = c.toLowerCase() === lower ? 0 : editDistance(lower, c.toLowerCase(), bestDistance - 1);
+    const distance =
+      c.toLowerCase() === lower ? 0 : editDistance(lower, c.toLowerCase(), bestDistance - 1);
     if (distance < bestDistance) {
       best = c;
       bestDistance = distance;

@@ -47,7 +47,9 @@ export const CIPHER_SUITES: readonly CipherSuite[] = [
 ];
 
 // Both spellings, upper-cased: the contract is case-insensitive, OpenSSL itself is not.
-const SUITES_BY_NAME = new Map(CIPHER_SUITES.flatMap((s) => [[s.iana, s] as const, [s.openssl, s] as const]));
+const SUITES_BY_NAME = new Map(
+  CIPHER_SUITES.flatMap((s) => [[s.iana, s] as const, [s.openssl, s] as const]),
+);
 
 /** The suite called `name`, by its IANA or OpenSSL name in any case. */
 export function findCipherSuite(name: string): CipherSuite | undefined {
@@ -66,7 +68,10 @@ export function suggestCipherSuite(name: string): string | undefined {
   let best: { iana: string; distance: number } | undefined;
   for (const suite of CIPHER_SUITES) {
     const within = (best?.distance ?? limit + 1) - 1;
-    const distance = Math.min(editDistance(wanted, normalize(suite.iana), within), editDistance(wanted, normalize(suite.openssl), within));
+    const distance = Math.min(
+      editDistance(wanted, normalize(suite.iana), within),
+      editDistance(wanted, normalize(suite.openssl), within),
+    );
     if (distance <= within) best = { iana: suite.iana, distance };
   }
   return best?.iana;
@@ -79,15 +84,18 @@ const normalize = (name: string): string => name.toUpperCase().replaceAll('-', '
  * OpenSSL's own group names are case-sensitive (`P-256` works, `p-256` does not), so matching is
  * done here and the canonical OpenSSL name is passed on.
  */
-export const ECDH_CURVES: readonly { name: string; openssl: string; aliases: readonly string[] }[] = [
-  { name: 'x25519', openssl: 'X25519', aliases: [] },
-  { name: 'secp256r1', openssl: 'prime256v1', aliases: ['prime256v1', 'P-256'] },
-  { name: 'secp384r1', openssl: 'secp384r1', aliases: ['P-384'] },
-  { name: 'secp521r1', openssl: 'secp521r1', aliases: ['P-521'] },
-];
+export const ECDH_CURVES: readonly { name: string; openssl: string; aliases: readonly string[] }[] =
+  [
+    { name: 'x25519', openssl: 'X25519', aliases: [] },
+    { name: 'secp256r1', openssl: 'prime256v1', aliases: ['prime256v1', 'P-256'] },
+    { name: 'secp384r1', openssl: 'secp384r1', aliases: ['P-384'] },
+    { name: 'secp521r1', openssl: 'secp521r1', aliases: ['P-521'] },
+  ];
 
 const CURVES_BY_NAME = new Map(
-  ECDH_CURVES.flatMap((c) => [c.name, ...c.aliases].map((n) => [n.toLowerCase(), c.openssl] as const)),
+  ECDH_CURVES.flatMap((c) =>
+    [c.name, ...c.aliases].map((n) => [n.toLowerCase(), c.openssl] as const),
+  ),
 );
 
 /**

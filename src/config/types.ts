@@ -122,10 +122,18 @@ type FieldsType<F extends Record<string, FieldSpec>> = {
   -readonly [K in keyof F as F[K]['required'] extends true ? never : K]?: Infer<F[K]['spec']>;
 };
 
-export const bool = (options: { bareMeansTrue?: boolean } = {}): BoolSpec => ({ kind: 'bool', ...options });
+export const bool = (options: { bareMeansTrue?: boolean } = {}): BoolSpec => ({
+  kind: 'bool',
+  ...options,
+});
 export const u16 = (): IntSpec => ({ kind: 'int', label: 'u16', min: 0, max: 65535 });
 export const port = (): IntSpec => ({ kind: 'int', label: 'port', min: 1, max: 65535 });
-export const statusCode = (): IntSpec => ({ kind: 'int', label: 'status code', min: 100, max: 599 });
+export const statusCode = (): IntSpec => ({
+  kind: 'int',
+  label: 'status code',
+  min: 100,
+  max: 599,
+});
 /** A status that ends a response: what a configured code sends, which an informational 1xx cannot. */
 export const finalStatusCode = (): IntSpec => ({
   kind: 'int',
@@ -134,7 +142,12 @@ export const finalStatusCode = (): IntSpec => ({
   max: 599,
   minReason: 'a 1xx status is informational and cannot end a response',
 });
-export const u32 = (min = 0, max = 4294967295): IntSpec => ({ kind: 'int', label: 'u32', min, max });
+export const u32 = (min = 0, max = 4294967295): IntSpec => ({
+  kind: 'int',
+  label: 'u32',
+  min,
+  max,
+});
 /** u64 as far as a JavaScript number is exact; larger values are refused, not rounded. */
 export const u64 = (): IntSpec => ({
   kind: 'int',
@@ -143,29 +156,49 @@ export const u64 = (): IntSpec => ({
   max: Number.MAX_SAFE_INTEGER,
   maxReason: '2^53−1, the largest whole number held exactly',
 });
-export const str = (format?: StringFormat): StringSpec => (format ? { kind: 'string', format } : { kind: 'string' });
-export const oneOf = <const V extends string>(...values: V[]): EnumSpec<V> => ({ kind: 'enum', values });
-export const list = <S extends Spec>(of: S, options: { nonEmpty?: boolean; single?: boolean } = {}): ListSpec<Infer<S>> => ({
+export const str = (format?: StringFormat): StringSpec =>
+  format ? { kind: 'string', format } : { kind: 'string' };
+export const oneOf = <const V extends string>(...values: V[]): EnumSpec<V> => ({
+  kind: 'enum',
+  values,
+});
+export const list = <S extends Spec>(
+  of: S,
+  options: { nonEmpty?: boolean; single?: boolean } = {},
+): ListSpec<Infer<S>> => ({
   kind: 'list',
   of,
   ...options,
 });
-export const nullable = <S extends Spec>(of: S): NullableSpec<Infer<S>> => ({ kind: 'nullable', of });
-export const either = <A extends Spec, B extends Spec>(a: A, b: B): UnionSpec<Infer<A> | Infer<B>> => ({
+export const nullable = <S extends Spec>(of: S): NullableSpec<Infer<S>> => ({
+  kind: 'nullable',
+  of,
+});
+export const either = <A extends Spec, B extends Spec>(
+  a: A,
+  b: B,
+): UnionSpec<Infer<A> | Infer<B>> => ({
   kind: 'union',
   options: [a, b],
 });
 export const mapOf = <S extends Spec>(
   keyLabel: string,
   values: S,
-  extra: { keyFormat?: StringFormat; sensitiveKeys?: readonly string[]; forbiddenKeys?: Readonly<Record<string, string>> } = {},
+  extra: {
+    keyFormat?: StringFormat;
+    sensitiveKeys?: readonly string[];
+    forbiddenKeys?: Readonly<Record<string, string>>;
+  } = {},
 ): MapSpec<Infer<S>> => ({ kind: 'map', keyLabel, values, ...extra });
 export const object = <const F extends Record<string, FieldSpec>>(
   label: string,
   fields: F,
   options: { bareMeansEmpty?: boolean } = {},
 ): ObjectSpec<FieldsType<F>> => ({ kind: 'object', label, fields, ...options });
-export const section = (scope: 'location' | 'errorConfig'): SectionSpec => ({ kind: 'section', scope });
+export const section = (scope: 'location' | 'errorConfig'): SectionSpec => ({
+  kind: 'section',
+  scope,
+});
 
 /** A short human name of a spec, for messages ("expected a u16 or a string"). */
 export function describe(spec: Spec): string {
@@ -199,7 +232,11 @@ export function typeName(spec: Spec): string {
     case 'bool':
       return 'bool';
     case 'int':
-      return spec.label === 'port' ? 'u16' : spec.label === 'status code' ? 'u16 (status code)' : spec.label;
+      return spec.label === 'port'
+        ? 'u16'
+        : spec.label === 'status code'
+          ? 'u16 (status code)'
+          : spec.label;
     case 'string':
       return 'string';
     case 'enum':

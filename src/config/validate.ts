@@ -71,7 +71,8 @@ function got(node: RawNode, secret = false): string {
   if (node.kind === 'map') return 'a mapping';
   const v = node.value;
   if (v === null) return 'null';
-  if (secret) return typeof v === 'string' ? 'a string' : typeof v === 'boolean' ? 'a boolean' : 'a number';
+  if (secret)
+    return typeof v === 'string' ? 'a string' : typeof v === 'boolean' ? 'a boolean' : 'a number';
   if (typeof v === 'string') return shown(v);
   return String(v);
 }
@@ -86,7 +87,11 @@ class Validator {
 
   top(root: RawNode): Config | undefined {
     if (root.kind !== 'map') {
-      this.diags.error(root.pos, '', `expected a mapping with "global", "hosts" and "include", got ${got(root)}`);
+      this.diags.error(
+        root.pos,
+        '',
+        `expected a mapping with "global", "hosts" and "include", got ${got(root)}`,
+      );
       return undefined;
     }
     let global: Settings = {};
@@ -98,7 +103,11 @@ class Validator {
       } else if (entry.key === 'hosts') {
         if (entry.value.kind === 'scalar' && entry.value.value === null) continue;
         if (entry.value.kind !== 'list') {
-          this.diags.error(entry.value.pos, 'hosts', `expected a list of hosts, got ${got(entry.value)}`);
+          this.diags.error(
+            entry.value.pos,
+            'hosts',
+            `expected a list of hosts, got ${got(entry.value)}`,
+          );
           continue;
         }
         entry.value.items.forEach((item, i) => {
@@ -106,7 +115,11 @@ class Validator {
           if (host) hosts.push(host);
         });
       } else if (entry.key !== 'include') {
-        this.diags.error(entry.keyPos, clip(entry.key), `unknown top-level key${didYouMean(entry.key, TOP_KEYS)} (expected global, hosts or include)`);
+        this.diags.error(
+          entry.keyPos,
+          clip(entry.key),
+          `unknown top-level key${didYouMean(entry.key, TOP_KEYS)} (expected global, hosts or include)`,
+        );
       }
     }
     const config: Config = { global, hosts };
@@ -127,10 +140,12 @@ class Validator {
     const locationsNode = sections.get('locations');
     locationsNode?.items.forEach((item, i) => {
       const p = `${path}.locations[${i}]`;
-      if (item.kind !== 'map') return this.diags.error(item.pos, p, `expected a location mapping, got ${got(item)}`);
+      if (item.kind !== 'map')
+        return this.diags.error(item.pos, p, `expected a location mapping, got ${got(item)}`);
       const { settings: s } = this.scope(item, 'location', p);
       if (s.path === undefined) {
-        if (!item.entries.some((e) => e.key === 'path')) this.diags.error(item.pos, p, 'a location needs a "path"');
+        if (!item.entries.some((e) => e.key === 'path'))
+          this.diags.error(item.pos, p, 'a location needs a "path"');
         return;
       }
       const { path: locationPath, ...rest } = s;
@@ -138,7 +153,12 @@ class Validator {
     });
     sections.get('errorConfig')?.items.forEach((item, i) => {
       const p = `${path}.errorConfig[${i}]`;
-      if (item.kind !== 'map') return this.diags.error(item.pos, p, `expected an error configuration mapping, got ${got(item)}`);
+      if (item.kind !== 'map')
+        return this.diags.error(
+          item.pos,
+          p,
+          `expected an error configuration mapping, got ${got(item)}`,
+        );
       const { scode, ...rest } = this.scope(item, 'errorConfig', p).settings;
       errorConfigs.push({ scode, settings: rest, pos: item.pos });
     });
@@ -146,7 +166,11 @@ class Validator {
   }
 
   /** One scope's mapping → its settings, plus the raw lists of its nested sections. */
-  scope(node: RawNode, scope: Scope, path: string): { settings: Settings; sections: Map<string, { items: RawNode[] }> } {
+  scope(
+    node: RawNode,
+    scope: Scope,
+    path: string,
+  ): { settings: Settings; sections: Map<string, { items: RawNode[] }> } {
     const settings: Record<string, unknown> = {};
     const sections = new Map<string, { items: RawNode[] }>();
     const keys = new Map<string, RawEntry>();
@@ -159,17 +183,31 @@ class Validator {
       const at = `${path}.${clip(name)}`;
       const row = propertyRow(name);
       if (!row) {
-        const here = PROPERTY_NAMES.filter((n) => (PROPERTIES[n].scopes as readonly string[]).includes(scope));
-        this.diags.error(entry.keyPos, at, `unknown property${didYouMean(entry.key, [...here, ...Object.keys(ALIASES)])}`);
+        const here = PROPERTY_NAMES.filter((n) =>
+          (PROPERTIES[n].scopes as readonly string[]).includes(scope),
+        );
+        this.diags.error(
+          entry.keyPos,
+          at,
+          `unknown property${didYouMean(entry.key, [...here, ...Object.keys(ALIASES)])}`,
+        );
         continue;
       }
       if (!row.scopes.includes(scope)) {
-        this.diags.error(entry.keyPos, at, `not valid in ${scopeName(scope)}; it belongs in ${row.scopes.map(scopeName).join(', ')}`);
+        this.diags.error(
+          entry.keyPos,
+          at,
+          `not valid in ${scopeName(scope)}; it belongs in ${row.scopes.map(scopeName).join(', ')}`,
+        );
         continue;
       }
       const earlier = keys.get(name);
       if (earlier) {
-        this.diags.error(entry.keyPos, at, `set twice (first at ${earlier.keyPos.line}:${earlier.keyPos.col})`);
+        this.diags.error(
+          entry.keyPos,
+          at,
+          `set twice (first at ${earlier.keyPos.line}:${earlier.keyPos.col})`,
+        );
         continue;
       }
       keys.set(name, entry);
@@ -192,7 +230,11 @@ class Validator {
   canonicalName(entry: RawEntry, path: string): string {
     const alias = ALIASES[entry.key];
     if (!alias) return entry.key;
-    this.diags.warn(entry.keyPos, `${path}.${entry.key}`, `"${entry.key}" is accepted as the documented "${alias}"; write "${alias}"`);
+    this.diags.warn(
+      entry.keyPos,
+      `${path}.${entry.key}`,
+      `"${entry.key}" is accepted as the documented "${alias}"; write "${alias}"`,
+    );
     return alias;
   }
 
@@ -210,16 +252,28 @@ class Validator {
         if (spec.bareMeansTrue && isNull(node)) return true;
         return node.kind === 'scalar' && typeof node.value === 'boolean' ? node.value : wrong();
       case 'int': {
-        if (node.kind !== 'scalar' || (typeof node.value !== 'number' && typeof node.value !== 'bigint')) return wrong();
+        if (
+          node.kind !== 'scalar' ||
+          (typeof node.value !== 'number' && typeof node.value !== 'bigint')
+        )
+          return wrong();
         const v = node.value;
         if (typeof v === 'number' && !Number.isInteger(v)) return wrong();
         const number = secret ? HIDDEN : String(v);
         if (v > spec.max && spec.maxReason) {
-          this.diags.error(node.pos, path, `${number} is too large: the supported maximum is ${spec.max} (${spec.maxReason})`);
+          this.diags.error(
+            node.pos,
+            path,
+            `${number} is too large: the supported maximum is ${spec.max} (${spec.maxReason})`,
+          );
           return undefined;
         }
         if (v < spec.min && spec.minReason) {
-          this.diags.error(node.pos, path, `${number} is too small: ${spec.minReason} (the smallest allowed is ${spec.min})`);
+          this.diags.error(
+            node.pos,
+            path,
+            `${number} is too small: ${spec.minReason} (the smallest allowed is ${spec.min})`,
+          );
           return undefined;
         }
         if (v < spec.min || v > spec.max) {
@@ -239,17 +293,24 @@ class Validator {
           }
         }
         // A relative path is relative to the file that wrote it, as `include` globs are.
-        if (spec.format === 'path' && this.options.baseDir && !isAbsolute(v)) return resolve(this.options.baseDir(node.pos.file), v);
+        if (spec.format === 'path' && this.options.baseDir && !isAbsolute(v))
+          return resolve(this.options.baseDir(node.pos.file), v);
         return v;
       }
       case 'enum': {
         if (node.kind !== 'scalar' || typeof node.value !== 'string') return wrong();
         if ((spec.values as readonly string[]).includes(node.value)) return node.value;
-        this.diags.error(node.pos, path, `expected ${describe(spec)}, got ${got(node, secret)}${secret ? '' : didYouMean(node.value, spec.values)}`);
+        this.diags.error(
+          node.pos,
+          path,
+          `expected ${describe(spec)}, got ${got(node, secret)}${secret ? '' : didYouMean(node.value, spec.values)}`,
+        );
         return undefined;
       }
       case 'nullable':
-        return node.kind === 'scalar' && node.value === null ? null : this.value(spec.of, node, path, secret);
+        return node.kind === 'scalar' && node.value === null
+          ? null
+          : this.value(spec.of, node, path, secret);
       case 'union': {
         const option = spec.options.find((o) => shapeFits(o, node));
         return option ? this.value(option, node, path, secret) : wrong();
@@ -278,21 +339,30 @@ class Validator {
         for (const e of node.entries) {
           const at = `${path}.${clip(e.key)}`;
           const forbidden = spec.forbiddenKeys?.[e.key.toLowerCase()];
-          const problem = (spec.keyFormat && checkFormat(spec.keyFormat, e.key)) || (forbidden && `${shown(e.key)} is not allowed here: ${forbidden}`);
+          const problem =
+            (spec.keyFormat && checkFormat(spec.keyFormat, e.key)) ||
+            (forbidden && `${shown(e.key)} is not allowed here: ${forbidden}`);
           // Header names compare case-insensitively, so `Link` and `link` would collide.
           const folded = spec.keyFormat === 'header-name' ? e.key.toLowerCase() : e.key;
           const first = seen.get(folded);
           if (problem) this.diags.error(e.keyPos, at, problem);
-          else if (first) this.diags.error(e.keyPos, at, `set twice (first at ${first.line}:${first.col})`);
+          else if (first)
+            this.diags.error(e.keyPos, at, `set twice (first at ${first.line}:${first.col})`);
           else seen.set(folded, e.keyPos);
           // A wrong name does not hide what is wrong with its value.
-          const v = this.value(spec.values, e.value, at, secret || (spec.sensitiveKeys?.includes(e.key.toLowerCase()) ?? false));
+          const v = this.value(
+            spec.values,
+            e.value,
+            at,
+            secret || (spec.sensitiveKeys?.includes(e.key.toLowerCase()) ?? false),
+          );
           if (!problem && !first && v !== undefined) out[e.key] = v;
         }
         return out;
       }
       case 'object':
-        if (spec.bareMeansEmpty && isNull(node)) return this.object(spec, rawMap([], node.pos), path, secret);
+        if (spec.bareMeansEmpty && isNull(node))
+          return this.object(spec, rawMap([], node.pos), path, secret);
         return node.kind === 'map' ? this.object(spec, node, path, secret) : wrong();
       case 'section':
         return wrong();
@@ -305,19 +375,32 @@ class Validator {
     for (const e of node.entries) {
       const [fieldName, field] = findField(spec, e.key);
       if (!field) {
-        this.diags.error(e.keyPos, `${path}.${clip(e.key)}`, `unknown field of ${spec.label}${didYouMean(e.key, Object.keys(spec.fields))}`);
+        this.diags.error(
+          e.keyPos,
+          `${path}.${clip(e.key)}`,
+          `unknown field of ${spec.label}${didYouMean(e.key, Object.keys(spec.fields))}`,
+        );
         ok = false;
         continue;
       }
       if (fieldName !== e.key) {
-        this.diags.warn(e.keyPos, `${path}.${e.key}`, `"${e.key}" is accepted as "${fieldName}"; write "${fieldName}"`);
+        this.diags.warn(
+          e.keyPos,
+          `${path}.${e.key}`,
+          `"${e.key}" is accepted as "${fieldName}"; write "${fieldName}"`,
+        );
       }
       if (Object.hasOwn(out, fieldName)) {
         this.diags.error(e.keyPos, `${path}.${e.key}`, `"${fieldName}" is set twice`);
         ok = false;
         continue;
       }
-      const v = this.value(field.spec, e.value, `${path}.${fieldName}`, secret || (field.sensitive ?? false));
+      const v = this.value(
+        field.spec,
+        e.value,
+        `${path}.${fieldName}`,
+        secret || (field.sensitive ?? false),
+      );
       if (v === undefined) ok = false;
       else out[fieldName] = v;
     }
@@ -350,7 +433,9 @@ function shapeFits(spec: Spec, node: RawNode): boolean {
     case 'bool':
       return node.kind === 'scalar' && typeof node.value === 'boolean';
     case 'int':
-      return node.kind === 'scalar' && (typeof node.value === 'number' || typeof node.value === 'bigint');
+      return (
+        node.kind === 'scalar' && (typeof node.value === 'number' || typeof node.value === 'bigint')
+      );
     case 'string':
     case 'enum':
       return node.kind === 'scalar' && typeof node.value === 'string';
@@ -369,11 +454,19 @@ function shapeFits(spec: Spec, node: RawNode): boolean {
 }
 
 export function scopeName(scope: Scope): string {
-  return { global: 'global', host: 'a host', location: 'a location', errorConfig: 'an errorConfig' }[scope];
+  return {
+    global: 'global',
+    host: 'a host',
+    location: 'a location',
+    errorConfig: 'an errorConfig',
+  }[scope];
 }
 
-export function validate(root: RawNode, diags: Diagnostics, options: ValidateOptions = {}): Config | undefined {
+export function validate(
+  root: RawNode,
+  diags: Diagnostics,
+  options: ValidateOptions = {},
+): Config | undefined {
   const config = new Validator(diags, options).top(root);
   return diags.hasErrors ? undefined : config;
 }
-

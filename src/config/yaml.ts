@@ -1,6 +1,18 @@
 // The legacy front end: YAML text → raw tree with positions. YAML 1.2 core schema, as Ferron's
 // parser reads it (`yes` is a string, not a boolean); anchors and aliases resolve to copies.
-import { isAlias, isMap, isScalar, isSeq, LineCounter, parseAllDocuments, visit, type Alias, type Document, type Node as YamlNode, type YAMLMap } from 'yaml';
+import {
+  isAlias,
+  isMap,
+  isScalar,
+  isSeq,
+  LineCounter,
+  parseAllDocuments,
+  visit,
+  type Alias,
+  type Document,
+  type Node as YamlNode,
+  type YAMLMap,
+} from 'yaml';
 import type { Diagnostics } from './diagnostics.js';
 import { rawList, rawMap, scalar, type Pos, type RawEntry, type RawNode } from './raw.js';
 
@@ -8,7 +20,12 @@ export function parseYaml(text: string, file: string, diags: Diagnostics): RawNo
   const lines = new LineCounter();
   // The library's own duplicate-key check stops the whole file and compares every key with every
   // other (minutes for a large mapping); duplicates are found below, in one pass, as errors.
-  const docs = parseAllDocuments(text, { lineCounter: lines, intAsBigInt: true, uniqueKeys: false, prettyErrors: false });
+  const docs = parseAllDocuments(text, {
+    lineCounter: lines,
+    intAsBigInt: true,
+    uniqueKeys: false,
+    prettyErrors: false,
+  });
   const at = positions(text, lines, file);
   // A syntax error anywhere fails the file, as in Ferron, whose parser reads every document.
   const errors = 'empty' in docs ? docs.errors : docs.flatMap((d) => d.errors);
@@ -17,13 +34,30 @@ export function parseYaml(text: string, file: string, diags: Diagnostics): RawNo
   // REFERENCE §22: Ferron refuses a file without any document (empty, or only comments), whether
   // it is the main file or an included one. A lone `---` is a document and reads as empty.
   if (!doc) {
-    if (errors.length === 0) diags.error(at(0), '', 'the file holds no YAML document (an empty file is not a configuration; write "global: {}" for all defaults)');
+    if (errors.length === 0)
+      diags.error(
+        at(0),
+        '',
+        'the file holds no YAML document (an empty file is not a configuration; write "global: {}" for all defaults)',
+      );
     return undefined;
   }
   if (errors.length > 0) return undefined;
-  if (second) diags.warn(at(second.range[0]), '', 'only the first YAML document is read; this one and any after it are ignored');
+  if (second)
+    diags.warn(
+      at(second.range[0]),
+      '',
+      'only the first YAML document is read; this one and any after it are ignored',
+    );
   if (doc.contents === null) return rawMap([], at(0));
-  const walk: Walk = { anchors: anchorsOf(doc), at, diags, copied: 0, open: new Set(), broken: new Set() };
+  const walk: Walk = {
+    anchors: anchorsOf(doc),
+    at,
+    diags,
+    copied: 0,
+    open: new Set(),
+    broken: new Set(),
+  };
   try {
     const root = convert(doc.contents, walk, 0, '');
     // A broken alias breaks the file's structure, as a syntax error does (Ferron's parser refuses
@@ -43,7 +77,11 @@ function firstLine(message: string): string {
  * Offsets → positions whose columns count Unicode characters, as KDL's do and editors show: the
  * library counts UTF-16 code units, so a character outside the BMP would count twice.
  */
-function positions(text: string, lines: LineCounter, file: string): (offset: number | undefined) => Pos {
+function positions(
+  text: string,
+  lines: LineCounter,
+  file: string,
+): (offset: number | undefined) => Pos {
   const astral: number[] = [];
   for (const m of text.matchAll(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g)) astral.push(m.index);
   return (offset = 0) => {
@@ -114,7 +152,12 @@ function convert(node: unknown, walk: Walk, aliasDepth: number, path: string): R
   if (isMap(node) || isSeq(node)) {
     if (node.anchor) walk.open.add(node);
     try {
-      return isMap(node) ? mapping(node, walk, aliasDepth, path, pos) : rawList(node.items.map((item, i) => convert(item, walk, aliasDepth, `${path}[${i}]`)), pos);
+      return isMap(node)
+        ? mapping(node, walk, aliasDepth, path, pos)
+        : rawList(
+            node.items.map((item, i) => convert(item, walk, aliasDepth, `${path}[${i}]`)),
+            pos,
+          );
     } finally {
       walk.open.delete(node);
     }
@@ -122,7 +165,8 @@ function convert(node: unknown, walk: Walk, aliasDepth: number, path: string): R
   if (isScalar(node)) {
     const v = node.value;
     if (typeof v === 'bigint') return scalar(Number.isSafeInteger(Number(v)) ? Number(v) : v, pos);
-    if (v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return scalar(v, pos);
+    if (v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')
+      return scalar(v, pos);
     diags.error(pos, path, `unsupported YAML value ${JSON.stringify(String(v))}`);
     return scalar(null, pos);
   }
@@ -150,7 +194,8 @@ function mapping(node: YAMLMap, walk: Walk, aliasDepth: number, path: string, po
       continue;
     }
     seen.set(name, keyPos);
-    const value = pair.value === null ? scalar(null, keyPos) : convert(pair.value, walk, aliasDepth, keyPath);
+    const value =
+      pair.value === null ? scalar(null, keyPos) : convert(pair.value, walk, aliasDepth, keyPath);
     entries.push({ key: name, keyPos, value });
   }
   return rawMap(entries, pos);
@@ -167,7 +212,8 @@ function expandAlias(node: Alias, walk: Walk, aliasDepth: number, path: string):
         ? `aliases nest more than ${MAX_ALIAS_DEPTH} deep`
         : undefined;
   if (problem || !target) {
-    if (!walk.broken.has(node)) walk.diags.error(pos, path, `YAML alias *${node.source} cannot be resolved: ${problem}`);
+    if (!walk.broken.has(node))
+      walk.diags.error(pos, path, `YAML alias *${node.source} cannot be resolved: ${problem}`);
     walk.broken.add(node);
     return scalar(null, pos);
   }
@@ -176,7 +222,11 @@ function expandAlias(node: Alias, walk: Walk, aliasDepth: number, path: string):
   } catch (e) {
     // Named once, at the alias written in the file whose expansion crossed the bound.
     if (e instanceof TooManyCopies && aliasDepth === 0) {
-      walk.diags.error(pos, path, `YAML aliases expand to more than ${MAX_ALIAS_COPIES} nodes by this *${node.source}; refusing the file (a guard against alias bombs)`);
+      walk.diags.error(
+        pos,
+        path,
+        `YAML aliases expand to more than ${MAX_ALIAS_COPIES} nodes by this *${node.source}; refusing the file (a guard against alias bombs)`,
+      );
     }
     throw e;
   }

@@ -34,7 +34,8 @@ export class IpList {
     } catch {
       return false;
     }
-    for (const [range, bits] of this.ranges) if (parsed.kind() === range.kind() && parsed.match(range, bits)) return true;
+    for (const [range, bits] of this.ranges)
+      if (parsed.kind() === range.kind() && parsed.match(range, bits)) return true;
     return false;
   }
 }
@@ -42,7 +43,8 @@ export class IpList {
 /** A CIDR range; an IPv4-mapped IPv6 range (`::ffff:10.0.0.0/104`) becomes the IPv4 one. */
 function range(cidr: string): [ipaddr.IPv4 | ipaddr.IPv6, number] {
   const [address, bits] = ipaddr.parseCIDR(cidr);
-  if (address instanceof ipaddr.IPv6 && address.isIPv4MappedAddress() && bits >= 96) return [address.toIPv4Address(), bits - 96];
+  if (address instanceof ipaddr.IPv6 && address.isIPv4MappedAddress() && bits >= 96)
+    return [address.toIPv4Address(), bits - 96];
   return [address, bits];
 }
 

@@ -8,7 +8,8 @@ import { HttpError } from './http-error.js';
 
 // Bytes an escape is decoded to: letters, digits and ! $ & ' ( ) * + , - . / : ; = @ [ ] _ ~
 const SAFE = new Uint8Array(256);
-for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!$&'()*+,-./:;=@[]_~") SAFE[c.charCodeAt(0)] = 1;
+for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!$&'()*+,-./:;=@[]_~")
+  SAFE[c.charCodeAt(0)] = 1;
 // A path that needs no work: only safe characters, and no `//`, `.`, `..` or trailing-dot segment.
 const SAFE_ONLY = /^\/[A-Za-z0-9!$&'()*+,\-.;=:@_~/[\]]*$/;
 const DOT_END = /\.(?:\/|$)/;
@@ -38,15 +39,28 @@ export function sanitizePath(raw: string, allowDoubleSlashes: boolean): string {
     if (c === 37) {
       const hi = i + 2 < raw.length ? hexValue(raw.charCodeAt(i + 1)) : -1;
       const lo = i + 2 < raw.length ? hexValue(raw.charCodeAt(i + 2)) : -1;
-      if (hi < 0 || lo < 0) throw badRequest(`invalid escape ${JSON.stringify(raw.slice(i, i + 3))}`);
+      if (hi < 0 || lo < 0)
+        throw badRequest(`invalid escape ${JSON.stringify(raw.slice(i, i + 3))}`);
       const byte = hi * 16 + lo;
       if (byte === 0) throw badRequest('%00 in the path');
-      if (byte === 0xc0 || byte === 0xc1 || byte >= 0xfe) throw badRequest(`invalid UTF-8 byte %${raw.slice(i + 1, i + 3)}`);
+      if (byte === 0xc0 || byte === 0xc1 || byte >= 0xfe)
+        throw badRequest(`invalid UTF-8 byte %${raw.slice(i + 1, i + 3)}`);
       text += SAFE[byte] ? String.fromCharCode(byte) : `%${HEX[hi]}${HEX[lo]}`;
       i += 2;
     } else if (c === 92) {
       text += '/'; // a backslash separates segments, as on Windows
-    } else if (c > 0x20 && c < 0x7f && c !== 34 && c !== 60 && c !== 62 && c !== 94 && c !== 96 && c !== 123 && c !== 124 && c !== 125) {
+    } else if (
+      c > 0x20 &&
+      c < 0x7f &&
+      c !== 34 &&
+      c !== 60 &&
+      c !== 62 &&
+      c !== 94 &&
+      c !== 96 &&
+      c !== 123 &&
+      c !== 124 &&
+      c !== 125
+    ) {
       text += raw[i];
     } else {
       // Spaces, controls, `"<>^\`{|}` and raw non-ASCII bytes (Node hands them over as latin1).

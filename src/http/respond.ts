@@ -20,7 +20,12 @@ const NO_CONTENT = new Set([204, 205, 304]);
 // Fields about content, left out of such a response: a 204 MUST NOT carry Content-Length or
 // Transfer-Encoding (RFC 9110 §8.6, RFC 9112 §6.1), a 304's would be taken for the selected
 // representation's, and the type or coding of a page that is not sent describes nothing.
-const CONTENT_FIELDS = new Set(['content-type', 'content-length', 'content-encoding', 'transfer-encoding']);
+const CONTENT_FIELDS = new Set([
+  'content-type',
+  'content-length',
+  'content-encoding',
+  'transfer-encoding',
+]);
 
 export function hasNoContent(status: number): boolean {
   return NO_CONTENT.has(status);
@@ -40,7 +45,8 @@ function hasHeader(headers: RawHeaders, lower: string): boolean {
 }
 
 function finalize(ctx: Ctx, status: number, headers: RawHeaders): number {
-  for (const [name, value] of ctx.errorHeaders) if (!hasHeader(headers, name.toLowerCase())) headers.push(name, value);
+  for (const [name, value] of ctx.errorHeaders)
+    if (!hasHeader(headers, name.toLowerCase())) headers.push(name, value);
   const custom = ctx.resolved?.customHeaders;
   if (custom) {
     for (const h of custom) {
@@ -49,7 +55,8 @@ function finalize(ctx: Ctx, status: number, headers: RawHeaders): number {
       if (!h.hasPath || VALID_VALUE.test(value)) headers.push(h.name, value);
     }
   }
-  for (let i = indexOfHeader(headers, 'server'); i >= 0; i = indexOfHeader(headers, 'server')) headers.splice(i, 2);
+  for (let i = indexOfHeader(headers, 'server'); i >= 0; i = indexOfHeader(headers, 'server'))
+    headers.splice(i, 2);
   headers.push('Server', SERVER);
   // A page rendered for an error by an errorConfig is still that error (CONTRACT.md, point 4).
   const sent = ctx.errorStatus !== undefined && status < 300 ? ctx.errorStatus : status;
@@ -60,7 +67,8 @@ function finalize(ctx: Ctx, status: number, headers: RawHeaders): number {
 }
 
 function withoutContentFields(headers: RawHeaders, status: number): void {
-  for (let i = headers.length - 2; i >= 0; i -= 2) if (CONTENT_FIELDS.has(headers[i]!.toLowerCase())) headers.splice(i, 2);
+  for (let i = headers.length - 2; i >= 0; i -= 2)
+    if (CONTENT_FIELDS.has(headers[i]!.toLowerCase())) headers.splice(i, 2);
   // Node frames a 205 like any response: without a length it would send an empty chunked body, which
   // a client that knows 205 has no content would read as the start of the next response.
   if (status === 205) headers.push('Content-Length', '0');
@@ -74,7 +82,14 @@ function lengthOf(headers: RawHeaders): number | undefined {
 // Connection-specific fields are malformed in HTTP/2 (RFC 9113 §8.2.2), and Node refuses a head
 // that has one by resetting the stream (ERR_HTTP2_INVALID_CONNECTION_HEADERS). Whoever added it (a
 // customHeaders entry, a module copying a backend's head), the HTTP/2 response goes without it.
-const CONNECTION_SPECIFIC = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'http2-settings']);
+const CONNECTION_SPECIFIC = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'http2-settings',
+]);
 
 function isConnectionSpecific(name: string, value: string): boolean {
   // Only names of these lengths (te, upgrade, connection, keep-alive, http2-settings…) can be one.
@@ -82,18 +97,28 @@ function isConnectionSpecific(name: string, value: string): boolean {
   if (n !== 2 && n !== 7 && n !== 10 && n !== 14 && n !== 16 && n !== 17) return false;
   const lower = name.toLowerCase();
   // `TE: trailers` is the one TE allowed.
-  return lower === 'te' ? value.trim().toLowerCase() !== 'trailers' : CONNECTION_SPECIFIC.has(lower);
+  return lower === 'te'
+    ? value.trim().toLowerCase() !== 'trailers'
+    : CONNECTION_SPECIFIC.has(lower);
 }
 
 /** Repeated names (Set-Cookie) become arrays; Node lower-cases names for HTTP/2 itself. */
-function headerObject(headers: RawHeaders, status: number): Record<string, string | string[] | number> {
+function headerObject(
+  headers: RawHeaders,
+  status: number,
+): Record<string, string | string[] | number> {
   const out: Record<string, string | string[] | number> = { ':status': status };
   for (let i = 0; i < headers.length; i += 2) {
     const name = headers[i]!;
     const value = headers[i + 1]!;
     if (isConnectionSpecific(name, value)) continue;
     const existing = out[name];
-    out[name] = existing === undefined ? value : Array.isArray(existing) ? [...existing, value] : [String(existing), value];
+    out[name] =
+      existing === undefined
+        ? value
+        : Array.isArray(existing)
+          ? [...existing, value]
+          : [String(existing), value];
   }
   return out;
 }
@@ -122,7 +147,12 @@ export function send(ctx: Ctx, status: number, headers: RawHeaders, body?: Buffe
 }
 
 /** A streamed response; resolves when the body is written, with backpressure respected. */
-export async function sendStream(ctx: Ctx, status: number, headers: RawHeaders, body: Readable): Promise<void> {
+export async function sendStream(
+  ctx: Ctx,
+  status: number,
+  headers: RawHeaders,
+  body: Readable,
+): Promise<void> {
   const sent = finalize(ctx, status, headers);
   ctx.length = lengthOf(headers);
   const bodiless = ctx.method === 'HEAD' || NO_CONTENT.has(sent);

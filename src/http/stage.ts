@@ -13,7 +13,8 @@ export function compose(stages: readonly Stage[], fallback: Stage): Stage {
   if (stages.length === 0) return fallback;
   const count = stages.length;
   return (ctx, outerNext) => {
-    const run = (i: number): Promise<void> | void => (i < count ? stages[i]!(ctx, () => run(i + 1)) : fallback(ctx, outerNext));
+    const run = (i: number): Promise<void> | void =>
+      i < count ? stages[i]!(ctx, () => run(i + 1)) : fallback(ctx, outerNext);
     return run(0);
   };
 }

@@ -39,7 +39,8 @@ export function buildChain(settings: ResolvedSettings, services: ChainServices):
     if (stage) stages.push(stage);
   }
   const wwwroot = settings.wwwroot === undefined ? undefined : resolve(settings.wwwroot);
-  if (wwwroot !== undefined && !settings.disableTrailingSlashRedirects) stages.push(trailingSlash(wwwroot, services.files));
+  if (wwwroot !== undefined && !settings.disableTrailingSlashRedirects)
+    stages.push(trailingSlash(wwwroot, services.files));
   for (const name of settings.loadModules ?? []) {
     const stage = services.modules.stage(name as ModuleName, settings);
     if (stage) stages.push(stage);

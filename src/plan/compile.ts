@@ -11,7 +11,12 @@ import { IpList } from '../http/ip-list.js';
 import type { Logger } from '../http/logger.js';
 import type { CustomHeader, ErrorConfigRoute, Resolved } from '../http/resolved.js';
 import { StaticFiles } from '../static/static-files.js';
-import { loadCertificates, policyOptions, type CertificateSet, type KeyPair } from '../tls/certificates.js';
+import {
+  loadCertificates,
+  policyOptions,
+  type CertificateSet,
+  type KeyPair,
+} from '../tls/certificates.js';
 import { OcspStapler } from '../tls/ocsp.js';
 import { buildChain, type ChainServices } from './chain.js';
 import { HostTable } from './host-table.js';
@@ -31,7 +36,11 @@ export interface TlsSetup {
   readonly requestCert: boolean;
   readonly http2: boolean;
   readonly http2Settings: Http2Settings | undefined;
-  readonly onOcspRequest?: (certificate: Buffer, issuer: Buffer | null, callback: (err: Error | null, response?: Buffer) => void) => void;
+  readonly onOcspRequest?: (
+    certificate: Buffer,
+    issuer: Buffer | null,
+    callback: (err: Error | null, response?: Buffer) => void,
+  ) => void;
 }
 
 export interface Plan {
@@ -73,7 +82,10 @@ export function compilePlan(config: Config, services: CompileServices): Plan {
   try {
     const modules = new Provisioner(services.modules, leases, { errorLog });
     for (const name of global.loadModules ?? []) {
-      if (!modules.has(name as ModuleName)) throw new PlanError(`module "${name}" (loadModules) is not available in this build of Portico`);
+      if (!modules.has(name as ModuleName))
+        throw new PlanError(
+          `module "${name}" (loadModules) is not available in this build of Portico`,
+        );
     }
     const compiler = new Compiler({
       files: leases.take('static-files', () => new StaticFiles()),
@@ -83,8 +95,12 @@ export function compilePlan(config: Config, services: CompileServices): Plan {
     });
     const sites = config.hosts.map((host) => compiler.site(config.global, host));
     const fallback = compiler.site(config.global, undefined);
-    const blocklist = global.blocklist && global.blocklist.length > 0 ? new IpList(global.blocklist) : undefined;
-    const ocsp = global.secure && global.enableOCSPStapling ? leases.take('ocsp', () => new OcspStapler({ log: (message) => errorLog.log(message) })) : undefined;
+    const blocklist =
+      global.blocklist && global.blocklist.length > 0 ? new IpList(global.blocklist) : undefined;
+    const ocsp =
+      global.secure && global.enableOCSPStapling
+        ? leases.take('ocsp', () => new OcspStapler({ log: (message) => errorLog.log(message) }))
+        : undefined;
     return Object.freeze({
       config,
       global,
@@ -103,7 +119,10 @@ export function compilePlan(config: Config, services: CompileServices): Plan {
   }
 }
 
-function tlsSetup(g: ReturnType<typeof withDefaults>, ocsp: OcspStapler | undefined): TlsSetup | undefined {
+function tlsSetup(
+  g: ReturnType<typeof withDefaults>,
+  ocsp: OcspStapler | undefined,
+): TlsSetup | undefined {
   if (!g.secure) return undefined;
   let certificates: CertificateSet;
   try {
@@ -119,10 +138,16 @@ function tlsSetup(g: ReturnType<typeof withDefaults>, ocsp: OcspStapler | undefi
     requestCert: g.useClientCertificate,
     http2: g.enableHTTP2,
     http2Settings: settings && {
-      ...(settings.initialWindowSize === undefined ? {} : { initialWindowSize: settings.initialWindowSize }),
+      ...(settings.initialWindowSize === undefined
+        ? {}
+        : { initialWindowSize: settings.initialWindowSize }),
       ...(settings.maxFrameSize === undefined ? {} : { maxFrameSize: settings.maxFrameSize }),
-      ...(settings.maxConcurrentStreams === undefined ? {} : { maxConcurrentStreams: settings.maxConcurrentStreams }),
-      ...(settings.maxHeaderListSize === undefined ? {} : { maxHeaderListSize: settings.maxHeaderListSize }),
+      ...(settings.maxConcurrentStreams === undefined
+        ? {}
+        : { maxConcurrentStreams: settings.maxConcurrentStreams }),
+      ...(settings.maxHeaderListSize === undefined
+        ? {}
+        : { maxHeaderListSize: settings.maxHeaderListSize }),
       enableConnectProtocol: settings.enableConnectProtocol ?? false,
     },
     ...(ocsp ? { onOcspRequest: ocsp.onOcspRequest } : {}),
@@ -169,7 +194,12 @@ class Compiler {
 }
 
 function customHeaders(map: Record<string, string> | undefined): CustomHeader[] {
-  return Object.entries(map ?? {}).map(([name, value]) => ({ name, lower: name.toLowerCase(), value, hasPath: value.includes('{path}') }));
+  return Object.entries(map ?? {}).map(([name, value]) => ({
+    name,
+    lower: name.toLowerCase(),
+    value,
+    hasPath: value.includes('{path}'),
+  }));
 }
 
 function errorPages(list: { scode: number; path: string }[] | undefined): Map<number, string[]> {

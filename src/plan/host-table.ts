@@ -26,11 +26,23 @@ export class HostTable {
   ) {
     sites.forEach((site, index) => {
       const { domain, ip } = site.host!.settings;
-      const ips = ip === undefined ? [undefined] : ip === 'localhost' ? ['::1', '127.0.0.1'] : [normalizeAddress(ip)];
+      const ips =
+        ip === undefined
+          ? [undefined]
+          : ip === 'localhost'
+            ? ['::1', '127.0.0.1']
+            : [normalizeAddress(ip)];
       for (const address of ips) {
         const name = domain?.toLowerCase().replace(/\.$/, '');
-        if (name === undefined || name === '*') this.any.push({ site, index, ip: address, domainRank: name === '*' ? 1 : 0 });
-        else if (name.startsWith('*.')) add(this.wildcard, name.slice(2), { site, index, ip: address, domainRank: 2 + name.length / 1024 });
+        if (name === undefined || name === '*')
+          this.any.push({ site, index, ip: address, domainRank: name === '*' ? 1 : 0 });
+        else if (name.startsWith('*.'))
+          add(this.wildcard, name.slice(2), {
+            site,
+            index,
+            ip: address,
+            domainRank: 2 + name.length / 1024,
+          });
         else add(this.exact, name, { site, index, ip: address, domainRank: 1000 });
       }
     });
@@ -40,7 +52,9 @@ export class HostTable {
   match(hostname: string | undefined, localAddress: string): Site {
     let best: Candidate | undefined;
     const consider = (list: readonly Candidate[] | undefined) => {
-      if (list) for (const c of list) if ((c.ip === undefined || c.ip === localAddress) && better(c, best)) best = c;
+      if (list)
+        for (const c of list)
+          if ((c.ip === undefined || c.ip === localAddress) && better(c, best)) best = c;
     };
     if (hostname) {
       consider(this.exact.get(hostname));
@@ -69,6 +83,8 @@ function better(c: Candidate, best: Candidate | undefined): boolean {
   const selectors = (x: Candidate) => (x.ip !== undefined ? 1 : 0) + (x.domainRank > 1 ? 1 : 0);
   return (
     selectors(c) > selectors(best) ||
-    (selectors(c) === selectors(best) && (c.domainRank > best.domainRank || (c.domainRank === best.domainRank && c.index < best.index)))
+    (selectors(c) === selectors(best) &&
+      (c.domainRank > best.domainRank ||
+        (c.domainRank === best.domainRank && c.index < best.index)))
   );
 }

@@ -17,14 +17,16 @@ export interface ListenerSpec {
 
 /** `http://127.0.0.1:8080`, `https://[::1]:443`, `http://0.0.0.0:80` (every address): how /status and messages name a listener. */
 export function listenerId(secure: boolean, address: string | undefined, port: number): string {
-  const shown = address === undefined ? '0.0.0.0' : address.includes(':') ? `[${address}]` : address;
+  const shown =
+    address === undefined ? '0.0.0.0' : address.includes(':') ? `[${address}]` : address;
   return `${secure ? 'https' : 'http'}://${shown}:${port}`;
 }
 
 export function listenerSpecs(g: Settings): ListenerSpec[] {
   const d = withDefaults(g);
   const spec = (value: number | string, secure: boolean): ListenerSpec => {
-    const parsed = typeof value === 'number' ? { host: undefined, port: value } : parseListen(value)!;
+    const parsed =
+      typeof value === 'number' ? { host: undefined, port: value } : parseListen(value)!;
     const address = parsed.host === 'localhost' ? '127.0.0.1' : parsed.host;
     const id = listenerId(secure, address, parsed.port);
     const key = secure ? `${id} h2=${d.enableHTTP2} mtls=${d.useClientCertificate}` : id;
@@ -35,4 +37,3 @@ export function listenerSpecs(g: Settings): ListenerSpec[] {
   if (d.secure) out.push(spec(d.sport, true));
   return out;
 }
-

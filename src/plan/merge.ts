@@ -9,7 +9,8 @@ export function mergeSettings(parent: Settings, child: Settings): Settings {
   const out: Record<string, unknown> = { ...parent };
   for (const [key, value] of Object.entries(child)) {
     const base = out[key];
-    if (Array.isArray(value) && Array.isArray(base) && !REPLACING_LISTS.has(key)) out[key] = [...base, ...value];
+    if (Array.isArray(value) && Array.isArray(base) && !REPLACING_LISTS.has(key))
+      out[key] = [...base, ...value];
     else if (isMapping(value) && isMapping(base)) out[key] = { ...base, ...value };
     else out[key] = value;
   }

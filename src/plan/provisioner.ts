@@ -9,7 +9,10 @@ import type { Leases } from './resources.js';
 
 export class Provisioner {
   private readonly byName: ReadonlyMap<ModuleName, Module>;
-  private readonly memo = new Map<string, { readonly name: ModuleName; readonly provisioned: Provisioned }>();
+  private readonly memo = new Map<
+    string,
+    { readonly name: ModuleName; readonly provisioned: Provisioned }
+  >();
 
   constructor(
     modules: readonly Module[],
@@ -45,7 +48,8 @@ export class Provisioner {
   /** module → the status of each provisioned stage that reports one. */
   status(): Record<string, unknown[]> {
     const out: Record<string, unknown[]> = {};
-    for (const { name, provisioned } of this.memo.values()) if (provisioned.status) (out[name] ??= []).push(provisioned.status());
+    for (const { name, provisioned } of this.memo.values())
+      if (provisioned.status) (out[name] ??= []).push(provisioned.status());
     return out;
   }
 }

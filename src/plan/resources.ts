@@ -71,7 +71,9 @@ export class Leases {
 
   /** Returns every lease, once; resources no other Plan holds are closed. */
   release(): Promise<void> {
-    this.released ??= Promise.all([...this.taken.keys()].map((key) => this.resources.return(key))).then(() => undefined);
+    this.released ??= Promise.all(
+      [...this.taken.keys()].map((key) => this.resources.return(key)),
+    ).then(() => undefined);
     return this.released;
   }
 }

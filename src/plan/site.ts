@@ -21,7 +21,11 @@ export class Site {
   locate(decodedPath: string): Resolved {
     for (const route of this.locations) {
       const p = route.prefix;
-      if (decodedPath.startsWith(p) && (decodedPath.length === p.length || decodedPath.charCodeAt(p.length) === 47)) return route.resolved;
+      if (
+        decodedPath.startsWith(p) &&
+        (decodedPath.length === p.length || decodedPath.charCodeAt(p.length) === 47)
+      )
+        return route.resolved;
     }
     return this.resolved;
   }

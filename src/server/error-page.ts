@@ -52,7 +52,10 @@ footer { margin-top: 1.6rem; font-size: .8rem; color: var(--muted); border-top: 
 
 export function errorPageHtml(status: number, adminEmail: string | undefined): string {
   const title = `${status} ${reasonPhrase(status)}`.trim();
-  const description = escapeHtml(DESCRIPTIONS[status] ?? (status >= 500 ? DESCRIPTIONS[500]! : 'The request could not be completed.'));
+  const description = escapeHtml(
+    DESCRIPTIONS[status] ??
+      (status >= 500 ? DESCRIPTIONS[500]! : 'The request could not be completed.'),
+  );
   const contact =
     status === 500 && adminEmail
       ? `<p class="contact">If the problem persists, contact the administrator at <a href="mailto:${escapeHtml(adminEmail)}">${escapeHtml(adminEmail)}</a>.</p>`

@@ -9,7 +9,6 @@ import { HttpError, isHttpError, type HeaderPairs } from '../http/http-error.js'
 import type { Logger } from '../http/logger.js';
 import { hasNoContent, send, type RawHeaders } from '../http/respond.js';
 
-
 const MAX_ERROR_PAGE_BYTES = 1024 * 1024;
 const OWN_HEADERS = new Set(['content-type', 'content-length']);
 
@@ -17,7 +16,11 @@ export class ErrorResponder {
   constructor(private readonly errorLog: Logger) {}
 
   async respond(ctx: Ctx, error: unknown): Promise<void> {
-    const e = isHttpError(error) ? error : new HttpError(500, 'internal', { detail: `Unexpected error while serving a request: ${describe(error)}` });
+    const e = isHttpError(error)
+      ? error
+      : new HttpError(500, 'internal', {
+          detail: `Unexpected error while serving a request: ${describe(error)}`,
+        });
     ctx.failure = e.code;
     if (e.detail && (e.status >= 500 || e.status === 400)) this.logFailure(e);
     if (ctx.responded) {
@@ -26,7 +29,10 @@ export class ErrorResponder {
       ctx.res.destroy();
       return;
     }
-    const route = ctx.routed && ctx.errorStatus === undefined ? ctx.resolved.errorConfigs.find((r) => r.scode === undefined || r.scode === e.status) : undefined;
+    const route =
+      ctx.routed && ctx.errorStatus === undefined
+        ? ctx.resolved.errorConfigs.find((r) => r.scode === undefined || r.scode === e.status)
+        : undefined;
     if (route) {
       ctx.errorStatus = e.status;
       ctx.errorHeaders = e.headers;
@@ -49,9 +55,12 @@ export class ErrorResponder {
 
   private async page(ctx: Ctx, status: number, extra: HeaderPairs): Promise<void> {
     const headers: RawHeaders = [];
-    for (const [name, value] of extra) if (!OWN_HEADERS.has(name.toLowerCase())) headers.push(name, value);
+    for (const [name, value] of extra)
+      if (!OWN_HEADERS.has(name.toLowerCase())) headers.push(name, value);
     if (hasNoContent(status)) return send(ctx, status, headers);
-    const body = (await this.configuredPage(ctx, status)) ?? Buffer.from(errorPageHtml(status, ctx.resolved?.settings.serverAdministratorEmail));
+    const body =
+      (await this.configuredPage(ctx, status)) ??
+      Buffer.from(errorPageHtml(status, ctx.resolved?.settings.serverAdministratorEmail));
     headers.push('Content-Type', 'text/html; charset=utf-8', 'Content-Length', String(body.length));
     if (ctx.responded) return;
     send(ctx, status, headers, body);
@@ -63,9 +72,13 @@ export class ErrorResponder {
       try {
         const body = await readFile(path);
         if (body.length <= MAX_ERROR_PAGE_BYTES) return body;
-        this.errorLog.log(`Error page ${path} is larger than ${MAX_ERROR_PAGE_BYTES} bytes; using the default page`);
+        this.errorLog.log(
+          `Error page ${path} is larger than ${MAX_ERROR_PAGE_BYTES} bytes; using the default page`,
+        );
       } catch (err) {
-        this.errorLog.log(`Cannot read error page ${path}: ${(err as NodeJS.ErrnoException).code ?? describe(err)}`);
+        this.errorLog.log(
+          `Cannot read error page ${path}: ${(err as NodeJS.ErrnoException).code ?? describe(err)}`,
+        );
       }
     }
     return undefined;

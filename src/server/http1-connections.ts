@@ -50,11 +50,15 @@ export class Http1Connections {
    */
   drain(): () => void {
     this.draining = true;
-    for (const { response } of this.states.values()) if (response && !response.headersSent) response.shouldKeepAlive = false;
+    for (const { response } of this.states.values())
+      if (response && !response.headersSent) response.shouldKeepAlive = false;
     const sweep = (): void => {
       const now = Date.now();
       for (const [socket, { response, acceptedAt }] of this.states) {
-        const idle = response === undefined ? now - acceptedAt >= FIRST_REQUEST_GRACE_MS : response.writableFinished;
+        const idle =
+          response === undefined
+            ? now - acceptedAt >= FIRST_REQUEST_GRACE_MS
+            : response.writableFinished;
         if (idle) socket.destroy();
       }
     };

@@ -4,7 +4,12 @@
 // port bound: new connections go to the new protocol server while the old one drains its own. A
 // listener stops gracefully: stop accepting, let in-flight requests finish within a bound, then
 // close the rest. A reload hands a TLS protocol server new certificates and policy in place.
-import { createServer, ServerResponse, type IncomingMessage, type Server as HttpServer } from 'node:http';
+import {
+  createServer,
+  ServerResponse,
+  type IncomingMessage,
+  type Server as HttpServer,
+} from 'node:http';
 import type { Http2SecureServer, ServerHttp2Session } from 'node:http2';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import type { SecureContext, TLSSocket } from 'node:tls';
@@ -102,7 +107,8 @@ export class ProtocolServer {
         dispatch(req, res, 'http');
       });
     } else {
-      if (!tls?.certificates.fallback) throw new ListenError(`${spec.id}: HTTPS needs a certificate (cert and key)`);
+      if (!tls?.certificates.fallback)
+        throw new ListenError(`${spec.id}: HTTPS needs a certificate (cert and key)`);
       this.tls = tls;
       const options = {
         ...http1,
@@ -114,18 +120,25 @@ export class ProtocolServer {
         requestCert: tls.requestCert,
         rejectUnauthorized: tls.requestCert,
         // Reads the current certificates, so a reload's new ones apply to new handshakes.
-        SNICallback: (name: string, done: (err: Error | null, context?: SecureContext) => void) => done(null, this.tls!.certificates.select(name)),
+        SNICallback: (name: string, done: (err: Error | null, context?: SecureContext) => void) =>
+          done(null, this.tls!.certificates.select(name)),
       };
       const handler = (req: Request, res: Response) => dispatch(req, res, 'https');
       if (tls.http2) {
-        const h2 = http2Module().createSecureServer({ ...options, allowHTTP1: true, settings: tls.http2Settings }, (req, res) => {
-          if (req.httpVersionMajor === 1) {
-            this.headWindow(req.socket as Socket, res, limits.headersTimeoutMs);
-            // The ALPN fallback hands Node's HTTP/1 request and response objects to this callback.
-            this.http1.request(req as unknown as IncomingMessage, res as unknown as ServerResponse);
-          }
-          handler(req, res);
-        });
+        const h2 = http2Module().createSecureServer(
+          { ...options, allowHTTP1: true, settings: tls.http2Settings },
+          (req, res) => {
+            if (req.httpVersionMajor === 1) {
+              this.headWindow(req.socket as Socket, res, limits.headersTimeoutMs);
+              // The ALPN fallback hands Node's HTTP/1 request and response objects to this callback.
+              this.http1.request(
+                req as unknown as IncomingMessage,
+                res as unknown as ServerResponse,
+              );
+            }
+            handler(req, res);
+          },
+        );
         h2.setTimeout(HTTP2_IDLE_MS);
         // HTTP/1.1 clients of this listener (the ALPN fallback) are served by Node's HTTP/2 server,
         // which applies none of the HTTP/1 header and keep-alive limits: a slow client would hold
@@ -155,18 +168,34 @@ export class ProtocolServer {
       // Failed handshakes (a client without a certificate, a scanner) end the connection only.
       this.server.on('tlsClientError', (_err: Error, socket: TLSSocket) => socket.destroy());
       // Always listening, so a reload can switch stapling on or off for new handshakes.
-      this.server.on('OCSPRequest', (certificate: Buffer, issuer: Buffer | null, done: (err: Error | null, response?: Buffer) => void) => {
-        const staple = this.tls?.onOcspRequest;
-        if (staple) staple(certificate, issuer, done);
-        else done(null);
-      });
+      this.server.on(
+        'OCSPRequest',
+        (
+          certificate: Buffer,
+          issuer: Buffer | null,
+          done: (err: Error | null, response?: Buffer) => void,
+        ) => {
+          const staple = this.tls?.onOcspRequest;
+          if (staple) staple(certificate, issuer, done);
+          else done(null);
+        },
+      );
     }
-    this.server.on('connect', (req: Request, second: Socket | Response) => this.connect(req, second, dispatch, spec.secure ? 'https' : 'http'));
+    this.server.on('connect', (req: Request, second: Socket | Response) =>
+      this.connect(req, second, dispatch, spec.secure ? 'https' : 'http'),
+    );
     // A client that sends garbage gets a 400 and is closed; nothing reaches the log as a crash.
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
       if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
-      const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-      socket.end(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'}\r\nConnection: close\r\nContent-Length: 0\r\nServer: Portico\r\n\r\n`);
+      const status =
+        err.code === 'HPE_HEADER_OVERFLOW'
+          ? 431
+          : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+            ? 408
+            : 400;
+      socket.end(
+        `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'}\r\nConnection: close\r\nContent-Length: 0\r\nServer: Portico\r\n\r\n`,
+      );
     });
     // Node starts the HTTP/1 header and request time limits when a server starts listening; this
     // one never listens itself, so it is told it does.
@@ -194,7 +223,8 @@ export class ProtocolServer {
     this.tls = tls;
     const server = this.server as unknown as import('node:tls').Server;
     server.setSecureContext({ ...tls.policy, ...tls.fallbackPair });
-    if (tls.http2 && 'updateSettings' in this.server) (this.server as Http2SecureServer).updateSettings(tls.http2Settings ?? {});
+    if (tls.http2 && 'updateSettings' in this.server)
+      (this.server as Http2SecureServer).updateSettings(tls.http2Settings ?? {});
   }
 
   /**
@@ -206,11 +236,14 @@ export class ProtocolServer {
     this.drained ??= new Promise<void>((resolve) => {
       const stopSweeping = this.http1.drain();
       for (const session of this.sessions.keys()) session.close();
-      const deadline = setTimeout(() => {
-        this.http1.destroyAll();
-        for (const [session, watch] of this.sessions) this.destroySession(session, watch);
-        for (const socket of this.sockets) socket.destroy();
-      }, Math.min(graceMs, MAX_TIMER_MS));
+      const deadline = setTimeout(
+        () => {
+          this.http1.destroyAll();
+          for (const [session, watch] of this.sessions) this.destroySession(session, watch);
+          for (const socket of this.sockets) socket.destroy();
+        },
+        Math.min(graceMs, MAX_TIMER_MS),
+      );
       this.onEmpty = () => {
         this.onEmpty = undefined;
         stopSweeping();
@@ -230,7 +263,12 @@ export class ProtocolServer {
    * HTTP/2 hands it over as a request and response; HTTP/1 as the request and its bare socket,
    * for which a response is made here, the last on that connection.
    */
-  private connect(req: Request, second: Socket | Response, dispatch: Dispatch, scheme: 'http' | 'https'): void {
+  private connect(
+    req: Request,
+    second: Socket | Response,
+    dispatch: Dispatch,
+    scheme: 'http' | 'https',
+  ): void {
     if (req.httpVersionMajor >= 2) return dispatch(req, second as Response, scheme);
     // Node has taken its parser, its time limits and its error listener off this socket: a reset
     // while the answer is written would be an uncaught error, and a client that never reads it
@@ -295,7 +333,8 @@ export class ProtocolServer {
   private armHeadDeadline(socket: Socket, ms: number): void {
     const previous = this.headDeadlines.get(socket);
     // One close listener per connection, however many requests it carries.
-    if (previous === undefined) socket.once('close', () => clearTimeout(this.headDeadlines.get(socket)));
+    if (previous === undefined)
+      socket.once('close', () => clearTimeout(this.headDeadlines.get(socket)));
     clearTimeout(previous);
     this.headDeadlines.set(socket, setTimeout(() => socket.destroy(), ms).unref());
   }
@@ -326,7 +365,8 @@ export class Listener {
   ) {
     this.server = createNetServer({ noDelay: true }, (socket) => this.protocol.accept(socket));
     if (options.maxConnections !== undefined) this.server.maxConnections = options.maxConnections;
-    this.onAcceptError = (err) => options.log?.(`${this.spec.id}: cannot accept a connection: ${err.message}`);
+    this.onAcceptError = (err) =>
+      options.log?.(`${this.spec.id}: cannot accept a connection: ${err.message}`);
   }
 
   private readonly onAcceptError: (err: Error) => void;

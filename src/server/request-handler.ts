@@ -62,20 +62,37 @@ export class RequestHandler {
     const plan = this.plan;
     // CONNECT's target is an authority (`a.test:443`; HTTP/2 puts it in `:authority`, with no path).
     const connect = req.method === 'CONNECT';
-    const rawTarget = (connect ? (req.url ?? (req.headers[':authority'] as string | undefined)) : req.url) ?? '/';
+    const rawTarget =
+      (connect ? (req.url ?? (req.headers[':authority'] as string | undefined)) : req.url) ?? '/';
     const target = connect ? CONNECT_TARGET : parseTarget(rawTarget);
     const host = req.headers.host;
     // An absolute-form target names the host itself, and Host is then ignored (RFC 9112 §3.2.2).
     const absolute = target.kind === 'path' ? target.authority : undefined;
-    const authority = (absolute ?? host ?? (req.headers[':authority'] as string | undefined))?.toLowerCase();
+    const authority = (
+      absolute ??
+      host ??
+      (req.headers[':authority'] as string | undefined)
+    )?.toLowerCase();
     // A missing, repeated or malformed Host names no host: the default one stands in until the
     // request is refused, after the blocklist.
-    const hostValid = hasOneHost(req) && (authority === undefined || VALID_HOST.test(authority)) && (absolute === undefined || host === undefined || VALID_HOST.test(host.toLowerCase()));
+    const hostValid =
+      hasOneHost(req) &&
+      (authority === undefined || VALID_HOST.test(authority)) &&
+      (absolute === undefined || host === undefined || VALID_HOST.test(host.toLowerCase()));
     // CONNECT names the far end of a tunnel, not a host here: the default host answers it.
     const hostHeader = hostValid && !connect ? authority : undefined;
     // HTTP/2 hands each request its own proxy of the socket; the session's socket is the one to key by.
-    const a = addressesOf('stream' in req ? (req.stream.session?.socket ?? req.socket) : req.socket);
-    const ctx = new Ctx({ req, res, scheme, addresses: a, hostHeader, hostname: hostHeader === undefined ? undefined : hostnameOf(hostHeader) });
+    const a = addressesOf(
+      'stream' in req ? (req.stream.session?.socket ?? req.socket) : req.socket,
+    );
+    const ctx = new Ctx({
+      req,
+      res,
+      scheme,
+      addresses: a,
+      hostHeader,
+      hostname: hostHeader === undefined ? undefined : hostnameOf(hostHeader),
+    });
     // One 'close' listener, only when something waits for it: the access log, or a Plan whose
     // leases a reload may return once its last request has ended.
     const onDone = this.onDone;
@@ -186,14 +203,28 @@ function parseTarget(raw: string): Target {
     const length = raw.slice(start).search(/[/?]/);
     const end = length < 0 ? raw.length : start + length;
     // An http URI with an empty host is invalid (RFC 9110 §4.2.1).
-    if (end > start) return pathTarget(raw[end] === '/' ? raw.slice(end) : `/${raw.slice(end)}`, raw.slice(start, end));
+    if (end > start)
+      return pathTarget(
+        raw[end] === '/' ? raw.slice(end) : `/${raw.slice(end)}`,
+        raw.slice(start, end),
+      );
   }
-  return { kind: 'invalid', error: new HttpError(400, 'bad-target', { detail: `Malformed request target ${JSON.stringify(raw.slice(0, 200))}` }) };
+  return {
+    kind: 'invalid',
+    error: new HttpError(400, 'bad-target', {
+      detail: `Malformed request target ${JSON.stringify(raw.slice(0, 200))}`,
+    }),
+  };
 }
 
 function pathTarget(target: string, authority: string | undefined): Target {
   const q = target.indexOf('?');
-  return { kind: 'path', path: q < 0 ? target : target.slice(0, q), query: q < 0 ? '' : target.slice(q), authority };
+  return {
+    kind: 'path',
+    path: q < 0 ? target : target.slice(0, q),
+    query: q < 0 ? '' : target.slice(q),
+    authority,
+  };
 }
 
 /**
@@ -206,7 +237,8 @@ function hasOneHost(req: Request): boolean {
   // Node keeps only the first of repeated Host headers in `headers`; the raw list has them all.
   const raw = req.rawHeaders;
   let count = 0;
-  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') count++;
+  for (let i = 0; i < raw.length; i += 2)
+    if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') count++;
   return count === 1 || (count === 0 && req.httpVersionMinor === 0);
 }
 

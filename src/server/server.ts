@@ -16,7 +16,13 @@ import type { Module } from '../plan/module.js';
 import { Resources } from '../plan/resources.js';
 import { VERSION } from '../version.js';
 import { ErrorResponder } from './error-responder.js';
-import { bindingOf, Listener, ProtocolServer, type ConnectionLimits, type Dispatch } from './listener.js';
+import {
+  bindingOf,
+  Listener,
+  ProtocolServer,
+  type ConnectionLimits,
+  type Dispatch,
+} from './listener.js';
 import { RequestHandler, type AccessRecord } from './request-handler.js';
 
 /** What runs beside the listeners and follows the configuration: the admin API (admin/admin-api.ts). */
@@ -30,7 +36,12 @@ export interface ControlPlane {
 
 export type ReloadOutcome =
   | { readonly ok: true; readonly reloads: number }
-  | { readonly ok: false; readonly status: 422 | 500 | 503; readonly error: string; readonly details: readonly string[] };
+  | {
+      readonly ok: false;
+      readonly status: 422 | 500 | 503;
+      readonly error: string;
+      readonly details: readonly string[];
+    };
 
 export interface ServerOptions {
   /** Where the error log goes when `errorLogFilePath` is not set. */
@@ -148,7 +159,8 @@ export class Server {
   }
 
   private async apply(config: Config): Promise<void> {
-    if (this.stopping) throw new Error('the server is shutting down; the configuration is not reloaded');
+    if (this.stopping)
+      throw new Error('the server is shutting down; the configuration is not reloaded');
     const plan = compilePlan(config, this.services);
     try {
       await this.swapIn(plan, config);
@@ -162,7 +174,9 @@ export class Server {
   private async swapIn(plan: Plan, config: Config): Promise<void> {
     const wanted = new Map(plan.listeners.map((s) => [bindingOf(s), s]));
     const added = plan.listeners.filter((s) => !this.listeners.has(bindingOf(s)));
-    const removed = [...this.listeners].filter(([binding]) => !wanted.has(binding)).map(([, l]) => l);
+    const removed = [...this.listeners]
+      .filter(([binding]) => !wanted.has(binding))
+      .map(([, l]) => l);
     // An address whose protocol changes (HTTP/2 or client certificates switched, HTTP to HTTPS)
     // keeps its socket and gets a new protocol server. Made before anything changes: it can fail.
     const replaced: [Listener, ProtocolServer][] = [];
@@ -235,11 +249,25 @@ export class Server {
   reloadFromSource(): Promise<ReloadOutcome> {
     const source = this.services.options.reloadSource;
     const run = async (): Promise<ReloadOutcome> => {
-      if (this.stopping) return { ok: false, status: 503, error: 'shutting down', details: ['the server is shutting down; the configuration is not reloaded'] };
-      if (!source) return { ok: false, status: 500, error: 'reload failed', details: ['this server has no configuration file to reload from'] };
+      if (this.stopping)
+        return {
+          ok: false,
+          status: 503,
+          error: 'shutting down',
+          details: ['the server is shutting down; the configuration is not reloaded'],
+        };
+      if (!source)
+        return {
+          ok: false,
+          status: 500,
+          error: 'reload failed',
+          details: ['this server has no configuration file to reload from'],
+        };
       const next = await source();
       if (!next.config) {
-        const details = next.diagnostics.filter((d) => d.severity === 'error').map(formatDiagnostic);
+        const details = next.diagnostics
+          .filter((d) => d.severity === 'error')
+          .map(formatDiagnostic);
         return { ok: false, status: 422, error: 'invalid configuration', details };
       }
       try {
@@ -290,7 +318,10 @@ export class Server {
       // A reload under way finishes first, so every listener it opens is closed here.
       await this.reloading;
       const grace = this.plan.global.shutdownTimeout;
-      await Promise.all([...[...this.listeners.values()].map((l) => l.close(grace)), ...this.retiring]);
+      await Promise.all([
+        ...[...this.listeners.values()].map((l) => l.close(grace)),
+        ...this.retiring,
+      ]);
       this.listeners.clear();
       // The admin listener goes last, so /health can say "shutting_down" while requests drain.
       await this.control?.close();
@@ -304,7 +335,8 @@ export class Server {
 
   /** Staples are fetched ahead of the first handshake, in the background. */
   private prefetchOcsp(plan: Plan): void {
-    if (plan.ocsp && plan.tls) for (const chain of plan.tls.certificates.chains) plan.ocsp.prefetch(chain);
+    if (plan.ocsp && plan.tls)
+      for (const chain of plan.tls.certificates.chains) plan.ocsp.prefetch(chain);
   }
 
   /** Access lines only cost a listener per request when an access log is configured. */
@@ -316,7 +348,10 @@ export class Server {
   private async openListeners(plan: Plan): Promise<void> {
     for (const l of await this.bind(plan.listeners, plan)) this.listeners.set(bindingOf(l.spec), l);
     this.prefetchOcsp(plan);
-    if (plan.global.enableHTTP3) this.log('HTTP/3 is not served: this Node.js runtime has no QUIC support (enableHTTP3 is ignored; HTTPS and HTTP/2 are served)');
+    if (plan.global.enableHTTP3)
+      this.log(
+        'HTTP/3 is not served: this Node.js runtime has no QUIC support (enableHTTP3 is ignored; HTTPS and HTTP/2 are served)',
+      );
   }
 
   private protocolServer(spec: ListenerSpec, plan: Plan): ProtocolServer {
@@ -328,7 +363,9 @@ export class Server {
     const opened: Listener[] = [];
     try {
       for (const spec of specs) {
-        const listener = new Listener(this.protocolServer(spec, plan), { log: (message) => this.log(message) });
+        const listener = new Listener(this.protocolServer(spec, plan), {
+          log: (message) => this.log(message),
+        });
         await listener.start();
         opened.push(listener);
       }
@@ -367,7 +404,8 @@ async function openLogs(config: Config, options: ServerOptions): Promise<Logs> {
 async function reopenChanged(old: Logs, config: Config, options: ServerOptions): Promise<Logs> {
   const errorPath = config.global.errorLogFilePath;
   const accessPath = config.global.logFilePath;
-  const error = errorPath === old.errorPath ? old.error : await ErrorLog.open(errorPath, options.stderr);
+  const error =
+    errorPath === old.errorPath ? old.error : await ErrorLog.open(errorPath, options.stderr);
   try {
     const access = accessPath === old.accessPath ? old.access : await AccessLog.open(accessPath);
     return { error, access, errorPath, accessPath };
@@ -384,7 +422,8 @@ async function closeLogs(logs: Logs): Promise<void> {
 
 /** CONTRACT.md: `environmentVariables` go into Portico's own environment (CGI, Python apps see them). */
 function applyEnvironment(config: Config): void {
-  for (const [name, value] of Object.entries(config.global.environmentVariables ?? {})) process.env[name] = value;
+  for (const [name, value] of Object.entries(config.global.environmentVariables ?? {}))
+    process.env[name] = value;
 }
 
 function accessEntry({ ctx, rawTarget, protocol }: AccessRecord) {

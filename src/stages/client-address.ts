@@ -21,7 +21,10 @@ export function applyForwardedFor(ctx: Ctx, settings: ResolvedSettings): HttpErr
   const value = Array.isArray(header) ? header[0]! : header;
   const comma = value.indexOf(',');
   const first = (comma < 0 ? value : value.slice(0, comma)).replace(/[ \t]/g, '');
-  if (isIP(first) === 0) return new HttpError(400, 'bad-forwarded-for', { detail: `Invalid X-Forwarded-For address ${JSON.stringify(first.slice(0, 64))}` });
+  if (isIP(first) === 0)
+    return new HttpError(400, 'bad-forwarded-for', {
+      detail: `Invalid X-Forwarded-For address ${JSON.stringify(first.slice(0, 64))}`,
+    });
   ctx.clientAddress = canonical(first);
   return undefined;
 }

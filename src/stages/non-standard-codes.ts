@@ -56,7 +56,10 @@ interface Entry {
   readonly action: Action;
 }
 
-export function nonStandardCodes(settings: ResolvedSettings, services: AuthServices): Stage | undefined {
+export function nonStandardCodes(
+  settings: ResolvedSettings,
+  services: AuthServices,
+): Stage | undefined {
   const codes = settings.nonStandardCodes ?? [];
   if (codes.length === 0) return undefined;
   const entries = codes.map(compileEntry);
@@ -70,7 +73,13 @@ export function nonStandardCodes(settings: ResolvedSettings, services: AuthServi
       const match = entry.regex?.exec(subject) ?? (entry.url === ctx.path || null);
       if (match === null) continue;
       const action = entry.action;
-      if (action.kind === 'redirect') return void send(ctx, entry.scode, ['Location', locationOf(ctx, action, match), 'Content-Length', '0']);
+      if (action.kind === 'redirect')
+        return void send(ctx, entry.scode, [
+          'Location',
+          locationOf(ctx, action, match),
+          'Content-Length',
+          '0',
+        ]);
       if (action.kind === 'status') throw new HttpError(entry.scode, 'configured-status');
       const pending = authenticator.authenticate(ctx, action);
       if (pending) return pending.then(() => walk(ctx, next, i + 1));
@@ -89,13 +98,19 @@ function compileEntry(code: Code): Entry {
 function actionOf(code: Code): Action {
   if (REDIRECTS.has(code.scode)) {
     const location = code.location === undefined ? undefined : encodeNonAscii(code.location);
-    return { kind: 'redirect', location, expand: location === undefined ? undefined : compileReplacement(location) };
+    return {
+      kind: 'redirect',
+      location,
+      expand: location === undefined ? undefined : compileReplacement(location),
+    };
   }
   if (code.scode !== 401) return { kind: 'status' };
   const realm = (code.realm ?? DEFAULT_REALM).replace(/["\\]/g, '\\$&');
   // Node writes header strings as latin1; going through UTF-8 bytes puts the realm on the wire in
   // the charset the challenge announces.
-  const challenge = Buffer.from(`Basic realm="${realm}", charset="UTF-8"`, 'utf8').toString('latin1');
+  const challenge = Buffer.from(`Basic realm="${realm}", charset="UTF-8"`, 'utf8').toString(
+    'latin1',
+  );
   return {
     kind: 'auth',
     challenge: [['WWW-Authenticate', challenge]],
@@ -141,7 +156,10 @@ class Authenticator {
       else this.users.set(name, [pass]);
     }
     const model = users.find((u) => isSupportedPasswordHash(u.pass))?.pass;
-    this.dummy = model?.replace(/\$([^$]+)\$([^$]+)$/, (_, salt: string, hash: string) => `$${'A'.repeat(salt.length)}$${'A'.repeat(hash.length)}`);
+    this.dummy = model?.replace(
+      /\$([^$]+)\$([^$]+)$/,
+      (_, salt: string, hash: string) => `$${'A'.repeat(salt.length)}$${'A'.repeat(hash.length)}`,
+    );
   }
 
   /** Sets `ctx.user` or throws the refusal; settles synchronously for recently verified credentials. */
@@ -151,7 +169,8 @@ class Authenticator {
     if (action.protect && bruteForce.isLockedOut(address)) this.lockedOut(ctx);
     const auth = parseBasicAuthorization(ctx.req.headers.authorization);
     if (auth.kind === 'invalid') throw new HttpError(400, 'bad-credentials');
-    if (auth.kind === 'missing') throw new HttpError(401, 'unauthorized', { headers: action.challenge });
+    if (auth.kind === 'missing')
+      throw new HttpError(401, 'unauthorized', { headers: action.challenge });
     const { name, password } = auth;
     const hashes = action.userList && !action.userList.has(name) ? undefined : this.users.get(name);
     if (hashes?.some((phc) => credentials.has(name, password, phc))) {
@@ -162,7 +181,13 @@ class Authenticator {
     return action.protect ? bruteForce.serialize(address, attempt) : attempt();
   }
 
-  private async verify(ctx: Ctx, action: BasicAuth, name: string, password: string, hashes: readonly string[] | undefined): Promise<void> {
+  private async verify(
+    ctx: Ctx,
+    action: BasicAuth,
+    name: string,
+    password: string,
+    hashes: readonly string[] | undefined,
+  ): Promise<void> {
     const { bruteForce, credentials, errorLog } = this.services;
     // Again: failures may have been counted while this attempt waited for its turn.
     if (action.protect && bruteForce.isLockedOut(ctx.clientAddress)) this.lockedOut(ctx);
@@ -178,13 +203,18 @@ class Authenticator {
     }
     if (ctx.errorStatus === undefined) {
       if (action.protect) bruteForce.recordFailure(ctx.clientAddress);
-      errorLog.log(`Authorization failed for user "${name.replace(/["\\]/g, '\\$&')}" and client "${ctx.clientAddress}"`);
+      errorLog.log(
+        `Authorization failed for user "${name.replace(/["\\]/g, '\\$&')}" and client "${ctx.clientAddress}"`,
+      );
     }
     throw new HttpError(401, 'unauthorized', { headers: action.challenge });
   }
 
   private lockedOut(ctx: Ctx): never {
-    if (ctx.errorStatus === undefined) this.services.errorLog.log(`Too many failed authorization attempts for client ${ctx.clientAddress}`);
+    if (ctx.errorStatus === undefined)
+      this.services.errorLog.log(
+        `Too many failed authorization attempts for client ${ctx.clientAddress}`,
+      );
     throw new HttpError(429, 'too-many-attempts');
   }
 }

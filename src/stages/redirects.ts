@@ -13,12 +13,17 @@ function redirect(ctx: Ctx, location: string): void {
 }
 
 export function httpsRedirect(settings: ResolvedSettings): Stage | undefined {
-  if (!settings.secure || settings.disableNonEncryptedServer || settings.disableToHTTPSRedirect) return undefined;
-  const port = typeof settings.sport === 'number' ? settings.sport : parseListen(settings.sport)?.port;
+  if (!settings.secure || settings.disableNonEncryptedServer || settings.disableToHTTPSRedirect)
+    return undefined;
+  const port =
+    typeof settings.sport === 'number' ? settings.sport : parseListen(settings.sport)?.port;
   const suffix = port === undefined || port === 443 ? '' : `:${port}`;
   return (ctx, next) => {
     if (ctx.scheme === 'https') return next();
-    if (ctx.hostname === undefined) throw new HttpError(400, 'redirect-without-host', { detail: 'An HTTPS redirect needs a Host header' });
+    if (ctx.hostname === undefined)
+      throw new HttpError(400, 'redirect-without-host', {
+        detail: 'An HTTPS redirect needs a Host header',
+      });
     const host = isIP(ctx.hostname) === 6 ? `[${ctx.hostname}]` : ctx.hostname;
     redirect(ctx, `https://${host}${suffix}${ctx.originalPath}${ctx.query}`);
   };
@@ -27,7 +32,14 @@ export function httpsRedirect(settings: ResolvedSettings): Stage | undefined {
 export function wwwRedirect(settings: ResolvedSettings): Stage | undefined {
   const domain = settings.domain?.toLowerCase();
   // Not for wildcards, IP hosts, or names that already start with www.
-  if (!settings.wwwredirect || domain === undefined || domain.includes('*') || domain.startsWith('www.') || isIP(domain) !== 0) return undefined;
+  if (
+    !settings.wwwredirect ||
+    domain === undefined ||
+    domain.includes('*') ||
+    domain.startsWith('www.') ||
+    isIP(domain) !== 0
+  )
+    return undefined;
   return (ctx, next) => {
     if (ctx.hostname !== domain || ctx.hostHeader === undefined) return next();
     redirect(ctx, `${ctx.scheme}://www.${ctx.hostHeader}${ctx.originalPath}${ctx.query}`);

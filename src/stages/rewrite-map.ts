@@ -24,7 +24,11 @@ interface Rule {
   readonly last: boolean;
 }
 
-export function rewriteMap(settings: ResolvedSettings, files: StaticFiles, errorLog: Logger): Stage | undefined {
+export function rewriteMap(
+  settings: ResolvedSettings,
+  files: StaticFiles,
+  errorLog: Logger,
+): Stage | undefined {
   const rules: Rule[] = (settings.rewriteMap ?? []).map((r) => ({
     regex: compileRegex(r.regex),
     replace: compileReplacement(r.replacement),
@@ -45,14 +49,22 @@ export function rewriteMap(settings: ResolvedSettings, files: StaticFiles, error
       if (wwwroot !== undefined && (rule.isNotFile || rule.isNotDirectory)) {
         const q = url.indexOf('?');
         const kind = await files.kind(wwwroot, decodePath(q < 0 ? url : url.slice(0, q)));
-        if ((rule.isNotFile && kind === 'file') || (rule.isNotDirectory && kind === 'directory')) continue;
+        if ((rule.isNotFile && kind === 'file') || (rule.isNotDirectory && kind === 'directory'))
+          continue;
       }
       const subject = rule.allowDoubleSlashes ? url : url.replace(/\/{2,}/g, '/');
       const m = rule.regex.exec(subject);
       if (!m) continue;
-      const rewritten = subject.slice(0, m.index) + rule.replace(m) + subject.slice(m.index + m[0].length);
-      if (!rewritten.startsWith('/')) throw new HttpError(400, 'rewrite-invalid', { detail: `Rewrite of ${JSON.stringify(url)} does not start with "/": ${JSON.stringify(rewritten.slice(0, 200))}` });
-      if (rewritten.length > MAX_URL_LENGTH) throw new HttpError(500, 'rewrite-invalid', { detail: `Rewrite of ${JSON.stringify(url.slice(0, 200))} grew past ${MAX_URL_LENGTH} characters` });
+      const rewritten =
+        subject.slice(0, m.index) + rule.replace(m) + subject.slice(m.index + m[0].length);
+      if (!rewritten.startsWith('/'))
+        throw new HttpError(400, 'rewrite-invalid', {
+          detail: `Rewrite of ${JSON.stringify(url)} does not start with "/": ${JSON.stringify(rewritten.slice(0, 200))}`,
+        });
+      if (rewritten.length > MAX_URL_LENGTH)
+        throw new HttpError(500, 'rewrite-invalid', {
+          detail: `Rewrite of ${JSON.stringify(url.slice(0, 200))} grew past ${MAX_URL_LENGTH} characters`,
+        });
       const changed = rewritten !== url;
       url = rewritten;
       doubleSlashes ||= rule.allowDoubleSlashes;

@@ -8,11 +8,13 @@ import type { StaticFiles } from '../static/static-files.js';
 import { decodePath } from '../http/paths.js';
 
 export function trailingSlash(wwwroot: string, files: StaticFiles): Stage {
-  const redirect = (ctx: Ctx) => send(ctx, 301, ['Location', `${ctx.path}/${ctx.query}`, 'Content-Length', '0']);
+  const redirect = (ctx: Ctx) =>
+    send(ctx, 301, ['Location', `${ctx.path}/${ctx.query}`, 'Content-Length', '0']);
   return (ctx, next) => {
     if (ctx.path.endsWith('/')) return next();
     const kind = files.kind(wwwroot, decodePath(ctx.path));
-    if (kind instanceof Promise) return kind.then((k) => (k === 'directory' ? redirect(ctx) : next()));
+    if (kind instanceof Promise)
+      return kind.then((k) => (k === 'directory' ? redirect(ctx) : next()));
     return kind === 'directory' ? redirect(ctx) : next();
   };
 }

@@ -26,7 +26,13 @@ const COMPRESSED_EXTENSIONS = new Set(
 );
 // The same judgement by type, for extensions the list misses (.webp, .heic, .woff2, .rar…).
 // Images compress poorly except the text or raw-bitmap ones.
-const COMPRESSIBLE_IMAGES = new Set(['image/svg+xml', 'image/bmp', 'image/x-ms-bmp', 'image/x-icon', 'image/vnd.microsoft.icon']);
+const COMPRESSIBLE_IMAGES = new Set([
+  'image/svg+xml',
+  'image/bmp',
+  'image/x-ms-bmp',
+  'image/x-icon',
+  'image/vnd.microsoft.icon',
+]);
 const COMPRESSED_TYPES = new Set([
   'font/woff',
   'font/woff2',
@@ -105,7 +111,10 @@ export function compressingStream(encoding: Encoding, sizeHint: number): Transfo
   switch (encoding) {
     case 'br':
       return zlib.createBrotliCompress({
-        params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: sizeHint },
+        params: {
+          [zlib.constants.BROTLI_PARAM_QUALITY]: 4,
+          [zlib.constants.BROTLI_PARAM_SIZE_HINT]: sizeHint,
+        },
       });
     case 'gzip':
       return zlib.createGzip();

@@ -13,7 +13,11 @@ export interface ListingEntry {
   readonly mtimeMs: number;
 }
 
-async function describe(dirReal: string, rootReal: string, name: string): Promise<ListingEntry | undefined> {
+async function describe(
+  dirReal: string,
+  rootReal: string,
+  name: string,
+): Promise<ListingEntry | undefined> {
   try {
     const path = join(dirReal, name);
     const link = await fsp.lstat(path);
@@ -102,10 +106,13 @@ export function renderListing(page: ListingPage): string {
   const rows: string[] = [];
   if (page.base !== '/') {
     const parent = page.base.slice(0, page.base.lastIndexOf('/', page.base.length - 2) + 1);
-    rows.push(`<tr class="dir"><td><a href="${escapeHtml(parent)}">../</a></td><td class="size"></td><td class="date"></td></tr>`);
+    rows.push(
+      `<tr class="dir"><td><a href="${escapeHtml(parent)}">../</a></td><td class="size"></td><td class="date"></td></tr>`,
+    );
   }
   for (const entry of page.entries) rows.push(row(entry, page.base));
-  if (page.entries.length === 0) rows.push('<tr><td class="empty" colspan="3">This directory is empty.</td></tr>');
+  if (page.entries.length === 0)
+    rows.push('<tr><td class="empty" colspan="3">This directory is empty.</td></tr>');
   return htmlPage(
     title,
     STYLE,

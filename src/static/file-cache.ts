@@ -9,7 +9,12 @@ import type { FileHandle } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { HttpError } from '../http/http-error.js';
-import { compressBuffer, isCompressible, MAX_UNCOMPRESSED_SIZE, type Encoding } from './compression.js';
+import {
+  compressBuffer,
+  isCompressible,
+  MAX_UNCOMPRESSED_SIZE,
+  type Encoding,
+} from './compression.js';
 import { entityTag } from './conditional.js';
 import { contentTypeFor } from './content-type.js';
 
@@ -89,7 +94,8 @@ function negative(kind: NegativeEntry['kind'], now: number): NegativeEntry {
 /** Turns a filesystem error into what the client learns; unexpected errors are 500 and not cached. */
 function negativeKind(error: unknown): 'missing' | 'forbidden' {
   const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP' || code === 'ENAMETOOLONG') return 'missing';
+  if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP' || code === 'ENAMETOOLONG')
+    return 'missing';
   if (code === 'EACCES' || code === 'EPERM') return 'forbidden';
   throw new HttpError(500, 'file-error', { detail: `static files: ${(error as Error).message}` });
 }
@@ -102,13 +108,20 @@ export function isInside(real: string, rootReal: string): boolean {
 }
 
 function sameFile(entry: FileEntry, stats: Stats): boolean {
-  return entry.size === stats.size && entry.mtimeMs === stats.mtimeMs && entry.ino === stats.ino && entry.dev === stats.dev;
+  return (
+    entry.size === stats.size &&
+    entry.mtimeMs === stats.mtimeMs &&
+    entry.ino === stats.ino &&
+    entry.dev === stats.dev
+  );
 }
 
 function entryBytes(entry: Entry): number {
   if (entry.kind !== 'file') return ENTRY_OVERHEAD;
-  let bytes = ENTRY_OVERHEAD + 2 * (entry.key.length + entry.realPath.length) + (entry.body?.length ?? 0);
-  for (const variant of entry.variants.values()) if (Buffer.isBuffer(variant)) bytes += variant.length;
+  let bytes =
+    ENTRY_OVERHEAD + 2 * (entry.key.length + entry.realPath.length) + (entry.body?.length ?? 0);
+  for (const variant of entry.variants.values())
+    if (Buffer.isBuffer(variant)) bytes += variant.length;
   return bytes;
 }
 
@@ -128,7 +141,8 @@ export class FileCache {
   /** What `decodedPath` names under `wwwroot` (as configured: relative to the working directory). */
   lookup(wwwroot: string, decodedPath: string): Entry | Promise<Entry> {
     let root = this.roots.get(wwwroot);
-    if (root !== undefined && this.isFresh(root.checkedAt)) return this.lookupUnder(root, decodedPath);
+    if (root !== undefined && this.isFresh(root.checkedAt))
+      return this.lookupUnder(root, decodedPath);
     if (root === undefined) {
       root = { path: resolve(wwwroot), real: undefined, checkedAt: 0, refreshing: undefined };
       this.roots.set(wwwroot, root);
@@ -173,7 +187,8 @@ export class FileCache {
       handle = await fsp.open(entry.realPath, OPEN_FLAGS);
     } catch (error) {
       this.forget(entry);
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new FileChangedError(entry.realPath);
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+        throw new FileChangedError(entry.realPath);
       const kind = negativeKind(error);
       throw kind === 'missing'
         ? new HttpError(404, 'not-found', { detail: `static files: ${(error as Error).message}` })
@@ -235,14 +250,28 @@ export class FileCache {
     return checking;
   }
 
-  private async check(key: string, rootReal: string, decodedPath: string, previous: Entry | undefined): Promise<Entry> {
+  private async check(
+    key: string,
+    rootReal: string,
+    decodedPath: string,
+    previous: Entry | undefined,
+  ): Promise<Entry> {
     const now = Date.now();
     let entry: Entry;
     try {
       const real = await fsp.realpath(join(rootReal, decodedPath));
       // A symlink leaving wwwroot is reported as missing: a 403 would confirm something is there.
       if (!isInside(real, rootReal)) entry = negative('missing', now);
-      else entry = this.describe(key, real, rootReal, decodedPath, await fsp.stat(real), previous, now);
+      else
+        entry = this.describe(
+          key,
+          real,
+          rootReal,
+          decodedPath,
+          await fsp.stat(real),
+          previous,
+          now,
+        );
     } catch (error) {
       entry = negative(negativeKind(error), now);
     }
@@ -275,7 +304,8 @@ export class FileCache {
         ino: stats.ino,
         dev: stats.dev,
         contentType,
-        compressible: stats.size > MAX_UNCOMPRESSED_SIZE && isCompressible(decodedPath, contentType),
+        compressible:
+          stats.size > MAX_UNCOMPRESSED_SIZE && isCompressible(decodedPath, contentType),
         etag: entityTag(stats),
         lastModified: new Date(stats.mtimeMs).toUTCString(),
         cacheable: stats.size <= this.options.maxCachedFileSize,
@@ -287,7 +317,13 @@ export class FileCache {
     }
     if (stats.isDirectory()) {
       const base = decodedPath.endsWith('/') ? decodedPath : `${decodedPath}/`;
-      return { kind: 'directory', checkedAt: now, realPath: real, rootReal, indexPaths: INDEX_NAMES.map((name) => base + name) };
+      return {
+        kind: 'directory',
+        checkedAt: now,
+        realPath: real,
+        rootReal,
+        indexPaths: INDEX_NAMES.map((name) => base + name),
+      };
     }
     return negative('other', now);
   }

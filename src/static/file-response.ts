@@ -22,12 +22,21 @@ export interface FileFlags {
 }
 
 /** The ETag a response carries: the variant's tag when compressed; undefined when ETags are off. */
-function tagFor(entry: FileEntry, flags: FileFlags, encoding: Encoding | undefined): string | undefined {
+function tagFor(
+  entry: FileEntry,
+  flags: FileFlags,
+  encoding: Encoding | undefined,
+): string | undefined {
   if (!flags.etag) return undefined;
   return encoding === undefined ? entry.etag : variantTag(entry.etag, encoding);
 }
 
-function pushValidators(list: string[], entry: FileEntry, tag: string | undefined, varies: boolean): string[] {
+function pushValidators(
+  list: string[],
+  entry: FileEntry,
+  tag: string | undefined,
+  varies: boolean,
+): string[] {
   list.push('Last-Modified', entry.lastModified);
   if (tag !== undefined) list.push('ETag', tag);
   if (varies) list.push('Vary', 'Accept-Encoding');
@@ -54,11 +63,21 @@ function okHeaders(
   if (length !== undefined) list.push('Content-Length', String(length));
   if (encoding !== undefined) list.push('Content-Encoding', encoding);
   list.push('Accept-Ranges', 'bytes');
-  return (entry.headerLists[slot] = pushValidators(list, entry, tagFor(entry, flags, encoding), varies));
+  return (entry.headerLists[slot] = pushValidators(
+    list,
+    entry,
+    tagFor(entry, flags, encoding),
+    varies,
+  ));
 }
 
 /** The head of a file sent as an error's page: what the body is, nothing about the file. */
-function errorPageHeaders(entry: FileEntry, varies: boolean, encoding: Encoding | undefined, length: number | undefined): string[] {
+function errorPageHeaders(
+  entry: FileEntry,
+  varies: boolean,
+  encoding: Encoding | undefined,
+  length: number | undefined,
+): string[] {
   const list: string[] = [];
   if (entry.contentType !== undefined) list.push('Content-Type', entry.contentType);
   if (length !== undefined) list.push('Content-Length', String(length));
@@ -71,7 +90,10 @@ function isClientGone(ctx: Ctx, error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException).code;
   // HTTP/2's compatibility response has no `destroyed`; the stream the body was piped into does.
   const out = 'stream' in ctx.res ? ctx.res.stream : ctx.res;
-  return out.destroyed && (code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || code === 'EPIPE');
+  return (
+    out.destroyed &&
+    (code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || code === 'EPIPE')
+  );
 }
 
 /** Streams a body; a client that goes away mid-download ends it quietly (the file is closed). */
@@ -96,21 +118,40 @@ async function serveRanges(
     const { start, end } = ranges[0]!;
     const headers: string[] = [];
     if (entry.contentType !== undefined) headers.push('Content-Type', entry.contentType);
-    headers.push('Content-Length', String(end - start + 1), 'Content-Range', `bytes ${start}-${end}/${entry.size}`);
+    headers.push(
+      'Content-Length',
+      String(end - start + 1),
+      'Content-Range',
+      `bytes ${start}-${end}/${entry.size}`,
+    );
     headers.push('Accept-Ranges', 'bytes');
     pushValidators(headers, entry, tag, varies);
-    if (entry.cacheable) return send(ctx, 206, headers, (await cache.body(entry)).subarray(start, end + 1));
+    if (entry.cacheable)
+      return send(ctx, 206, headers, (await cache.body(entry)).subarray(start, end + 1));
     const handle = await cache.open(entry);
     return stream(ctx, 206, headers, handle.createReadStream({ start, end }));
   }
   const parts = multipart(ranges, entry.size, entry.contentType);
-  const head = ['Content-Type', parts.contentType, 'Content-Length', String(parts.length), 'Accept-Ranges', 'bytes'];
+  const head = [
+    'Content-Type',
+    parts.contentType,
+    'Content-Length',
+    String(parts.length),
+    'Accept-Ranges',
+    'bytes',
+  ];
   const headers = pushValidators(head, entry, tag, varies);
-  if (entry.cacheable) return send(ctx, 206, headers, multipartBuffer(parts, ranges, await cache.body(entry)));
+  if (entry.cacheable)
+    return send(ctx, 206, headers, multipartBuffer(parts, ranges, await cache.body(entry)));
   return stream(ctx, 206, headers, multipartStream(parts, ranges, await cache.open(entry)));
 }
 
-export async function serveFile(ctx: Ctx, entry: FileEntry, cache: FileCache, flags: FileFlags): Promise<void> {
+export async function serveFile(
+  ctx: Ctx,
+  entry: FileEntry,
+  cache: FileCache,
+  flags: FileFlags,
+): Promise<void> {
   const request = ctx.req.headers;
   const method = ctx.method;
   const varies = flags.compression && entry.compressible;
@@ -126,7 +167,10 @@ export async function serveFile(ctx: Ctx, entry: FileEntry, cache: FileCache, fl
     const tag = flags.etag ? entry.etag : undefined;
     const outcome = evaluatePreconditions(request, method, tag, entry.mtimeMs);
     if (outcome === 'failed') {
-      throw new HttpError(412, 'precondition-failed', { headers: tag === undefined ? [] : [['ETag', tag]], detail: 'static files: precondition failed' });
+      throw new HttpError(412, 'precondition-failed', {
+        headers: tag === undefined ? [] : [['ETag', tag]],
+        detail: 'static files: precondition failed',
+      });
     }
     // A 304 carries the validators the 200 would have carried, so the variant's tag.
     if (outcome === 'not-modified') {
@@ -139,26 +183,52 @@ export async function serveFile(ctx: Ctx, entry: FileEntry, cache: FileCache, fl
   if (range !== undefined && method === 'GET') {
     const tag = tagFor(entry, flags, undefined);
     const ifRange = request['if-range'];
-    if (ifRange === undefined || (typeof ifRange === 'string' && ifRangeHolds(ifRange, tag, entry.mtimeMs))) {
+    if (
+      ifRange === undefined ||
+      (typeof ifRange === 'string' && ifRangeHolds(ifRange, tag, entry.mtimeMs))
+    ) {
       const ranges = parseRange(range, entry.size);
       if (ranges.kind === 'unsatisfiable') {
-        throw new HttpError(416, 'range-not-satisfiable', { headers: [['Content-Range', `bytes */${entry.size}`]], detail: 'static files: range not satisfiable' });
+        throw new HttpError(416, 'range-not-satisfiable', {
+          headers: [['Content-Range', `bytes */${entry.size}`]],
+          detail: 'static files: range not satisfiable',
+        });
       }
-      if (ranges.kind === 'ranges') return serveRanges(ctx, entry, cache, ranges.ranges, tag, varies);
+      if (ranges.kind === 'ranges')
+        return serveRanges(ctx, entry, cache, ranges.ranges, tag, varies);
     }
   }
 
   if (entry.cacheable) {
     // HEAD takes the same path: its Content-Length is the compressed length GET would send.
-    const body = encoding === undefined ? await cache.body(entry) : await cache.variant(entry, encoding);
+    const body =
+      encoding === undefined ? await cache.body(entry) : await cache.variant(entry, encoding);
     return send(ctx, 200, okHeaders(entry, flags, varies, encoding, body.length).slice(), body);
   }
   // A large compressed body is streamed, so its length is unknown: chunked, no Content-Length.
-  return sendWhole(ctx, entry, cache, encoding, okHeaders(entry, flags, varies, encoding, encoding === undefined ? entry.size : undefined).slice());
+  return sendWhole(
+    ctx,
+    entry,
+    cache,
+    encoding,
+    okHeaders(
+      entry,
+      flags,
+      varies,
+      encoding,
+      encoding === undefined ? entry.size : undefined,
+    ).slice(),
+  );
 }
 
 /** The whole file, from disk, compressed on the way when `encoding` is set. */
-async function sendWhole(ctx: Ctx, entry: FileEntry, cache: FileCache, encoding: Encoding | undefined, headers: string[]): Promise<void> {
+async function sendWhole(
+  ctx: Ctx,
+  entry: FileEntry,
+  cache: FileCache,
+  encoding: Encoding | undefined,
+  headers: string[],
+): Promise<void> {
   if (ctx.method === 'HEAD') return send(ctx, 200, headers);
   const handle = await cache.open(entry);
   const file = handle.createReadStream();
@@ -169,10 +239,23 @@ async function sendWhole(ctx: Ctx, entry: FileEntry, cache: FileCache, encoding:
 }
 
 /** The file as an errorConfig's page: sent as 200 here, respond.ts gives it the error's status. */
-async function serveErrorPage(ctx: Ctx, entry: FileEntry, cache: FileCache, varies: boolean, encoding: Encoding | undefined): Promise<void> {
+async function serveErrorPage(
+  ctx: Ctx,
+  entry: FileEntry,
+  cache: FileCache,
+  varies: boolean,
+  encoding: Encoding | undefined,
+): Promise<void> {
   if (entry.cacheable) {
-    const body = encoding === undefined ? await cache.body(entry) : await cache.variant(entry, encoding);
+    const body =
+      encoding === undefined ? await cache.body(entry) : await cache.variant(entry, encoding);
     return send(ctx, 200, errorPageHeaders(entry, varies, encoding, body.length), body);
   }
-  return sendWhole(ctx, entry, cache, encoding, errorPageHeaders(entry, varies, encoding, encoding === undefined ? entry.size : undefined));
+  return sendWhole(
+    ctx,
+    entry,
+    cache,
+    encoding,
+    errorPageHeaders(entry, varies, encoding, encoding === undefined ? entry.size : undefined),
+  );
 }

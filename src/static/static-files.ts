@@ -73,7 +73,12 @@ export class StaticFiles {
     this.cache.clear();
   }
 
-  private async serve(ctx: Ctx, wwwroot: string, flags: StageFlags, mayRetry: boolean): Promise<void> {
+  private async serve(
+    ctx: Ctx,
+    wwwroot: string,
+    flags: StageFlags,
+    mayRetry: boolean,
+  ): Promise<void> {
     try {
       let entry: Entry = await this.cache.lookup(wwwroot, decodePath(ctx.path));
       if (entry.kind === 'directory') {
@@ -89,7 +94,9 @@ export class StaticFiles {
         case 'forbidden':
           throw new HttpError(403, 'forbidden', { detail: 'static files: permission denied' });
         default:
-          throw new HttpError(501, 'not-a-file', { detail: 'static files: neither a file nor a directory' });
+          throw new HttpError(501, 'not-a-file', {
+            detail: 'static files: neither a file nor a directory',
+          });
       }
     } catch (error) {
       // The file changed between its check and its read (a deploy in progress): the cache has
@@ -109,15 +116,28 @@ export class StaticFiles {
     return undefined;
   }
 
-  private async serveDirectory(ctx: Ctx, directory: DirectoryEntry, flags: StageFlags): Promise<void> {
-    if (!flags.listing) throw new HttpError(403, 'forbidden', { detail: 'static files: directory without index, listing disabled' });
+  private async serveDirectory(
+    ctx: Ctx,
+    directory: DirectoryEntry,
+    flags: StageFlags,
+  ): Promise<void> {
+    if (!flags.listing)
+      throw new HttpError(403, 'forbidden', {
+        detail: 'static files: directory without index, listing disabled',
+      });
     let entries;
     try {
       entries = await readListing(directory.realPath, directory.rootReal);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'EACCES' || code === 'EPERM') throw new HttpError(403, 'forbidden', { detail: `static files: ${(error as Error).message}` });
-      if (code === 'ENOENT' || code === 'ENOTDIR') throw new HttpError(404, 'not-found', { detail: `static files: ${(error as Error).message}` });
+      if (code === 'EACCES' || code === 'EPERM')
+        throw new HttpError(403, 'forbidden', {
+          detail: `static files: ${(error as Error).message}`,
+        });
+      if (code === 'ENOENT' || code === 'ENOTDIR')
+        throw new HttpError(404, 'not-found', {
+          detail: `static files: ${(error as Error).message}`,
+        });
       throw error;
     }
     // Links are absolute, built on the path the client asked for, so `/dir` without its slash
@@ -125,7 +145,19 @@ export class StaticFiles {
     const path = ctx.originalPath;
     const base = path.endsWith('/') ? path : `${path}/`;
     const body = Buffer.from(renderListing({ title: decodeForTitle(base), base, entries }));
-    send(ctx, 200, ['Content-Type', 'text/html; charset=utf-8', 'Content-Length', String(body.length), 'Cache-Control', 'no-cache'], body);
+    send(
+      ctx,
+      200,
+      [
+        'Content-Type',
+        'text/html; charset=utf-8',
+        'Content-Length',
+        String(body.length),
+        'Cache-Control',
+        'no-cache',
+      ],
+      body,
+    );
   }
 }
 

@@ -47,13 +47,18 @@ export const checkCertificateFiles: ConfigCheck = (config, scopes, diags, { file
   };
   // Automatic TLS replaces cert, key and sni (REFERENCE-behaviour.md §19).
   if (!g.secure || g.enableAutomaticTLS) return;
-  if (g.cert !== undefined && g.key !== undefined) check(g.cert, g.key, where('cert'), where('key'));
+  if (g.cert !== undefined && g.key !== undefined)
+    check(g.cert, g.key, where('cert'), where('key'));
   const sni = globalRecord?.keys.get('sni')?.value;
   for (const [name, pair] of Object.entries(g.sni ?? {})) {
     const entry = sni?.kind === 'map' ? sni.entries.find((e) => e.key === name) : undefined;
     const field = (f: 'cert' | 'key'): Place => {
-      const written = entry?.value.kind === 'map' ? entry.value.entries.find((e) => e.key === f) : undefined;
-      return { pos: written?.keyPos ?? entry?.keyPos ?? where('sni').pos, path: `global.sni.${clip(name)}.${f}` };
+      const written =
+        entry?.value.kind === 'map' ? entry.value.entries.find((e) => e.key === f) : undefined;
+      return {
+        pos: written?.keyPos ?? entry?.keyPos ?? where('sni').pos,
+        path: `global.sni.${clip(name)}.${f}`,
+      };
     };
     check(pair.cert, pair.key, field('cert'), field('key'));
   }

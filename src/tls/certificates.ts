@@ -28,7 +28,9 @@ export function readPem(path: string, what: string, shownAs = path): Buffer {
   try {
     data = readFileSync(path);
   } catch (e) {
-    throw new Error(`cannot read the ${what} ${shownAs}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new Error(
+      `cannot read the ${what} ${shownAs}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
   }
   if (!data.includes('-----BEGIN ')) throw new Error(`${shownAs} is not a PEM ${what}`);
   return data;
@@ -42,18 +44,28 @@ export function policyOptions(g: ResolvedSettings): SecureContextOptions {
     maxVersion: g.tlsMaxVersion,
     ...cipherOptions(suites),
   };
-  if (g.ecdhCurve && g.ecdhCurve.length > 0) options.ecdhCurve = g.ecdhCurve.map((c) => findCurve(c)!).join(':');
-  if (g.useClientCertificate && g.clientCertificateCA !== undefined) options.ca = readPem(g.clientCertificateCA, 'client CA bundle');
+  if (g.ecdhCurve && g.ecdhCurve.length > 0)
+    options.ecdhCurve = g.ecdhCurve.map((c) => findCurve(c)!).join(':');
+  if (g.useClientCertificate && g.clientCertificateCA !== undefined)
+    options.ca = readPem(g.clientCertificateCA, 'client CA bundle');
   return options;
 }
 
 /** A context for one key pair under the policy; a key that does not match is an error naming the certificate. */
-export function contextFor(policy: SecureContextOptions, pair: KeyPair, certPath: string): SecureContext {
+export function contextFor(
+  policy: SecureContextOptions,
+  pair: KeyPair,
+  certPath: string,
+): SecureContext {
   try {
     return tlsModule().createSecureContext({ ...policy, cert: pair.cert, key: pair.key });
   } catch (e) {
     const reason = (e as Error).message;
-    throw new Error(/mismatch/i.test(reason) ? `the private key ${REDACTED} does not belong to the certificate ${certPath}` : `${certPath} (and its key): ${reason}`);
+    throw new Error(
+      /mismatch/i.test(reason)
+        ? `the private key ${REDACTED} does not belong to the certificate ${certPath}`
+        : `${certPath} (and its key): ${reason}`,
+    );
   }
 }
 

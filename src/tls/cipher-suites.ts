@@ -49,6 +49,9 @@ export function cipherOptions(names: readonly string[]): Pick<SecureContextOptio
   const defaults = DEFAULT_CIPHER_SUITES.map((name) => findCipherSuite(name)!);
   const tls13 = suites.some((s) => s.tls13) ? suites : defaults;
   const tls12 = suites.some((s) => !s.tls13) ? suites : defaults;
-  const entries = [...tls13.filter((s) => s.tls13).map((s) => s.iana), ...tls12.filter((s) => !s.tls13).map((s) => s.openssl)];
+  const entries = [
+    ...tls13.filter((s) => s.tls13).map((s) => s.iana),
+    ...tls12.filter((s) => !s.tls13).map((s) => s.openssl),
+  ];
   return { ciphers: [...new Set(entries)].join(':') };
 }

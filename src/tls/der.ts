@@ -18,7 +18,8 @@ const CONSTRUCTED = 0x20;
 
 /** The tag octet of context-specific `[number]`: constructed for EXPLICIT or a constructed type. */
 export function contextTag(number: number, constructed: boolean): number {
-  if (!Number.isInteger(number) || number < 0 || number > 30) throw new RangeError(`context tag [${number}] is out of range`);
+  if (!Number.isInteger(number) || number < 0 || number > 30)
+    throw new RangeError(`context tag [${number}] is out of range`);
   return 0x80 | (constructed ? CONSTRUCTED : 0) | number;
 }
 
@@ -46,11 +47,13 @@ function describeTag(tag: number): string {
 function readAt(buf: Buffer, offset: number): { element: DerElement; end: number } {
   const byte = (at: number): number => {
     const value = buf[at];
-    if (value === undefined) throw new DerError(`truncated: the element at offset ${offset} ends early`);
+    if (value === undefined)
+      throw new DerError(`truncated: the element at offset ${offset} ends early`);
     return value;
   };
   const tag = byte(offset);
-  if ((tag & 0x1f) === 0x1f) throw new DerError(`high tag numbers are not supported (offset ${offset})`);
+  if ((tag & 0x1f) === 0x1f)
+    throw new DerError(`high tag numbers are not supported (offset ${offset})`);
   const first = byte(offset + 1);
   let length = first;
   let start = offset + 2;
@@ -66,9 +69,14 @@ function readAt(buf: Buffer, offset: number): { element: DerElement; end: number
   }
   const end = start + length;
   if (end > buf.length) {
-    throw new DerError(`truncated: ${describeTag(tag)} at offset ${offset} needs ${length} bytes, ${Math.max(buf.length - start, 0)} left`);
+    throw new DerError(
+      `truncated: ${describeTag(tag)} at offset ${offset} needs ${length} bytes, ${Math.max(buf.length - start, 0)} left`,
+    );
   }
-  return { element: { tag, content: buf.subarray(start, end), encoded: buf.subarray(offset, end) }, end };
+  return {
+    element: { tag, content: buf.subarray(start, end), encoded: buf.subarray(offset, end) },
+    end,
+  };
 }
 
 /** The elements that fill `buf` exactly, in order. */
@@ -92,27 +100,31 @@ export function decode(buf: Buffer, what = 'DER value'): DerElement {
 /** `element`, which must be present and have tag `tag`. */
 export function expectTag(element: DerElement | undefined, tag: number, what: string): DerElement {
   if (!element) throw new DerError(`${what}: missing, expected ${describeTag(tag)}`);
-  if (element.tag !== tag) throw new DerError(`${what}: expected ${describeTag(tag)}, found ${describeTag(element.tag)}`);
+  if (element.tag !== tag)
+    throw new DerError(`${what}: expected ${describeTag(tag)}, found ${describeTag(element.tag)}`);
   return element;
 }
 
 /** The elements inside a constructed element (a SEQUENCE, an EXPLICIT tag). */
 export function children(element: DerElement, what: string): DerElement[] {
-  if (!(element.tag & CONSTRUCTED)) throw new DerError(`${what}: ${describeTag(element.tag)} is not constructed`);
+  if (!(element.tag & CONSTRUCTED))
+    throw new DerError(`${what}: ${describeTag(element.tag)} is not constructed`);
   return readElements(element.content);
 }
 
 /** The one element inside an EXPLICIT tag. */
 export function explicit(element: DerElement, what: string): DerElement {
   const inner = children(element, what);
-  if (inner.length !== 1 || !inner[0]) throw new DerError(`${what}: an explicit tag must hold one element, found ${inner.length}`);
+  if (inner.length !== 1 || !inner[0])
+    throw new DerError(`${what}: an explicit tag must hold one element, found ${inner.length}`);
   return inner[0];
 }
 
 /** A small INTEGER or ENUMERATED (at most 6 octets, as JavaScript numbers are exact up to 2^53). */
 export function readSmallInteger(element: DerElement, what: string): number {
   const { content } = element;
-  if (content.length === 0 || content.length > 6) throw new DerError(`${what}: an integer of ${content.length} octets is not supported`);
+  if (content.length === 0 || content.length > 6)
+    throw new DerError(`${what}: an integer of ${content.length} octets is not supported`);
   return content.readIntBE(0, content.length);
 }
 
@@ -120,7 +132,8 @@ export function readSmallInteger(element: DerElement, what: string): number {
 export function readBitString(element: DerElement, what: string): Buffer {
   const unusedBits = element.content[0];
   if (unusedBits === undefined) throw new DerError(`${what}: empty BIT STRING`);
-  if (unusedBits !== 0) throw new DerError(`${what}: BIT STRING with ${unusedBits} unused bits is not supported`);
+  if (unusedBits !== 0)
+    throw new DerError(`${what}: BIT STRING with ${unusedBits} unused bits is not supported`);
   return element.content.subarray(1);
 }
 
@@ -135,8 +148,10 @@ export function readOid(element: DerElement, what: string): string {
   let value = 0;
   let pending = false;
   for (const octet of element.content) {
-    if (!pending && octet === 0x80) throw new DerError(`${what}: OID subidentifier with a leading 0x80 octet`);
-    if (value > (Number.MAX_SAFE_INTEGER - 0x7f) / 128) throw new DerError(`${what}: OID arc is too large`);
+    if (!pending && octet === 0x80)
+      throw new DerError(`${what}: OID subidentifier with a leading 0x80 octet`);
+    if (value > (Number.MAX_SAFE_INTEGER - 0x7f) / 128)
+      throw new DerError(`${what}: OID arc is too large`);
     value = value * 128 + (octet & 0x7f);
     pending = (octet & 0x80) !== 0;
     if (!pending) {
@@ -158,12 +173,24 @@ export function readGeneralizedTime(element: DerElement, what: string): Date {
   const text = element.content.toString('latin1');
   const match = GENERALIZED_TIME.exec(text);
   if (!match) throw new DerError(`${what}: ${JSON.stringify(text)} is not a UTC GeneralizedTime`);
-  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const milliseconds = Number((match[7] ?? '').padEnd(3, '0').slice(0, 3));
   const date = new Date(Date.UTC(year, month - 1, day, hour, minute, second, milliseconds));
   // Date.UTC rolls over (month 13, 31 February); a valid time survives the round trip.
-  const valid = date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day &&
-    date.getUTCHours() === hour && date.getUTCMinutes() === minute && date.getUTCSeconds() === second;
+  const valid =
+    date.getUTCFullYear() === year &&
+    date.getUTCMonth() === month - 1 &&
+    date.getUTCDate() === day &&
+    date.getUTCHours() === hour &&
+    date.getUTCMinutes() === minute &&
+    date.getUTCSeconds() === second;
   if (!valid) throw new DerError(`${what}: ${JSON.stringify(text)} is not a valid time`);
   return date;
 }
@@ -186,12 +213,18 @@ export function encode(tag: number, ...contents: Buffer[]): Buffer {
 export function encodeOid(oid: string): Buffer {
   const arcs = oid.split('.').map((arc) => (/^\d+$/.test(arc) ? Number(arc) : NaN));
   const [top, second, ...rest] = arcs;
-  const valid = arcs.every(Number.isSafeInteger) && top !== undefined && second !== undefined && top <= 2 && (top === 2 || second < 40);
+  const valid =
+    arcs.every(Number.isSafeInteger) &&
+    top !== undefined &&
+    second !== undefined &&
+    top <= 2 &&
+    (top === 2 || second < 40);
   if (!valid) throw new RangeError(`${JSON.stringify(oid)} is not an OID`);
   const octets: number[] = [];
   for (const arc of [top * 40 + second, ...rest]) {
     const group = [arc % 128];
-    for (let value = Math.floor(arc / 128); value > 0; value = Math.floor(value / 128)) group.unshift(0x80 | (value % 128));
+    for (let value = Math.floor(arc / 128); value > 0; value = Math.floor(value / 128))
+      group.unshift(0x80 | (value % 128));
     octets.push(...group);
   }
   return encode(Tag.OID, Buffer.from(octets));

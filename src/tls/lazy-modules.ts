@@ -4,6 +4,9 @@ import { createRequire } from 'node:module';
 
 const load = createRequire(import.meta.url);
 
-export const tlsModule = (): typeof import('node:tls') => load('node:tls') as typeof import('node:tls');
-export const httpsModule = (): typeof import('node:https') => load('node:https') as typeof import('node:https');
-export const http2Module = (): typeof import('node:http2') => load('node:http2') as typeof import('node:http2');
+export const tlsModule = (): typeof import('node:tls') =>
+  load('node:tls') as typeof import('node:tls');
+export const httpsModule = (): typeof import('node:https') =>
+  load('node:https') as typeof import('node:https');
+export const http2Module = (): typeof import('node:http2') =>
+  load('node:http2') as typeof import('node:http2');

@@ -60,33 +60,55 @@ export interface CertificateFields {
 
 /** The fields OCSP needs from a DER-encoded X.509 certificate. */
 export function parseCertificate(der: Buffer): CertificateFields {
-  const [tbs] = children(expectTag(decode(der, 'Certificate'), Tag.SEQUENCE, 'Certificate'), 'Certificate');
+  const [tbs] = children(
+    expectTag(decode(der, 'Certificate'), Tag.SEQUENCE, 'Certificate'),
+    'Certificate',
+  );
   const fields = children(expectTag(tbs, Tag.SEQUENCE, 'TBSCertificate'), 'TBSCertificate');
   // version [0] is absent from v1 certificates.
   const at = fields[0]?.tag === contextTag(0, true) ? 1 : 0;
-  const spki = children(expectTag(fields[at + 5], Tag.SEQUENCE, 'subjectPublicKeyInfo'), 'subjectPublicKeyInfo');
+  const spki = children(
+    expectTag(fields[at + 5], Tag.SEQUENCE, 'subjectPublicKeyInfo'),
+    'subjectPublicKeyInfo',
+  );
   const extensions = fields.slice(at + 6).find((field) => field.tag === contextTag(3, true));
   return {
     serialNumber: expectTag(fields[at], Tag.INTEGER, 'serialNumber').content,
     issuer: expectTag(fields[at + 2], Tag.SEQUENCE, 'issuer').encoded,
     subject: expectTag(fields[at + 4], Tag.SEQUENCE, 'subject').encoded,
-    publicKey: readBitString(expectTag(spki[1], Tag.BIT_STRING, 'subjectPublicKey'), 'subjectPublicKey'),
+    publicKey: readBitString(
+      expectTag(spki[1], Tag.BIT_STRING, 'subjectPublicKey'),
+      'subjectPublicKey',
+    ),
     ocspUris: extensions ? ocspUris(explicit(extensions, 'extensions')) : [],
   };
 }
 
 function ocspUris(extensions: DerElement): string[] {
-  for (const extension of children(expectTag(extensions, Tag.SEQUENCE, 'Extensions'), 'Extensions')) {
+  for (const extension of children(
+    expectTag(extensions, Tag.SEQUENCE, 'Extensions'),
+    'Extensions',
+  )) {
     const parts = children(expectTag(extension, Tag.SEQUENCE, 'Extension'), 'Extension');
-    if (readOid(expectTag(parts[0], Tag.OID, 'extnID'), 'extnID') !== OID.authorityInfoAccess) continue;
+    if (readOid(expectTag(parts[0], Tag.OID, 'extnID'), 'extnID') !== OID.authorityInfoAccess)
+      continue;
     // extnValue is last; a `critical` BOOLEAN may come before it.
     const value = expectTag(parts[parts.length - 1], Tag.OCTET_STRING, 'extnValue');
-    const descriptions = children(expectTag(decode(value.content, 'AuthorityInfoAccess'), Tag.SEQUENCE, 'AuthorityInfoAccess'), 'AuthorityInfoAccess');
+    const descriptions = children(
+      expectTag(decode(value.content, 'AuthorityInfoAccess'), Tag.SEQUENCE, 'AuthorityInfoAccess'),
+      'AuthorityInfoAccess',
+    );
     return descriptions.flatMap((description) => {
-      const [method, location] = children(expectTag(description, Tag.SEQUENCE, 'AccessDescription'), 'AccessDescription');
-      const isOcsp = readOid(expectTag(method, Tag.OID, 'accessMethod'), 'accessMethod') === OID.ocsp;
+      const [method, location] = children(
+        expectTag(description, Tag.SEQUENCE, 'AccessDescription'),
+        'AccessDescription',
+      );
+      const isOcsp =
+        readOid(expectTag(method, Tag.OID, 'accessMethod'), 'accessMethod') === OID.ocsp;
       // uniformResourceIdentifier [6] IA5String; other kinds of GeneralName are no use here.
-      return isOcsp && location?.tag === contextTag(6, false) ? [location.content.toString('latin1')] : [];
+      return isOcsp && location?.tag === contextTag(6, false)
+        ? [location.content.toString('latin1')]
+        : [];
     });
   }
   return [];
@@ -103,7 +125,9 @@ export function responderUrl(certificate: CertificateFields): URL | undefined {
 
 /** The DER certificates of a PEM chain, in order. */
 export function pemCertificates(pem: string | Buffer): Buffer[] {
-  const blocks = pem.toString().matchAll(/-----BEGIN CERTIFICATE-----([A-Za-z0-9+/=\s]*)-----END CERTIFICATE-----/g);
+  const blocks = pem
+    .toString()
+    .matchAll(/-----BEGIN CERTIFICATE-----([A-Za-z0-9+/=\s]*)-----END CERTIFICATE-----/g);
   return [...blocks].map((block) => Buffer.from(block[1] ?? '', 'base64'));
 }
 
@@ -119,18 +143,27 @@ export interface CertId {
 const sha1 = (data: Buffer): Buffer => createHash('sha1').update(data).digest();
 
 export function certIdFor(certificate: CertificateFields, issuer: CertificateFields): CertId {
-  return { issuerNameHash: sha1(issuer.subject), issuerKeyHash: sha1(issuer.publicKey), serialNumber: certificate.serialNumber };
+  return {
+    issuerNameHash: sha1(issuer.subject),
+    issuerKeyHash: sha1(issuer.publicKey),
+    serialNumber: certificate.serialNumber,
+  };
 }
 
 /** An OCSPRequest for one certificate: unsigned, no nonce (so that responses can be cached). */
 export function encodeOcspRequest(id: CertId): Buffer {
-  const certId = encode(Tag.SEQUENCE,
+  const certId = encode(
+    Tag.SEQUENCE,
     encode(Tag.SEQUENCE, encodeOid(OID.sha1), encode(Tag.NULL)),
     encode(Tag.OCTET_STRING, id.issuerNameHash),
     encode(Tag.OCTET_STRING, id.issuerKeyHash),
-    encode(Tag.INTEGER, id.serialNumber));
+    encode(Tag.INTEGER, id.serialNumber),
+  );
   // OCSPRequest { TBSRequest { requestList { Request { CertID } } } }; version v1 is the default.
-  return encode(Tag.SEQUENCE, encode(Tag.SEQUENCE, encode(Tag.SEQUENCE, encode(Tag.SEQUENCE, certId))));
+  return encode(
+    Tag.SEQUENCE,
+    encode(Tag.SEQUENCE, encode(Tag.SEQUENCE, encode(Tag.SEQUENCE, certId))),
+  );
 }
 
 export interface OcspStatus {
@@ -140,18 +173,37 @@ export interface OcspStatus {
   readonly nextUpdate: Date | undefined;
 }
 
-const RESPONSE_STATUS: Record<number, string> = { 1: 'malformedRequest', 2: 'internalError', 3: 'tryLater', 5: 'sigRequired', 6: 'unauthorized' };
+const RESPONSE_STATUS: Record<number, string> = {
+  1: 'malformedRequest',
+  2: 'internalError',
+  3: 'tryLater',
+  5: 'sigRequired',
+  6: 'unauthorized',
+};
 
 /** The status of the certificate `id` in a DER OCSPResponse. Throws if there is none. */
 export function parseOcspResponse(der: Buffer, id: CertId): OcspStatus {
-  const [status, responseBytes] = children(expectTag(decode(der, 'OCSPResponse'), Tag.SEQUENCE, 'OCSPResponse'), 'OCSPResponse');
-  const code = readSmallInteger(expectTag(status, Tag.ENUMERATED, 'responseStatus'), 'responseStatus');
-  if (code !== 0) throw new Error(`the responder answered ${RESPONSE_STATUS[code] ?? `status ${code}`}`);
-  const bytes = explicit(expectTag(responseBytes, contextTag(0, true), 'responseBytes'), 'responseBytes');
+  const [status, responseBytes] = children(
+    expectTag(decode(der, 'OCSPResponse'), Tag.SEQUENCE, 'OCSPResponse'),
+    'OCSPResponse',
+  );
+  const code = readSmallInteger(
+    expectTag(status, Tag.ENUMERATED, 'responseStatus'),
+    'responseStatus',
+  );
+  if (code !== 0)
+    throw new Error(`the responder answered ${RESPONSE_STATUS[code] ?? `status ${code}`}`);
+  const bytes = explicit(
+    expectTag(responseBytes, contextTag(0, true), 'responseBytes'),
+    'responseBytes',
+  );
   const [type, octets] = children(expectTag(bytes, Tag.SEQUENCE, 'ResponseBytes'), 'ResponseBytes');
   const responseType = readOid(expectTag(type, Tag.OID, 'responseType'), 'responseType');
   if (responseType !== OID.ocspBasic) throw new Error(`unsupported response type ${responseType}`);
-  const basic = decode(expectTag(octets, Tag.OCTET_STRING, 'response').content, 'BasicOCSPResponse');
+  const basic = decode(
+    expectTag(octets, Tag.OCTET_STRING, 'response').content,
+    'BasicOCSPResponse',
+  );
   const [tbs] = children(expectTag(basic, Tag.SEQUENCE, 'BasicOCSPResponse'), 'BasicOCSPResponse');
   const data = children(expectTag(tbs, Tag.SEQUENCE, 'ResponseData'), 'ResponseData');
   // version [0], responderID, producedAt, responses: the version is usually left out.
@@ -162,21 +214,33 @@ export function parseOcspResponse(der: Buffer, id: CertId): OcspStatus {
     const next = fields[3]?.tag === contextTag(0, true) ? fields[3] : undefined;
     return {
       certStatus: readCertStatus(fields[1]),
-      thisUpdate: readGeneralizedTime(expectTag(fields[2], Tag.GENERALIZED_TIME, 'thisUpdate'), 'thisUpdate'),
-      nextUpdate: next && readGeneralizedTime(expectTag(explicit(next, 'nextUpdate'), Tag.GENERALIZED_TIME, 'nextUpdate'), 'nextUpdate'),
+      thisUpdate: readGeneralizedTime(
+        expectTag(fields[2], Tag.GENERALIZED_TIME, 'thisUpdate'),
+        'thisUpdate',
+      ),
+      nextUpdate:
+        next &&
+        readGeneralizedTime(
+          expectTag(explicit(next, 'nextUpdate'), Tag.GENERALIZED_TIME, 'nextUpdate'),
+          'nextUpdate',
+        ),
     };
   }
-  throw new Error('the response has no status for this certificate (serial number or issuer differ)');
+  throw new Error(
+    'the response has no status for this certificate (serial number or issuer differ)',
+  );
 }
 
 function isCertId(element: DerElement, id: CertId): boolean {
   const [algorithm, nameHash, keyHash, serial] = children(element, 'CertID');
   const [hash] = children(expectTag(algorithm, Tag.SEQUENCE, 'hashAlgorithm'), 'hashAlgorithm');
   // Responders echo the request's CertID, so a SHA-1 one is all that can be ours.
-  return readOid(expectTag(hash, Tag.OID, 'hashAlgorithm'), 'hashAlgorithm') === OID.sha1 &&
+  return (
+    readOid(expectTag(hash, Tag.OID, 'hashAlgorithm'), 'hashAlgorithm') === OID.sha1 &&
     expectTag(nameHash, Tag.OCTET_STRING, 'issuerNameHash').content.equals(id.issuerNameHash) &&
     expectTag(keyHash, Tag.OCTET_STRING, 'issuerKeyHash').content.equals(id.issuerKeyHash) &&
-    expectTag(serial, Tag.INTEGER, 'serialNumber').content.equals(id.serialNumber);
+    expectTag(serial, Tag.INTEGER, 'serialNumber').content.equals(id.serialNumber)
+  );
 }
 
 function readCertStatus(element: DerElement | undefined): OcspStatus['certStatus'] {
@@ -191,17 +255,28 @@ function readCertStatus(element: DerElement | undefined): OcspStatus['certStatus
       readNull(element, 'unknown');
       return 'unknown';
   }
-  throw new Error(`certStatus: unexpected ${element ? `tag 0x${element.tag.toString(16)}` : 'end of SingleResponse'}`);
+  throw new Error(
+    `certStatus: unexpected ${element ? `tag 0x${element.tag.toString(16)}` : 'end of SingleResponse'}`,
+  );
 }
 
 /** POSTs `body` to `url` and returns the response body of a 200 answer. */
-async function postOcspRequest(url: URL, body: Buffer, timeoutMs: number, signal: AbortSignal): Promise<Buffer> {
+async function postOcspRequest(
+  url: URL,
+  body: Buffer,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<Buffer> {
   const timeout = AbortSignal.timeout(timeoutMs);
   const request = (url.protocol === 'https:' ? httpsModule() : http).request(url, {
     method: 'POST',
     agent: false, // one request now and then: no pool keeping sockets open
     signal: AbortSignal.any([signal, timeout]),
-    headers: { 'content-type': 'application/ocsp-request', 'content-length': body.length, accept: 'application/ocsp-response' },
+    headers: {
+      'content-type': 'application/ocsp-request',
+      'content-length': body.length,
+      accept: 'application/ocsp-response',
+    },
   });
   // The listener stays for the request's life: an abort while the body is read is also emitted
   // on the request, and an 'error' without a listener would bring the process down.
@@ -217,7 +292,8 @@ async function postOcspRequest(url: URL, body: Buffer, timeoutMs: number, signal
     let size = 0;
     for await (const chunk of response as AsyncIterable<Buffer>) {
       size += chunk.length;
-      if (size > MAX_RESPONSE_BYTES) throw new Error(`the response is larger than ${MAX_RESPONSE_BYTES / 1024} KiB`);
+      if (size > MAX_RESPONSE_BYTES)
+        throw new Error(`the response is larger than ${MAX_RESPONSE_BYTES / 1024} KiB`);
       chunks.push(chunk);
     }
     return Buffer.concat(chunks);
@@ -285,7 +361,11 @@ export class OcspStapler {
     this.#fetchTimeoutMs = options.fetchTimeoutMs ?? 10_000;
   }
 
-  readonly onOcspRequest = (certificate: Buffer, issuer: Buffer | null, callback: OcspCallback): void => {
+  readonly onOcspRequest = (
+    certificate: Buffer,
+    issuer: Buffer | null,
+    callback: OcspCallback,
+  ): void => {
     callback(null, this.#closed ? undefined : this.#staple(this.#entry(certificate, issuer)));
   };
 
@@ -294,7 +374,8 @@ export class OcspStapler {
     const [leaf, ...others] = pemCertificates(certPem);
     if (!leaf) return;
     const fields = tryParseCertificate(leaf);
-    const issuer = fields && others.find((other) => tryParseCertificate(other)?.subject.equals(fields.issuer));
+    const issuer =
+      fields && others.find((other) => tryParseCertificate(other)?.subject.equals(fields.issuer));
     // Without the issuer in this PEM, Node may still find it (in `ca`): let the handshake decide.
     if (!issuer && fields && responderUrl(fields)) return;
     this.#staple(this.#entry(leaf, issuer ?? null));
@@ -332,7 +413,11 @@ export class OcspStapler {
   }
 
   /** What to ask about `certificate`, or a warning (once: the entry remembers) why nothing. */
-  #target(certificate: Buffer, key: string, issuer: Buffer | null): Pick<Entry, 'label' | 'target'> {
+  #target(
+    certificate: Buffer,
+    key: string,
+    issuer: Buffer | null,
+  ): Pick<Entry, 'label' | 'target'> {
     const label = describe(certificate, key);
     let reason: string;
     try {
@@ -342,7 +427,9 @@ export class OcspStapler {
         const id = certIdFor(fields, parseCertificate(issuer));
         return { label, target: { url, id, request: encodeOcspRequest(id) } };
       }
-      reason = url ? 'its issuer is not in the certificate chain' : 'it names no http(s) OCSP responder';
+      reason = url
+        ? 'its issuer is not in the certificate chain'
+        : 'it names no http(s) OCSP responder';
     } catch (err) {
       reason = `it cannot be read (${message(err)})`;
     }
@@ -355,19 +442,31 @@ export class OcspStapler {
     entry.fetching = controller;
     let delay: number;
     try {
-      const der = await postOcspRequest(target.url, target.request, this.#fetchTimeoutMs, controller.signal);
+      const der = await postOcspRequest(
+        target.url,
+        target.request,
+        this.#fetchTimeoutMs,
+        controller.signal,
+      );
       delay = this.#accept(entry, target, der, parseOcspResponse(der, target.id));
     } catch (err) {
       if (controller.signal.aborted) return; // closed or evicted: not a failure to report
-      delay = this.#fail(entry, 'failure', `could not get the status of ${entry.label} from ${target.url.href}: ${message(err)}`);
+      delay = this.#fail(
+        entry,
+        'failure',
+        `could not get the status of ${entry.label} from ${target.url.href}: ${message(err)}`,
+      );
     } finally {
       entry.fetching = undefined;
     }
     if (controller.signal.aborted) return;
-    entry.timer = setTimeout(() => {
-      entry.timer = undefined;
-      void this.#fetch(entry, target);
-    }, Math.min(delay, MAX_TIMER_MS)).unref();
+    entry.timer = setTimeout(
+      () => {
+        entry.timer = undefined;
+        void this.#fetch(entry, target);
+      },
+      Math.min(delay, MAX_TIMER_MS),
+    ).unref();
   }
 
   /** Takes an answer; returns how long until the next fetch. */
@@ -375,14 +474,23 @@ export class OcspStapler {
     if (status.certStatus !== 'good') {
       // An older `good` response must not be stapled once the responder says otherwise.
       entry.response = undefined;
-      return this.#fail(entry, status.certStatus, `${entry.label} is ${status.certStatus.toUpperCase()} according to ${target.url.href}; it is served without stapling`);
+      return this.#fail(
+        entry,
+        status.certStatus,
+        `${entry.label} is ${status.certStatus.toUpperCase()} according to ${target.url.href}; it is served without stapling`,
+      );
     }
     const now = Date.now();
     const expiresAt = status.nextUpdate?.getTime() ?? now + this.#maxAgeMs;
     if (expiresAt <= now) {
-      return this.#fail(entry, 'failure', `${target.url.href} sent a response for ${entry.label} that expired at ${new Date(expiresAt).toISOString()}`);
+      return this.#fail(
+        entry,
+        'failure',
+        `${target.url.href} sent a response for ${entry.label} that expired at ${new Date(expiresAt).toISOString()}`,
+      );
     }
-    if (entry.problem) this.#log(`${entry.label} is stapled again: ${target.url.href} answered "good"`);
+    if (entry.problem)
+      this.#log(`${entry.label} is stapled again: ${target.url.href} answered "good"`);
     entry.problem = undefined;
     entry.failures = 0;
     entry.response = { der, expiresAt };
@@ -398,7 +506,8 @@ export class OcspStapler {
   #fail(entry: Entry, problem: NonNullable<Entry['problem']>, text: string): number {
     entry.failures += 1;
     const delay = Math.min(RETRY_FIRST_MS * 2 ** (entry.failures - 1), HOUR_MS);
-    if (entry.problem !== problem) this.#log(`${text}; asking again in ${delay / 60_000} min, then less often`);
+    if (entry.problem !== problem)
+      this.#log(`${text}; asking again in ${delay / 60_000} min, then less often`);
     entry.problem = problem;
     return delay;
   }
@@ -417,7 +526,8 @@ function tryParseCertificate(der: Buffer): CertificateFields | undefined {
   }
 }
 
-const fingerprint = (certificate: Buffer): string => createHash('sha256').update(certificate).digest('hex');
+const fingerprint = (certificate: Buffer): string =>
+  createHash('sha256').update(certificate).digest('hex');
 
 /** `certificate "CN=…" (SHA-256 0123456789abcdef…)`, for log lines. */
 function describe(certificate: Buffer, key: string): string {

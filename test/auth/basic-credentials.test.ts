@@ -3,18 +3,43 @@ import { test } from 'node:test';
 import { parseBasicAuthorization } from '../../src/auth/basic-credentials.js';
 
 // Node gives header values as latin1 strings: one character per byte on the wire.
-const basic = (userPass: string): string => `Basic ${Buffer.from(userPass, 'utf8').toString('base64')}`;
+const basic = (userPass: string): string =>
+  `Basic ${Buffer.from(userPass, 'utf8').toString('base64')}`;
 
 test('user and password, split at the first colon', () => {
-  assert.deepEqual(parseBasicAuthorization(basic('alice:secret')), { kind: 'credentials', name: 'alice', password: 'secret' });
-  assert.deepEqual(parseBasicAuthorization(basic('alice:a:b:c')), { kind: 'credentials', name: 'alice', password: 'a:b:c' });
-  assert.deepEqual(parseBasicAuthorization(basic(':')), { kind: 'credentials', name: '', password: '' });
-  assert.deepEqual(parseBasicAuthorization(basic('bob:')), { kind: 'credentials', name: 'bob', password: '' });
+  assert.deepEqual(parseBasicAuthorization(basic('alice:secret')), {
+    kind: 'credentials',
+    name: 'alice',
+    password: 'secret',
+  });
+  assert.deepEqual(parseBasicAuthorization(basic('alice:a:b:c')), {
+    kind: 'credentials',
+    name: 'alice',
+    password: 'a:b:c',
+  });
+  assert.deepEqual(parseBasicAuthorization(basic(':')), {
+    kind: 'credentials',
+    name: '',
+    password: '',
+  });
+  assert.deepEqual(parseBasicAuthorization(basic('bob:')), {
+    kind: 'credentials',
+    name: 'bob',
+    password: '',
+  });
 });
 
 test('UTF-8 names and passwords', () => {
-  assert.deepEqual(parseBasicAuthorization(basic('jürgen:pässwörd ✓')), { kind: 'credentials', name: 'jürgen', password: 'pässwörd ✓' });
-  assert.deepEqual(parseBasicAuthorization(basic('\ufeffbom:x')), { kind: 'credentials', name: '\ufeffbom', password: 'x' });
+  assert.deepEqual(parseBasicAuthorization(basic('jürgen:pässwörd ✓')), {
+    kind: 'credentials',
+    name: 'jürgen',
+    password: 'pässwörd ✓',
+  });
+  assert.deepEqual(parseBasicAuthorization(basic('\ufeffbom:x')), {
+    kind: 'credentials',
+    name: '\ufeffbom',
+    password: 'x',
+  });
 });
 
 test('the scheme name is case-insensitive', () => {

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { BruteForceGuard, clientKey, LOCKOUT_FAILURES, LOCKOUT_WINDOW_MS } from '../../src/auth/brute-force.js';
+import {
+  BruteForceGuard,
+  clientKey,
+  LOCKOUT_FAILURES,
+  LOCKOUT_WINDOW_MS,
+} from '../../src/auth/brute-force.js';
 
 function fakeClock(): { now: () => number; advance(ms: number): void } {
   let t = 1_000_000;
@@ -77,7 +82,7 @@ test('IPv6 clients are counted per /64; IPv4-mapped addresses as IPv4', () => {
   assert.equal(guard.isLockedOut('2001:db8:1:3::1'), false);
 });
 
-test('serialize runs one client\'s attempts one at a time, other clients in parallel', async () => {
+test("serialize runs one client's attempts one at a time, other clients in parallel", async () => {
   const guard = new BruteForceGuard();
   const log: string[] = [];
   const attempt = (id: string, ms: number) => async () => {
@@ -97,7 +102,16 @@ test('serialize runs one client\'s attempts one at a time, other clients in para
     results.map((r) => r.status),
     ['fulfilled', 'rejected', 'fulfilled', 'fulfilled'],
   );
-  assert.deepEqual(log, ['start a1', 'start b1', 'end b1', 'end a1', 'start a2', 'end a2', 'start a3', 'end a3']);
+  assert.deepEqual(log, [
+    'start a1',
+    'start b1',
+    'end b1',
+    'end a1',
+    'start a2',
+    'end a2',
+    'start a3',
+    'end a3',
+  ]);
   // The queue is forgotten once empty.
   await new Promise((r) => setImmediate(r));
   assert.equal((guard as unknown as { queues: Map<string, unknown> }).queues.size, 0);

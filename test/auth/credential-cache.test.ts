@@ -4,7 +4,10 @@ import { CredentialCache } from '../../src/auth/credential-cache.js';
 import { hashPassword } from '../../src/auth/password.js';
 
 // A stand-in KDF: "hash:<password>" verifies <password>; every call is counted.
-function counting(): { calls: number; verify: (phc: string, password: string) => Promise<boolean> } {
+function counting(): {
+  calls: number;
+  verify: (phc: string, password: string) => Promise<boolean>;
+} {
   const state = {
     calls: 0,
     verify: async (phc: string, password: string) => {
@@ -34,7 +37,8 @@ test('a wrong password is never remembered: every attempt runs the full KDF', as
   const kdf = counting();
   const cache = new CredentialCache({ verify: kdf.verify });
   await cache.verify('alice', 'right', 'hash:right');
-  for (let i = 0; i < 3; i++) assert.equal(await cache.verify('alice', 'wrong', 'hash:right'), false);
+  for (let i = 0; i < 3; i++)
+    assert.equal(await cache.verify('alice', 'wrong', 'hash:right'), false);
   assert.equal(cache.has('alice', 'wrong', 'hash:right'), false);
   assert.equal(kdf.calls, 4);
   assert.equal(cache.size, 1);
@@ -42,7 +46,9 @@ test('a wrong password is never remembered: every attempt runs the full KDF', as
 
 test('the key covers user, password and hash, unambiguously', async () => {
   const kdf = counting();
-  const cache = new CredentialCache({ verify: async (phc, password) => (await kdf.verify(phc, password)) || phc === 'any' });
+  const cache = new CredentialCache({
+    verify: async (phc, password) => (await kdf.verify(phc, password)) || phc === 'any',
+  });
   await cache.verify('a\0b', 'c', 'any');
   assert.equal(cache.has('a', 'b\0c', 'any'), false);
   assert.equal(cache.has('a\0b', 'c', 'other'), false, 'a changed hash (a reload) is a new key');

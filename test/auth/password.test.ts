@@ -5,7 +5,8 @@ import { hash as argon2Hash } from '@node-rs/argon2';
 import { hashPassword, isSupportedPasswordHash, verifyPassword } from '../../src/auth/password.js';
 
 // PHC "B64": standard base64 without padding.
-const b64 = (bytes: Uint8Array | string): string => Buffer.from(bytes).toString('base64').replace(/=+$/, '');
+const b64 = (bytes: Uint8Array | string): string =>
+  Buffer.from(bytes).toString('base64').replace(/=+$/, '');
 const hex = (text: string): Buffer => Buffer.from(text.replace(/\s/g, ''), 'hex');
 
 async function assertVerifies(phc: string, password: string): Promise<void> {
@@ -15,7 +16,7 @@ async function assertVerifies(phc: string, password: string): Promise<void> {
   assert.equal(await verifyPassword(phc, ''), false, phc);
 }
 
-test('hashPassword: Argon2id with exactly Ferron\'s parameters, random salt, verifies', async () => {
+test("hashPassword: Argon2id with exactly Ferron's parameters, random salt, verifies", async () => {
   const phc = await hashPassword('hunter2');
   const match = /^\$argon2id\$v=19\$m=19456,t=2,p=1\$([A-Za-z0-9+/]+)\$([A-Za-z0-9+/]+)$/.exec(phc);
   assert.ok(match, phc);
@@ -60,7 +61,8 @@ test('pbkdf2 crate PHC test vector verifies', async () => {
 // B64 of the salt bytes, parameters by name, output length = hash length.
 test('RustCrypto KDF vectors as PHC strings: $pbkdf2$ (SHA-1), sha256, sha512, scrypt', async () => {
   const salt = b64('salt');
-  const sha1 = (rounds: number, output: string) => `$pbkdf2$i=${rounds},l=20$${salt}$${b64(hex(output))}`;
+  const sha1 = (rounds: number, output: string) =>
+    `$pbkdf2$i=${rounds},l=20$${salt}$${b64(hex(output))}`;
   await assertVerifies(sha1(4096, '4b007901b765489abead49d926f721d065a429c1'), 'password');
   await assertVerifies(sha1(2, 'ea6c014dc72d6f8ccd1ed92ace1d41f0d8de8957'), 'password');
   await assertVerifies(
@@ -74,7 +76,10 @@ test('RustCrypto KDF vectors as PHC strings: $pbkdf2$ (SHA-1), sha256, sha512, s
   const rfc7914 = hex(`
     7023bdcb3afd7348461c06cd81fd38ebfda8fbba904f8e3ea9b543f6545da1f2
     d5432955613f0fcf62d49705242a9af9e61e85dc0d651e40dfcf017b45575887`);
-  await assertVerifies(`$scrypt$ln=14,r=8,p=1$${b64('SodiumChloride')}$${b64(rfc7914)}`, 'pleaseletmein');
+  await assertVerifies(
+    `$scrypt$ln=14,r=8,p=1$${b64('SodiumChloride')}$${b64(rfc7914)}`,
+    'pleaseletmein',
+  );
   const nacl = hex(`
     fdbabe1c9d3472007856e7190d01e9fe7c6ad7cbc8237830e77376634b373162
     2eaf30d92e22a3886ff109279d9830dac727afb94a83ee6d8360cbdfa2cc0640`);
@@ -87,8 +92,14 @@ test('hashes built the way the crates build them verify, including default param
   const pw = 'correct horse battery staple';
   const pbkdf2 = (iterations: number, length: number, digest: string) =>
     pbkdf2Sync(pw, salt, iterations, length, digest);
-  await assertVerifies(`$pbkdf2-sha256$i=1000,l=32$${b64(salt)}$${b64(pbkdf2(1000, 32, 'sha256'))}`, pw);
-  await assertVerifies(`$pbkdf2-sha512$i=1000,l=64$${b64(salt)}$${b64(pbkdf2(1000, 64, 'sha512'))}`, pw);
+  await assertVerifies(
+    `$pbkdf2-sha256$i=1000,l=32$${b64(salt)}$${b64(pbkdf2(1000, 32, 'sha256'))}`,
+    pw,
+  );
+  await assertVerifies(
+    `$pbkdf2-sha512$i=1000,l=64$${b64(salt)}$${b64(pbkdf2(1000, 64, 'sha512'))}`,
+    pw,
+  );
   await assertVerifies(`$pbkdf2$i=1000,l=10$${b64(salt)}$${b64(pbkdf2(1000, 10, 'sha1'))}`, pw);
   // Without parameters pbkdf2 0.12 uses i=600000, l=32.
   await assertVerifies(`$pbkdf2-sha256$${b64(salt)}$${b64(pbkdf2(600_000, 32, 'sha256'))}`, pw);
@@ -109,8 +120,14 @@ test('the KDF is given the B64-decoded salt, not the salt string', async () => {
   const saltText = b64('16 bytes of salt');
   const wrong = pbkdf2Sync('pw', saltText, 1000, 32, 'sha256');
   const right = pbkdf2Sync('pw', Buffer.from('16 bytes of salt'), 1000, 32, 'sha256');
-  assert.equal(await verifyPassword(`$pbkdf2-sha256$i=1000,l=32$${saltText}$${b64(wrong)}`, 'pw'), false);
-  assert.equal(await verifyPassword(`$pbkdf2-sha256$i=1000,l=32$${saltText}$${b64(right)}`, 'pw'), true);
+  assert.equal(
+    await verifyPassword(`$pbkdf2-sha256$i=1000,l=32$${saltText}$${b64(wrong)}`, 'pw'),
+    false,
+  );
+  assert.equal(
+    await verifyPassword(`$pbkdf2-sha256$i=1000,l=32$${saltText}$${b64(right)}`, 'pw'),
+    true,
+  );
 });
 
 test('unsupported and malformed hashes are false, never a throw', async () => {
@@ -164,7 +181,8 @@ test('unsupported and malformed hashes are false, never a throw', async () => {
 test('costs over the caps are refused up front, quickly', async () => {
   const salt = b64('0123456789abcdef');
   const hash = (bytes: number): string => b64(Buffer.alloc(bytes, 7));
-  const argon = (params: string, bytes = 32): string => `$argon2id$v=19$${params}$${salt}$${hash(bytes)}`;
+  const argon = (params: string, bytes = 32): string =>
+    `$argon2id$v=19$${params}$${salt}$${hash(bytes)}`;
   const hostile = [
     `$pbkdf2-sha256$i=10000001,l=32$${salt}$${hash(32)}`,
     `$pbkdf2-sha256$i=4294967295,l=32$${salt}$${hash(32)}`,

@@ -7,16 +7,23 @@ import { after, describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { ROOT, runCli } from '../helpers/cli.js';
 
-const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+const VERSION = (
+  JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
+).version;
 const tmp = mkdtempSync(join(tmpdir(), 'portico-cli-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe('portico command line', () => {
   it('--version and --help', async () => {
-    assert.deepEqual(await runCli(['--version']), { code: 0, stdout: `portico ${VERSION}\n`, stderr: '' });
+    assert.deepEqual(await runCli(['--version']), {
+      code: 0,
+      stdout: `portico ${VERSION}\n`,
+      stderr: '',
+    });
     const help = await runCli(['--help']);
     assert.equal(help.code, 0);
-    for (const command of ['run', 'validate', 'convert', 'passwd', 'schema']) assert.match(help.stdout, new RegExp(`^  ${command}`, 'm'));
+    for (const command of ['run', 'validate', 'convert', 'passwd', 'schema'])
+      assert.match(help.stdout, new RegExp(`^  ${command}`, 'm'));
   });
 
   it('refuses unknown commands and options with exit 2', async () => {
@@ -30,16 +37,29 @@ describe('portico command line', () => {
 
   it('validate finds portico.kdl before portico.yaml, and falls back to the built-in default', async () => {
     const dir = mkdtempSync(join(tmp, 'discover-'));
-    assert.deepEqual(await runCli(['validate'], { cwd: dir }), { code: 0, stdout: 'configuration OK\n', stderr: '' });
+    assert.deepEqual(await runCli(['validate'], { cwd: dir }), {
+      code: 0,
+      stdout: 'configuration OK\n',
+      stderr: '',
+    });
     writeFileSync(join(dir, 'portico.yaml'), 'global:\n  port: 0\n');
-    assert.equal((await runCli(['validate'], { cwd: dir })).stderr.split('\n')[0], 'portico.yaml:2:9: global.port: 0 is out of range for a port (1–65535)');
+    assert.equal(
+      (await runCli(['validate'], { cwd: dir })).stderr.split('\n')[0],
+      'portico.yaml:2:9: global.port: 0 is out of range for a port (1–65535)',
+    );
     writeFileSync(join(dir, 'portico.kdl'), 'global {\n    port 70000\n}\n');
-    assert.equal((await runCli(['validate'], { cwd: dir })).stderr.split('\n')[0], 'portico.kdl:2:10: global.port: 70000 is out of range for a port (1–65535)');
+    assert.equal(
+      (await runCli(['validate'], { cwd: dir })).stderr.split('\n')[0],
+      'portico.kdl:2:10: global.port: 70000 is out of range for a port (1–65535)',
+    );
   });
 
   it('convert turns YAML into KDL and back, keeping includes and placeholders', async () => {
     const dir = mkdtempSync(join(tmp, 'convert-'));
-    writeFileSync(join(dir, 'site.yaml'), 'global:\n  port: 8080\n  admin:\n    auth_token: "{{env.NOT_SET_HERE}}"\nhosts:\n  - domain: example.com\n    wwwroot: /srv/www\ninclude: ["conf.d/*.yaml"]\n');
+    writeFileSync(
+      join(dir, 'site.yaml'),
+      'global:\n  port: 8080\n  admin:\n    auth_token: "{{env.NOT_SET_HERE}}"\nhosts:\n  - domain: example.com\n    wwwroot: /srv/www\ninclude: ["conf.d/*.yaml"]\n',
+    );
     const kdl = await runCli(['convert', 'site.yaml'], { cwd: dir });
     assert.equal(kdl.stderr, '');
     assert.equal(kdl.code, 0);
@@ -68,7 +88,9 @@ describe('portico command line', () => {
   it('schema prints the JSON Schema', async () => {
     const { code, stdout } = await runCli(['schema']);
     assert.equal(code, 0);
-    const schema = JSON.parse(stdout) as { definitions: Record<string, { properties: Record<string, unknown> }> };
+    const schema = JSON.parse(stdout) as {
+      definitions: Record<string, { properties: Record<string, unknown> }>;
+    };
     assert.ok(schema.definitions.global?.properties.port);
     assert.ok(schema.definitions.location?.properties.proxyTo);
     assert.equal(schema.definitions.host?.properties.port, undefined);

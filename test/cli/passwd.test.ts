@@ -47,7 +47,18 @@ test('piped: strips \\r\\n, keeps inner spaces, and reads only the first line', 
 });
 
 test('piped: names are YAML-quoted only when needed and round-trip', async () => {
-  const names = ['true', '123', 'a #b', ' lead', 'trail ', "o'brien", '"q"', '- x', '*star', 'ünï €'];
+  const names = [
+    'true',
+    '123',
+    'a #b',
+    ' lead',
+    'trail ',
+    "o'brien",
+    '"q"',
+    '- x',
+    '*star',
+    'ünï €',
+  ];
   names.push('long name '.repeat(20)); // longer than yaml's default line width
   for (const name of names) {
     const { code, stdout, stderr } = await runPiped(['--', name], 'pw\n');

@@ -11,12 +11,14 @@ const VALID = join(ROOT, 'test/fixtures/valid');
 const files = readdirSync(INVALID).sort();
 
 function expectations(file: string): string[] {
-  return readFileSync(join(INVALID, file), 'utf8')
-    .split('\n')
-    .map((line) => /^(?:#|\/\/) expect: (\d+:\d+) (.*)$/.exec(line))
-    .filter((m): m is RegExpExecArray => m !== null)
-    // Messages name resolved paths; <FIXTURES> stands for wherever this checkout is.
-    .map((m) => `${file}:${m[1]}: ${m[2]!.replaceAll('<FIXTURES>', join(ROOT, 'test/fixtures'))}`);
+  return (
+    readFileSync(join(INVALID, file), 'utf8')
+      .split('\n')
+      .map((line) => /^(?:#|\/\/) expect: (\d+:\d+) (.*)$/.exec(line))
+      .filter((m): m is RegExpExecArray => m !== null)
+      // Messages name resolved paths; <FIXTURES> stands for wherever this checkout is.
+      .map((m) => `${file}:${m[1]}: ${m[2]!.replaceAll('<FIXTURES>', join(ROOT, 'test/fixtures'))}`)
+  );
 }
 
 describe('validate refuses broken configurations', () => {
@@ -30,9 +32,18 @@ describe('validate refuses broken configurations', () => {
       const { code, stdout, stderr } = await runCli(['validate', '-c', file], { cwd: INVALID });
       assert.equal(code, 1, stderr);
       assert.equal(stdout, '');
-      const errors = stderr.split('\n').filter((l) => l.startsWith(`${file}:`) && !l.includes(': warning: ') && /^\S+:\d+:\d+: /.test(l));
+      const errors = stderr
+        .split('\n')
+        .filter(
+          (l) => l.startsWith(`${file}:`) && !l.includes(': warning: ') && /^\S+:\d+:\d+: /.test(l),
+        );
       assert.deepEqual(errors, expectations(file));
-      assert.match(stderr, new RegExp(`${file.replace('.', '\\.')}: ${errors.length} errors?, configuration not valid\\n$`));
+      assert.match(
+        stderr,
+        new RegExp(
+          `${file.replace('.', '\\.')}: ${errors.length} errors?, configuration not valid\\n$`,
+        ),
+      );
     });
   }
 });
@@ -48,7 +59,9 @@ describe('validate accepts the samples', () => {
   }
 
   it('prints warnings and still exits 0', async () => {
-    const { code, stdout, stderr } = await runCli(['validate', '-c', 'warnings.yaml'], { cwd: join(ROOT, 'test/fixtures/warnings') });
+    const { code, stdout, stderr } = await runCli(['validate', '-c', 'warnings.yaml'], {
+      cwd: join(ROOT, 'test/fixtures/warnings'),
+    });
     assert.equal(code, 0);
     assert.equal(stdout, 'configuration OK\n');
     const lines = stderr.trimEnd().split('\n');

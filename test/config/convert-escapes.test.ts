@@ -15,13 +15,40 @@ const dir = mkdtempSync(join(tmpdir(), 'portico-convert-escapes-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 const AWKWARD = [
-  ...['\u202a', '\u202b', '\u202c', '\u202d', '\u202e', '\u2066', '\u2067', '\u2068', '\u2069', '\u200e', '\u200f'],
-  ...['\ufeff', '\u0085', '\u2028', '\u2029', '\u000b', '\u000c', '\u0000', '\u001b', '\u007f', '\u009f', '\ud800'],
+  ...[
+    '\u202a',
+    '\u202b',
+    '\u202c',
+    '\u202d',
+    '\u202e',
+    '\u2066',
+    '\u2067',
+    '\u2068',
+    '\u2069',
+    '\u200e',
+    '\u200f',
+  ],
+  ...[
+    '\ufeff',
+    '\u0085',
+    '\u2028',
+    '\u2029',
+    '\u000b',
+    '\u000c',
+    '\u0000',
+    '\u001b',
+    '\u007f',
+    '\u009f',
+    '\ud800',
+  ],
 ];
 
 function load(text: string, syntax: Syntax) {
   const result = loadConfigText(text, syntax, `t.${syntax}`, { env: {} });
-  assert.ok(result.config && result.raw, `${result.diagnostics.map(formatDiagnostic).join('\n')}\n${text}`);
+  assert.ok(
+    result.config && result.raw,
+    `${result.diagnostics.map(formatDiagnostic).join('\n')}\n${text}`,
+  );
   return { env: result.config.global.environmentVariables, raw: result.raw };
 }
 
@@ -29,7 +56,10 @@ describe('convert escapes what KDL forbids in strings', () => {
   it('round-trips every awkward character through KDL and back to YAML', () => {
     const values = Object.fromEntries(AWKWARD.map((ch, i) => [`V${i}`, `a${ch}b`]));
     const yaml = `global:\n  environmentVariables:\n${Object.entries(values)
-      .map(([k, v]) => `    ${k}: "${[...v].map((c) => (c >= ' ' && c <= '~' ? c : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)).join('')}"`)
+      .map(
+        ([k, v]) =>
+          `    ${k}: "${[...v].map((c) => (c >= ' ' && c <= '~' ? c : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)).join('')}"`,
+      )
       .join('\n')}\n`;
     const fromYaml = load(yaml, 'yaml');
     assert.deepEqual(fromYaml.env, values);
@@ -46,14 +76,22 @@ describe('convert escapes what KDL forbids in strings', () => {
   });
 
   it('gives KDL that its reader takes back, through the command line', async () => {
-    writeFileSync(join(dir, 'bidi.yaml'), 'global:\n  environmentVariables:\n    NOTE: "admin\\u202e@example.com\\u2028two\\ufeff"\n');
+    writeFileSync(
+      join(dir, 'bidi.yaml'),
+      'global:\n  environmentVariables:\n    NOTE: "admin\\u202e@example.com\\u2028two\\ufeff"\n',
+    );
     const converted = await runCli(['convert', 'bidi.yaml'], { cwd: dir });
     assert.equal(converted.stderr, '');
-    assert.equal(converted.stdout, 'global {\n    environmentVariables {\n        NOTE "admin\\u{202e}@example.com\\u{2028}two\\u{feff}"\n    }\n}\n');
+    assert.equal(
+      converted.stdout,
+      'global {\n    environmentVariables {\n        NOTE "admin\\u{202e}@example.com\\u{2028}two\\u{feff}"\n    }\n}\n',
+    );
     writeFileSync(join(dir, 'bidi.kdl'), converted.stdout);
     const back = await runCli(['convert', 'bidi.kdl'], { cwd: dir });
     assert.equal(back.stderr, '');
     assert.equal(back.code, 0);
-    assert.deepEqual(load(back.stdout, 'yaml').env, { NOTE: 'admin\u202e@example.com\u2028two\ufeff' });
+    assert.deepEqual(load(back.stdout, 'yaml').env, {
+      NOTE: 'admin\u202e@example.com\u2028two\ufeff',
+    });
   });
 });

@@ -28,7 +28,11 @@ function files(tree: Record<string, string | Buffer>): string {
 
 async function load(base: string, main: string, env: NodeJS.ProcessEnv = {}) {
   const result = await loadConfig(main, { cwd: base, env });
-  return { ...result, messages: result.diagnostics.map(formatDiagnostic), domains: result.config?.hosts.map((h) => h.settings.domain) };
+  return {
+    ...result,
+    messages: result.diagnostics.map(formatDiagnostic),
+    domains: result.config?.hosts.map((h) => h.settings.domain),
+  };
 }
 
 describe('{{env.NAME}} in include patterns', () => {
@@ -49,8 +53,12 @@ describe('{{env.NAME}} in include patterns', () => {
 
   it('refuses an unset variable there, naming the property', async () => {
     const base = files(tree);
-    assert.deepEqual((await load(base, 'main.yaml')).messages, ['main.yaml:1:11: include[0]: environment variable SITES is not set (used as {{env.SITES}})']);
-    assert.deepEqual((await load(base, 'main.kdl')).messages, ['main.kdl:3:9: include[0]: environment variable SITES is not set (used as {{env.SITES}})']);
+    assert.deepEqual((await load(base, 'main.yaml')).messages, [
+      'main.yaml:1:11: include[0]: environment variable SITES is not set (used as {{env.SITES}})',
+    ]);
+    assert.deepEqual((await load(base, 'main.kdl')).messages, [
+      'main.kdl:3:9: include[0]: environment variable SITES is not set (used as {{env.SITES}})',
+    ]);
   });
 
   it('lets convert go on without the variable, with a warning', async () => {
@@ -59,17 +67,26 @@ describe('{{env.NAME}} in include patterns', () => {
     delete env.SITES;
     const { code, stdout, stderr } = await runCli(['convert', 'main.yaml'], { cwd: base, env });
     assert.equal(code, 0, stderr);
-    assert.equal(stderr, 'main.yaml:1:11: warning: include[0]: not followed: environment variable SITES is not set (used as {{env.SITES}})\n');
+    assert.equal(
+      stderr,
+      'main.yaml:1:11: warning: include[0]: not followed: environment variable SITES is not set (used as {{env.SITES}})\n',
+    );
     assert.match(stdout, /^include "\{\{env\.SITES\}\}\/\*\.yaml"$/m);
   });
 });
 
 describe('unreadable includes', () => {
   it('refuses a directory a glob cannot read', async () => {
-    const base = files({ 'portico.yaml': 'include: ["conf.d/*.yaml"]\n', 'conf.d/a.yaml': 'hosts:\n  - domain: a.example\n' });
+    const base = files({
+      'portico.yaml': 'include: ["conf.d/*.yaml"]\n',
+      'conf.d/a.yaml': 'hosts:\n  - domain: a.example\n',
+    });
     chmodSync(join(base, 'conf.d'), 0o000);
     try {
-      const { code, stderr } = await runCli(['validate', '-c', 'portico.yaml'], { cwd: base, asUser: true });
+      const { code, stderr } = await runCli(['validate', '-c', 'portico.yaml'], {
+        cwd: base,
+        asUser: true,
+      });
       assert.equal(code, 1);
       assert.equal(
         stderr,
@@ -81,7 +98,10 @@ describe('unreadable includes', () => {
   });
 
   it('refuses a literal include path that does not exist, or a dangling link, naming the chain', async () => {
-    const base = files({ 'portico.yaml': 'include: [sub.yaml]\n', 'sub.yaml': 'include: [dang.yaml, nothere.kdl]\n' });
+    const base = files({
+      'portico.yaml': 'include: [sub.yaml]\n',
+      'sub.yaml': 'include: [dang.yaml, nothere.kdl]\n',
+    });
     symlinkSync(join(base, 'gone.yaml'), join(base, 'dang.yaml'));
     const { messages, config } = await load(base, 'portico.yaml');
     assert.equal(config, undefined);
@@ -92,7 +112,10 @@ describe('unreadable includes', () => {
   });
 
   it('refuses a dangling link that a glob matches, and ignores one it does not', async () => {
-    const base = files({ 'portico.yaml': 'include: ["conf.d/*.yaml"]\n', 'conf.d/a.yaml': 'hosts:\n  - domain: a.example\n' });
+    const base = files({
+      'portico.yaml': 'include: ["conf.d/*.yaml"]\n',
+      'conf.d/a.yaml': 'hosts:\n  - domain: a.example\n',
+    });
     symlinkSync(join(base, 'gone'), join(base, 'conf.d/notes.txt'));
     assert.deepEqual((await load(base, 'portico.yaml')).messages, []);
     symlinkSync(join(base, 'gone.yaml'), join(base, 'conf.d/b.yaml'));
@@ -102,7 +125,9 @@ describe('unreadable includes', () => {
   });
 
   it('still accepts a glob that matches nothing, even under a missing directory', async () => {
-    const base = files({ 'portico.kdl': 'global {\n    port 8080\n}\ninclude "missing/*.kdl" "*.yaml"\n' });
+    const base = files({
+      'portico.kdl': 'global {\n    port 8080\n}\ninclude "missing/*.kdl" "*.yaml"\n',
+    });
     const { config, messages } = await load(base, 'portico.kdl');
     assert.deepEqual(messages, []);
     assert.equal(config!.global.port, 8080);
@@ -118,7 +143,9 @@ describe('a file reached twice', () => {
     });
     const { messages, config } = await load(base, 'portico.yaml');
     assert.equal(config, undefined);
-    assert.deepEqual(messages, ['b.yaml:1:11: include: a.yaml is included twice: portico.yaml → a.yaml, and portico.yaml → b.yaml → a.yaml']);
+    assert.deepEqual(messages, [
+      'b.yaml:1:11: include: a.yaml is included twice: portico.yaml → a.yaml, and portico.yaml → b.yaml → a.yaml',
+    ]);
   });
 });
 
@@ -143,16 +170,32 @@ describe('included global and hosts', () => {
 
 describe('file encodings', () => {
   it('refuses bytes that are not UTF-8, at the first bad byte', async () => {
-    const base = files({ 'latin1.yaml': Buffer.from('global:\n  wwwroot: "/srv/caf\xe9"\n', 'latin1'), 'portico.yaml': 'include: [latin1.yaml]\n' });
+    const base = files({
+      'latin1.yaml': Buffer.from('global:\n  wwwroot: "/srv/caf\xe9"\n', 'latin1'),
+      'portico.yaml': 'include: [latin1.yaml]\n',
+    });
     const { code, stderr } = await runCli(['validate', '-c', 'latin1.yaml'], { cwd: base });
     assert.equal(code, 1);
-    assert.equal(stderr, 'latin1.yaml:2:21: not valid UTF-8 (byte 0xE9); save the file as UTF-8\nlatin1.yaml: 1 error, configuration not valid\n');
-    assert.deepEqual((await load(base, 'portico.yaml')).messages, ['latin1.yaml:2:21: not valid UTF-8 (byte 0xE9); save the file as UTF-8']);
+    assert.equal(
+      stderr,
+      'latin1.yaml:2:21: not valid UTF-8 (byte 0xE9); save the file as UTF-8\nlatin1.yaml: 1 error, configuration not valid\n',
+    );
+    assert.deepEqual((await load(base, 'portico.yaml')).messages, [
+      'latin1.yaml:2:21: not valid UTF-8 (byte 0xE9); save the file as UTF-8',
+    ]);
   });
 
   it('counts the column of a bad byte in characters', async () => {
-    const base = files({ 'p.kdl': Buffer.concat([Buffer.from('global {\n    wwwroot "/𝄞é/'), Buffer.from([0xc3, 0x28]), Buffer.from('"\n}\n')]) });
-    assert.deepEqual((await load(base, 'p.kdl')).messages, ['p.kdl:2:18: not valid UTF-8 (byte 0xC3); save the file as UTF-8']);
+    const base = files({
+      'p.kdl': Buffer.concat([
+        Buffer.from('global {\n    wwwroot "/𝄞é/'),
+        Buffer.from([0xc3, 0x28]),
+        Buffer.from('"\n}\n'),
+      ]),
+    });
+    assert.deepEqual((await load(base, 'p.kdl')).messages, [
+      'p.kdl:2:18: not valid UTF-8 (byte 0xC3); save the file as UTF-8',
+    ]);
   });
 
   it('names UTF-16 by its byte order mark, and a NUL byte without one', async () => {
@@ -162,15 +205,29 @@ describe('file encodings', () => {
       'be.kdl': Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(text, 'utf16le').swap16()]),
       'nobom.yaml': Buffer.from(text, 'utf16le'),
     });
-    assert.deepEqual((await load(base, 'le.yaml')).messages, ['le.yaml:1:1: the file is UTF-16LE (it starts with that byte order mark); save it as UTF-8']);
-    assert.deepEqual((await load(base, 'be.kdl')).messages, ['be.kdl:1:1: the file is UTF-16BE (it starts with that byte order mark); save it as UTF-8']);
-    assert.deepEqual((await load(base, 'nobom.yaml')).messages, ['nobom.yaml:1:2: a NUL byte; is the file UTF-16 without a byte order mark? save it as UTF-8']);
+    assert.deepEqual((await load(base, 'le.yaml')).messages, [
+      'le.yaml:1:1: the file is UTF-16LE (it starts with that byte order mark); save it as UTF-8',
+    ]);
+    assert.deepEqual((await load(base, 'be.kdl')).messages, [
+      'be.kdl:1:1: the file is UTF-16BE (it starts with that byte order mark); save it as UTF-8',
+    ]);
+    assert.deepEqual((await load(base, 'nobom.yaml')).messages, [
+      'nobom.yaml:1:2: a NUL byte; is the file UTF-16 without a byte order mark? save it as UTF-8',
+    ]);
   });
 
   it('accepts a UTF-8 byte order mark, without shifting columns', async () => {
-    const base = files({ 'bom.yaml': '\ufeffglobal: {prot: 1}\n', 'bom.kdl': '\ufeffglobal { prot 1; }\n', 'ok.yaml': '\ufeffglobal:\n  port: 8080\n' });
-    assert.deepEqual((await load(base, 'bom.yaml')).messages, ['bom.yaml:1:10: global.prot: unknown property; did you mean "port"?']);
-    assert.deepEqual((await load(base, 'bom.kdl')).messages, ['bom.kdl:1:10: global.prot: unknown property; did you mean "port"?']);
+    const base = files({
+      'bom.yaml': '\ufeffglobal: {prot: 1}\n',
+      'bom.kdl': '\ufeffglobal { prot 1; }\n',
+      'ok.yaml': '\ufeffglobal:\n  port: 8080\n',
+    });
+    assert.deepEqual((await load(base, 'bom.yaml')).messages, [
+      'bom.yaml:1:10: global.prot: unknown property; did you mean "port"?',
+    ]);
+    assert.deepEqual((await load(base, 'bom.kdl')).messages, [
+      'bom.kdl:1:10: global.prot: unknown property; did you mean "port"?',
+    ]);
     const { code, stdout, stderr } = await runCli(['convert', 'ok.yaml'], { cwd: base });
     assert.equal(stderr, '');
     assert.equal(code, 0);
@@ -181,7 +238,8 @@ describe('file encodings', () => {
 describe('unset environment variables', () => {
   it('are named with the property that holds them', async () => {
     const base = files({
-      'portico.yaml': 'global:\n  loadModules: [rproxy]\n  admin:\n    auth_token: "{{env.TOKEN}}"\nhosts:\n  - domain: a.example\n    locations:\n      - path: /api\n        proxyTo: ["http://{{env.BACKEND}}:1"]\n',
+      'portico.yaml':
+        'global:\n  loadModules: [rproxy]\n  admin:\n    auth_token: "{{env.TOKEN}}"\nhosts:\n  - domain: a.example\n    locations:\n      - path: /api\n        proxyTo: ["http://{{env.BACKEND}}:1"]\n',
     });
     assert.deepEqual((await load(base, 'portico.yaml')).messages, [
       'portico.yaml:4:17: global.admin.auth_token: environment variable TOKEN is not set (used as {{env.TOKEN}})',

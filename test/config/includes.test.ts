@@ -30,7 +30,8 @@ async function load(base: string, main: string, env: NodeJS.ProcessEnv = {}) {
 describe('include', () => {
   it('resolves globs relative to the including file, in name order, across syntaxes', async () => {
     const base = files({
-      'portico.yaml': 'global:\n  port: 8080\ninclude:\n  - conf.d/*.yaml\n  - sites/*.kdl\nhosts:\n  - domain: main.example\n',
+      'portico.yaml':
+        'global:\n  port: 8080\ninclude:\n  - conf.d/*.yaml\n  - sites/*.kdl\nhosts:\n  - domain: main.example\n',
       'conf.d/10-a.yaml': 'hosts:\n  - domain: a.example\ninclude: [../nested/*.yaml]\n',
       'conf.d/20-b.yaml': 'hosts:\n  - domain: b.example\n',
       'nested/x.yaml': 'hosts:\n  - domain: nested.example\n',
@@ -38,7 +39,10 @@ describe('include', () => {
     });
     const { config, messages, files: read } = await load(base, 'portico.yaml');
     assert.deepEqual(messages, []);
-    assert.deepEqual(config!.hosts.map((h) => h.settings.domain), ['main.example', 'a.example', 'nested.example', 'b.example', 'c.example']);
+    assert.deepEqual(
+      config!.hosts.map((h) => h.settings.domain),
+      ['main.example', 'a.example', 'nested.example', 'b.example', 'c.example'],
+    );
     assert.equal(read.length, 5);
   });
 
@@ -49,8 +53,14 @@ describe('include', () => {
       'g.d/2.yaml': 'global:\n  timeout: 2000\n',
     });
     const { config, messages } = await load(base, 'portico.yaml');
-    assert.deepEqual(configToPlain(config!).global, { port: 8080, timeout: 2000, shutdownTimeout: 1 });
-    assert.deepEqual(messages, ['g.d/1.yaml:2:3: warning: global.port: overridden by portico.yaml:2:3']);
+    assert.deepEqual(configToPlain(config!).global, {
+      port: 8080,
+      timeout: 2000,
+      shutdownTimeout: 1,
+    });
+    assert.deepEqual(messages, [
+      'g.d/1.yaml:2:3: warning: global.port: overridden by portico.yaml:2:3',
+    ]);
   });
 
   it('accepts a glob that matches nothing', async () => {
@@ -68,19 +78,34 @@ describe('include', () => {
     });
     const { config, messages } = await load(base, 'portico.yaml');
     assert.equal(config, undefined);
-    assert.deepEqual(messages, ['b.kdl:1:9: include: include cycle: portico.yaml → a.yaml → b.kdl → portico.yaml']);
+    assert.deepEqual(messages, [
+      'b.kdl:1:9: include: include cycle: portico.yaml → a.yaml → b.kdl → portico.yaml',
+    ]);
   });
 
   it('refuses an unreadable included file, naming the chain', async () => {
-    const base = files({ 'portico.yaml': 'include: [sub.yaml]\n', 'sub.yaml': 'include: [secret.yaml]\n', 'secret.yaml': 'global: {}\n' });
+    const base = files({
+      'portico.yaml': 'include: [sub.yaml]\n',
+      'sub.yaml': 'include: [secret.yaml]\n',
+      'secret.yaml': 'global: {}\n',
+    });
     chmodSync(join(base, 'secret.yaml'), 0o000);
-    const { code, stderr } = await runCli(['validate', '-c', 'portico.yaml'], { cwd: base, asUser: true });
+    const { code, stderr } = await runCli(['validate', '-c', 'portico.yaml'], {
+      cwd: base,
+      asUser: true,
+    });
     assert.equal(code, 1);
-    assert.equal(stderr.split('\n')[0], 'sub.yaml:1:11: cannot read secret.yaml: EACCES (included via portico.yaml → sub.yaml → secret.yaml)');
+    assert.equal(
+      stderr.split('\n')[0],
+      'sub.yaml:1:11: cannot read secret.yaml: EACCES (included via portico.yaml → sub.yaml → secret.yaml)',
+    );
   });
 
   it('reports errors in included files with their own positions, and unknown top-level keys there', async () => {
-    const base = files({ 'portico.yaml': 'include: [x.yaml]\n', 'x.yaml': 'global:\n  port: 0\nhostz: []\n' });
+    const base = files({
+      'portico.yaml': 'include: [x.yaml]\n',
+      'x.yaml': 'global:\n  port: 0\nhostz: []\n',
+    });
     const { messages } = await load(base, 'portico.yaml');
     assert.deepEqual(messages, [
       'x.yaml:2:9: global.port: 0 is out of range for a port (1–65535)',
@@ -98,17 +123,29 @@ describe('include', () => {
 describe('{{env.NAME}}', () => {
   it('interpolates strings in both syntaxes, and refuses unset variables', async () => {
     const base = files({
-      'portico.yaml': 'global:\n  port: "{{env.PORT}}"\n  wwwroot: "/srv/{{ env.SITE }}/public"\ninclude: [b.kdl]\n',
+      'portico.yaml':
+        'global:\n  port: "{{env.PORT}}"\n  wwwroot: "/srv/{{ env.SITE }}/public"\ninclude: [b.kdl]\n',
       'b.kdl': 'host domain="{{env.DOMAIN}}" {\n    wwwroot "{{env.MISSING_ONE}}"\n}\n',
     });
-    const ok = await load(base, 'portico.yaml', { PORT: '8081', SITE: 'blog', DOMAIN: 'blog.example', MISSING_ONE: '/x' });
+    const ok = await load(base, 'portico.yaml', {
+      PORT: '8081',
+      SITE: 'blog',
+      DOMAIN: 'blog.example',
+      MISSING_ONE: '/x',
+    });
     assert.deepEqual(ok.messages, []);
     assert.deepEqual(configToPlain(ok.config!), {
       global: { port: '8081', wwwroot: '/srv/blog/public' },
       hosts: [{ domain: 'blog.example', wwwroot: '/x' }],
     });
-    const bad = await load(base, 'portico.yaml', { PORT: '8081', SITE: 'blog', DOMAIN: 'blog.example' });
+    const bad = await load(base, 'portico.yaml', {
+      PORT: '8081',
+      SITE: 'blog',
+      DOMAIN: 'blog.example',
+    });
     assert.equal(bad.config, undefined);
-    assert.deepEqual(bad.messages, ['b.kdl:2:13: hosts[0].wwwroot: environment variable MISSING_ONE is not set (used as {{env.MISSING_ONE}})']);
+    assert.deepEqual(bad.messages, [
+      'b.kdl:2:13: hosts[0].wwwroot: environment variable MISSING_ONE is not set (used as {{env.MISSING_ONE}})',
+    ]);
   });
 });

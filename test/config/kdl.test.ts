@@ -59,7 +59,9 @@ describe('KDL front end', () => {
           rewriteMap: [{ regex: '^/old/(.*)', replacement: '/new/$1', last: true }],
           users: [{ name: 'alice', pass: '$argon2id$v=19$m=19456,t=2,p=1$...' }],
           nonStandardCodes: [{ scode: 401, url: '/private', realm: 'Private area' }],
-          locations: [{ path: '/api', proxyTo: ['http://127.0.0.1:3000', 'http://127.0.0.1:3001'] }],
+          locations: [
+            { path: '/api', proxyTo: ['http://127.0.0.1:3000', 'http://127.0.0.1:3001'] },
+          ],
           errorConfig: [{ scode: 404, wwwroot: '/var/www/errors' }],
         },
       ],
@@ -67,7 +69,9 @@ describe('KDL front end', () => {
   });
 
   it('keeps true positions when it closes KDL 1.0 blocks without a final terminator', () => {
-    const { diagnostics } = load('global { port 8080; sport 99999 }\nhost domain="a.example" { wwwroot "/a"; bogus 1 }\n');
+    const { diagnostics } = load(
+      'global { port 8080; sport 99999 }\nhost domain="a.example" { wwwroot "/a"; bogus 1 }\n',
+    );
     assert.deepEqual(diagnostics.map(formatDiagnostic), [
       'test.kdl:1:27: global.sport: 99999 is out of range for a port (1–65535)',
       'test.kdl:2:41: hosts[0].bogus: unknown property',
@@ -75,7 +79,9 @@ describe('KDL front end', () => {
   });
 
   it('reads a bare boolean node as true, and null as null', () => {
-    const { plain, errors } = load('global {\n  enableDirectoryListing\n  timeout null\n  admin { health; status; config false }\n}\n');
+    const { plain, errors } = load(
+      'global {\n  enableDirectoryListing\n  timeout null\n  admin { health; status; config false }\n}\n',
+    );
     assert.deepEqual(errors, []);
     assert.equal(plain?.global.enableDirectoryListing, true);
     assert.equal(plain?.global.timeout, null);
@@ -83,7 +89,9 @@ describe('KDL front end', () => {
   });
 
   it('reads KDL 2.0 syntax too', () => {
-    const { plain, errors } = load('global {\n  secure #false\n  timeout #null\n  loadModules cache\n}\n');
+    const { plain, errors } = load(
+      'global {\n  secure #false\n  timeout #null\n  loadModules cache\n}\n',
+    );
     assert.deepEqual(errors, []);
     assert.deepEqual(plain?.global, { secure: false, timeout: null, loadModules: ['cache'] });
   });
@@ -102,8 +110,15 @@ describe('KDL front end', () => {
     assert.deepEqual(plain?.global, {
       loadModules: ['cgi'],
       blocklist: ['192.0.2.1', '192.0.2.2', '2001:db8::/32'],
-      sni: { '*.example.com': { cert: '/c', key: '/k' }, 'example.org': { cert: '/c2', key: '/k2' } },
-      cgiScriptInterpreters: { '.php': ['/usr/bin/php-cgi', '-c', '/etc/php.ini'], '.sh': null, '.py': ['/usr/bin/python3'] },
+      sni: {
+        '*.example.com': { cert: '/c', key: '/k' },
+        'example.org': { cert: '/c2', key: '/k2' },
+      },
+      cgiScriptInterpreters: {
+        '.php': ['/usr/bin/php-cgi', '-c', '/etc/php.ini'],
+        '.sh': null,
+        '.py': ['/usr/bin/python3'],
+      },
       environmentVariables: { LANG: 'C.UTF-8' },
     });
   });

@@ -8,8 +8,10 @@ import { compileRegex, RegexSyntaxError } from '../../src/config/regex.js';
 
 function matches(pattern: string, yes: readonly string[], no: readonly string[]): void {
   const re = compileRegex(pattern);
-  for (const s of yes) assert.ok(re.test(s), `${pattern} should match ${JSON.stringify(s)} (${re})`);
-  for (const s of no) assert.ok(!re.test(s), `${pattern} should not match ${JSON.stringify(s)} (${re})`);
+  for (const s of yes)
+    assert.ok(re.test(s), `${pattern} should match ${JSON.stringify(s)} (${re})`);
+  for (const s of no)
+    assert.ok(!re.test(s), `${pattern} should not match ${JSON.stringify(s)} (${re})`);
 }
 
 describe('Rust regex syntax', () => {
@@ -98,11 +100,20 @@ describe('Rust regex syntax', () => {
       ['(?<1a>x)', /group name "1a" is not supported/],
       ['\\x{110000}', /not a Unicode scalar value/],
     ];
-    for (const [pattern, message] of refused) assert.throws(() => compileRegex(pattern), (e) => e instanceof RegexSyntaxError && message.test(e.message), pattern);
+    for (const [pattern, message] of refused)
+      assert.throws(
+        () => compileRegex(pattern),
+        (e) => e instanceof RegexSyntaxError && message.test(e.message),
+        pattern,
+      );
   });
 
   it('reports a refused pattern as a configuration error at its line', () => {
-    const result = loadConfigText('global:\n  rewriteMap:\n    - regex: "^/(?>a|b)"\n      replacement: /x\n', 'yaml', 'portico.yaml');
+    const result = loadConfigText(
+      'global:\n  rewriteMap:\n    - regex: "^/(?>a|b)"\n      replacement: /x\n',
+      'yaml',
+      'portico.yaml',
+    );
     assert.deepEqual(result.diagnostics.map(formatDiagnostic), [
       'portico.yaml:3:14: global.rewriteMap[0].regex: invalid regular expression "^/(?>a|b)": atomic groups "(?>…)" are not supported (at character 3)',
     ]);

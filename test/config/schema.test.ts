@@ -23,7 +23,20 @@ describe('JSON Schema', () => {
   });
 
   it('refuses what the validator refuses by shape', () => {
-    for (const file of ['port-range', 'bool-type', 'list-type', 'unknown-property', 'unknown-top-level', 'scope-port-in-host', 'status-code-range', 'tls-version-unknown', 'unknown-module', 'location-without-path', 'rewrite-without-replacement', 'check-nonstandard-1xx']) {
+    for (const file of [
+      'port-range',
+      'bool-type',
+      'list-type',
+      'unknown-property',
+      'unknown-top-level',
+      'scope-port-in-host',
+      'status-code-range',
+      'tls-version-unknown',
+      'unknown-module',
+      'location-without-path',
+      'rewrite-without-replacement',
+      'check-nonstandard-1xx',
+    ]) {
       assert.equal(check(yamlFile(`test/fixtures/invalid/${file}.yaml`)), false, file);
     }
   });
@@ -31,16 +44,34 @@ describe('JSON Schema', () => {
   it('accepts the admin block and its endpoint directives without a value, as the validator does', () => {
     assert.equal(check(parse('global:\n  admin:\n')), true, JSON.stringify(check.errors));
     const directives = ['health', 'status', 'config', 'reload', 'reload_get', 'runtime'];
-    assert.equal(check(parse(`global:\n  admin:\n${directives.map((d) => `    ${d}:\n`).join('')}`)), true, JSON.stringify(check.errors));
+    assert.equal(
+      check(parse(`global:\n  admin:\n${directives.map((d) => `    ${d}:\n`).join('')}`)),
+      true,
+      JSON.stringify(check.errors),
+    );
     assert.equal(check(parse('global:\n  admin:\n    listen:\n')), false);
     assert.equal(check(parse('global:\n  secure:\n')), false);
   });
 
   it('refuses the custom headers the validator refuses, in any case', () => {
-    const refused = ['Connection', 'keep-alive', 'PROXY-CONNECTION', 'te', 'Transfer-Encoding', 'upgrade', 'Http2-Settings', 'content-LENGTH'];
-    for (const name of refused) assert.equal(check({ global: { customHeaders: { [name]: 'x' } } }), false, name);
+    const refused = [
+      'Connection',
+      'keep-alive',
+      'PROXY-CONNECTION',
+      'te',
+      'Transfer-Encoding',
+      'upgrade',
+      'Http2-Settings',
+      'content-LENGTH',
+    ];
+    for (const name of refused)
+      assert.equal(check({ global: { customHeaders: { [name]: 'x' } } }), false, name);
     for (const name of ['X-Connection', 'Connections', 'Tea', 'Content-Type', 'Link']) {
-      assert.equal(check({ global: { customHeaders: { [name]: 'x' } } }), true, `${name}: ${JSON.stringify(check.errors)}`);
+      assert.equal(
+        check({ global: { customHeaders: { [name]: 'x' } } }),
+        true,
+        `${name}: ${JSON.stringify(check.errors)}`,
+      );
     }
   });
 });

@@ -25,7 +25,9 @@ describe('an unknown name far from every candidate', () => {
   });
 
   it('still gets a suggestion when it is a typo', () => {
-    assert.deepEqual(errorsOf('global:\n  loadModule: [cache]\n'), ['portico.yaml:2:3: global.loadModule: unknown property; did you mean "loadModules"?']);
+    assert.deepEqual(errorsOf('global:\n  loadModule: [cache]\n'), [
+      'portico.yaml:2:3: global.loadModule: unknown property; did you mean "loadModules"?',
+    ]);
     assert.equal(suggest('enableHttp2', ['enableHTTP2', 'enableHTTP3']), 'enableHTTP2');
     assert.equal(suggest('prxyTo', ['proxyTo', 'authTo']), 'proxyTo');
     assert.equal(suggest('x'.repeat(65), ['x'.repeat(64)]), undefined);
@@ -41,7 +43,9 @@ describe('an unknown name far from every candidate', () => {
 
 describe('every independent error in one run', () => {
   it('reads certificate files even when something else is wrong', () => {
-    const errors = errorsOf('global:\n  secure: true\n  cert: /nonexistent.crt\n  key: /nonexistent.key\n  port: 70000\n');
+    const errors = errorsOf(
+      'global:\n  secure: true\n  cert: /nonexistent.crt\n  key: /nonexistent.key\n  port: 70000\n',
+    );
     assert.equal(errors.length, 3, errors.join('\n'));
     assert.match(errors.join('\n'), /global\.port: 70000 is out of range/);
     assert.match(errors.join('\n'), /cannot read the certificate \/nonexistent\.crt: ENOENT/);
@@ -49,7 +53,9 @@ describe('every independent error in one run', () => {
   });
 
   it('checks the value under a wrong name, and the other names', () => {
-    const errors = errorsOf('global:\n  secure: true\n  sni:\n    "bad name!":\n      cert: /x\n    good.example:\n      cert: /nonexistent.crt\n      key: /nonexistent.key\n');
+    const errors = errorsOf(
+      'global:\n  secure: true\n  sni:\n    "bad name!":\n      cert: /x\n    good.example:\n      cert: /nonexistent.crt\n      key: /nonexistent.key\n',
+    );
     assert.match(errors.join('\n'), /global\.sni\.bad name!: expected a host name/);
     assert.match(errors.join('\n'), /global\.sni\.bad name!: SNI certificate needs "key"/);
     assert.match(errors.join('\n'), /cannot read the certificate \/nonexistent\.crt: ENOENT/);
@@ -58,28 +64,52 @@ describe('every independent error in one run', () => {
 
 describe('a u64 past 2^53−1', () => {
   it('is refused by naming the supported maximum', () => {
-    assert.deepEqual(errorsOf('global:\n  loadModules: [cache]\n  maximumCacheResponseSize: 18446744073709551615\n'), [
-      'portico.yaml:3:29: global.maximumCacheResponseSize: 18446744073709551615 is too large: the supported maximum is 9007199254740991 (2^53−1, the largest whole number held exactly)',
-    ]);
+    assert.deepEqual(
+      errorsOf(
+        'global:\n  loadModules: [cache]\n  maximumCacheResponseSize: 18446744073709551615\n',
+      ),
+      [
+        'portico.yaml:3:29: global.maximumCacheResponseSize: 18446744073709551615 is too large: the supported maximum is 9007199254740991 (2^53−1, the largest whole number held exactly)',
+      ],
+    );
   });
 });
 
 describe('where an error is reported', () => {
   it('names a lone proxyTo value by the property, without an index the user never wrote', () => {
-    assert.deepEqual(errorsOf('global:\n  loadModules: [rproxy]\nhosts:\n  - domain: example.com\n    proxyTo: localhost:3000\n'), [
-      'portico.yaml:5:14: hosts[0].proxyTo: expected an http:// or https:// URL, got "localhost:3000"',
-    ]);
-    assert.deepEqual(errorsOf('global:\n  loadModules: [rproxy]\n  proxyTo: [http://a, localhost:3000]\n'), [
-      'portico.yaml:3:23: global.proxyTo[1]: expected an http:// or https:// URL, got "localhost:3000"',
-    ]);
+    assert.deepEqual(
+      errorsOf(
+        'global:\n  loadModules: [rproxy]\nhosts:\n  - domain: example.com\n    proxyTo: localhost:3000\n',
+      ),
+      [
+        'portico.yaml:5:14: hosts[0].proxyTo: expected an http:// or https:// URL, got "localhost:3000"',
+      ],
+    );
+    assert.deepEqual(
+      errorsOf('global:\n  loadModules: [rproxy]\n  proxyTo: [http://a, localhost:3000]\n'),
+      [
+        'portico.yaml:3:23: global.proxyTo[1]: expected an http:// or https:// URL, got "localhost:3000"',
+      ],
+    );
   });
 
   it('puts an SNI certificate error on the entry line that names the file', () => {
-    const errors = errorsOf('global:\n  secure: true\n  sni:\n    example.com:\n      cert: /nonexistent.crt\n      key: /nonexistent.key\n');
+    const errors = errorsOf(
+      'global:\n  secure: true\n  sni:\n    example.com:\n      cert: /nonexistent.crt\n      key: /nonexistent.key\n',
+    );
     assert.equal(errors.length, 3, errors.join('\n'));
-    assert.match(errors[0]!, /^portico\.yaml:2:3: global\.secure: HTTPS is on but there is no certificate/);
-    assert.equal(errors[1], 'portico.yaml:5:7: global.sni.example.com.cert: cannot read the certificate /nonexistent.crt: ENOENT');
-    assert.match(errors[2]!, /^portico\.yaml:6:7: global\.sni\.example\.com\.key: cannot read the private key/);
+    assert.match(
+      errors[0]!,
+      /^portico\.yaml:2:3: global\.secure: HTTPS is on but there is no certificate/,
+    );
+    assert.equal(
+      errors[1],
+      'portico.yaml:5:7: global.sni.example.com.cert: cannot read the certificate /nonexistent.crt: ENOENT',
+    );
+    assert.match(
+      errors[2]!,
+      /^portico\.yaml:6:7: global\.sni\.example\.com\.key: cannot read the private key/,
+    );
   });
 });
 
@@ -97,8 +127,21 @@ describe('a header value a response cannot carry', () => {
 
 describe('/config redaction of URL credentials', () => {
   it('redacts the whole userinfo, up to the last @ of the authority', () => {
-    const hosts = [{ domain: 'example.com', proxyTo: ['http://user:p@ss@127.0.0.1:3000', 'http://127.0.0.1:3001/a@b', 'http://u:pw@h/x?q=a@b#c@d'] }];
-    assert.deepEqual(redactScope(hosts[0]!).proxyTo, ['http://[redacted]@127.0.0.1:3000', 'http://127.0.0.1:3001/a@b', 'http://[redacted]@h/x?q=a@b#c@d']);
+    const hosts = [
+      {
+        domain: 'example.com',
+        proxyTo: [
+          'http://user:p@ss@127.0.0.1:3000',
+          'http://127.0.0.1:3001/a@b',
+          'http://u:pw@h/x?q=a@b#c@d',
+        ],
+      },
+    ];
+    assert.deepEqual(redactScope(hosts[0]!).proxyTo, [
+      'http://[redacted]@127.0.0.1:3000',
+      'http://127.0.0.1:3001/a@b',
+      'http://[redacted]@h/x?q=a@b#c@d',
+    ]);
     assert.equal(redactCredentials('unix://fc:fc@pw@/run/x.sock'), 'unix://[redacted]@/run/x.sock');
   });
 });
@@ -127,16 +170,30 @@ describe('sensitive values in messages', () => {
       ].join('\n'),
     );
     const text = errors.join('\n');
-    for (const secret of ['13572468', '987654321', 's3cr3t', '24681357', '11223344', '99887766', 'fcpw']) assert.ok(!text.includes(secret), `${secret} shown:\n${text}`);
+    for (const secret of [
+      '13572468',
+      '987654321',
+      's3cr3t',
+      '24681357',
+      '11223344',
+      '99887766',
+      'fcpw',
+    ])
+      assert.ok(!text.includes(secret), `${secret} shown:\n${text}`);
     assert.match(text, /global\.key: expected a string, got a number/);
     assert.match(text, /global\.admin\.auth_token: expected a string, got a number/);
-    assert.match(text, /global\.customHeaders\.Cookie: invalid header value \[redacted\] \(control characters are not allowed\)/);
+    assert.match(
+      text,
+      /global\.customHeaders\.Cookie: invalid header value \[redacted\] \(control characters are not allowed\)/,
+    );
     assert.match(text, /global\.users\[0\]\.pass: expected a string, got a number/);
     assert.match(text, /global\.fcgiTo: expected .*, got "unix:\/\/\[redacted\]@\/run\/x\.sock"/);
   });
 
   it('leaves the private key path out of certificate messages', () => {
-    const errors = errorsOf('global:\n  secure: true\n  cert: /nonexistent.crt\n  key: /secret-place/server.key\n');
+    const errors = errorsOf(
+      'global:\n  secure: true\n  cert: /nonexistent.crt\n  key: /secret-place/server.key\n',
+    );
     assert.deepEqual(errors, [
       'portico.yaml:3:3: global.cert: cannot read the certificate /nonexistent.crt: ENOENT',
       'portico.yaml:4:3: global.key: cannot read the private key [redacted]: ENOENT',
@@ -146,41 +203,81 @@ describe('sensitive values in messages', () => {
 
 describe('the admin listener on a port alone', () => {
   it('is loopback, so there is no warning', () => {
-    const warnings = (text: string) => loadConfigText(text, 'kdl', 'portico.kdl').diagnostics.filter((d) => d.severity === 'warning').map(formatDiagnostic);
+    const warnings = (text: string) =>
+      loadConfigText(text, 'kdl', 'portico.kdl')
+        .diagnostics.filter((d) => d.severity === 'warning')
+        .map(formatDiagnostic);
     assert.deepEqual(warnings('global {\n    admin {\n        listen "19905"\n    }\n}\n'), []);
-    assert.deepEqual(warnings('global {\n    admin {\n        listen "0.0.0.0:19905"\n    }\n}\n'), [
-      'portico.kdl:3:16: warning: global.admin.listen: the admin API has the power of a root shell; "0.0.0.0:19905" is not a loopback address',
-    ]);
+    assert.deepEqual(
+      warnings('global {\n    admin {\n        listen "0.0.0.0:19905"\n    }\n}\n'),
+      [
+        'portico.kdl:3:16: warning: global.admin.listen: the admin API has the power of a root shell; "0.0.0.0:19905" is not a loopback address',
+      ],
+    );
   });
 });
 
 describe('custom headers that would break responses', () => {
   it('refuses connection-specific headers and Content-Length, in any case', () => {
-    const names = ['Connection', 'keep-alive', 'Upgrade', 'Transfer-Encoding', 'Proxy-Connection', 'TE', 'HTTP2-Settings', 'Content-Length'];
+    const names = [
+      'Connection',
+      'keep-alive',
+      'Upgrade',
+      'Transfer-Encoding',
+      'Proxy-Connection',
+      'TE',
+      'HTTP2-Settings',
+      'Content-Length',
+    ];
     const text = `global:\n  customHeaders:\n${names.map((n) => `    ${n}: x\n`).join('')}    X-Fine: yes\n`;
     const errors = errorsOf(text);
     assert.equal(errors.length, names.length, errors.join('\n'));
-    assert.equal(errors[0], 'portico.yaml:3:5: global.customHeaders.Connection: "Connection" is not allowed here: it is connection-specific (HTTP/2 forbids it in every response; the server manages connections itself)');
-    assert.equal(errors[7], 'portico.yaml:10:5: global.customHeaders.Content-Length: "Content-Length" is not allowed here: the server sets it from each body, so a fixed value would contradict it');
-    assert.deepEqual(errorsOf('hosts:\n  - domain: example.com\n    locations:\n      - path: /a\n        customHeaders: {upgrade: websocket}\n'), [
-      'portico.yaml:5:25: hosts[0].locations[0].customHeaders.upgrade: "upgrade" is not allowed here: it is connection-specific (HTTP/2 forbids it in every response; the server manages connections itself)',
-    ]);
+    assert.equal(
+      errors[0],
+      'portico.yaml:3:5: global.customHeaders.Connection: "Connection" is not allowed here: it is connection-specific (HTTP/2 forbids it in every response; the server manages connections itself)',
+    );
+    assert.equal(
+      errors[7],
+      'portico.yaml:10:5: global.customHeaders.Content-Length: "Content-Length" is not allowed here: the server sets it from each body, so a fixed value would contradict it',
+    );
+    assert.deepEqual(
+      errorsOf(
+        'hosts:\n  - domain: example.com\n    locations:\n      - path: /a\n        customHeaders: {upgrade: websocket}\n',
+      ),
+      [
+        'portico.yaml:5:25: hosts[0].locations[0].customHeaders.upgrade: "upgrade" is not allowed here: it is connection-specific (HTTP/2 forbids it in every response; the server manages connections itself)',
+      ],
+    );
   });
 });
 
 describe('nonStandardCodes status codes', () => {
   it('refuses an informational 1xx, which cannot end a response', () => {
-    const entries = [100, 101, 199].map((c) => `      - scode: ${c}\n        url: /x${c}\n`).join('');
-    assert.deepEqual(errorsOf(`hosts:\n  - domain: example.com\n    nonStandardCodes:\n${entries}`), [
-      'portico.yaml:4:16: hosts[0].nonStandardCodes[0].scode: 100 is too small: a 1xx status is informational and cannot end a response (the smallest allowed is 200)',
-      'portico.yaml:6:16: hosts[0].nonStandardCodes[1].scode: 101 is too small: a 1xx status is informational and cannot end a response (the smallest allowed is 200)',
-      'portico.yaml:8:16: hosts[0].nonStandardCodes[2].scode: 199 is too small: a 1xx status is informational and cannot end a response (the smallest allowed is 200)',
-    ]);
-    assert.deepEqual(errorsOf('host domain="example.com" {\n    nonStandardCodes scode=101 url="/ws"\n}\n', 'kdl').length, 1);
+    const entries = [100, 101, 199]
+      .map((c) => `      - scode: ${c}\n        url: /x${c}\n`)
+      .join('');
+    assert.deepEqual(
+      errorsOf(`hosts:\n  - domain: example.com\n    nonStandardCodes:\n${entries}`),
+      [
+        'portico.yaml:4:16: hosts[0].nonStandardCodes[0].scode: 100 is too small: a 1xx status is informational and cannot end a response (the smallest allowed is 200)',
+        'portico.yaml:6:16: hosts[0].nonStandardCodes[1].scode: 101 is too small: a 1xx status is informational and cannot end a response (the smallest allowed is 200)',
+        'portico.yaml:8:16: hosts[0].nonStandardCodes[2].scode: 199 is too small: a 1xx status is informational and cannot end a response (the smallest allowed is 200)',
+      ],
+    );
+    assert.deepEqual(
+      errorsOf('host domain="example.com" {\n    nonStandardCodes scode=101 url="/ws"\n}\n', 'kdl')
+        .length,
+      1,
+    );
   });
 
   it('keeps 204 and 304, which Ferron accepts like any other code', () => {
-    assert.deepEqual(errorsOf('hosts:\n  - domain: example.com\n    nonStandardCodes:\n      - scode: 204\n        url: /favicon.ico\n      - scode: 304\n        url: /cached\n'), []);
+    assert.deepEqual(
+      errorsOf(
+        'hosts:\n  - domain: example.com\n    nonStandardCodes:\n      - scode: 204\n        url: /favicon.ico\n      - scode: 304\n        url: /cached\n',
+      ),
+      [],
+    );
   });
 });
 
@@ -196,7 +293,11 @@ describe('YAML admin directives without a value', () => {
   });
 
   it('read a bare endpoint directive as true', () => {
-    assert.deepEqual(admin('global:\n  admin:\n    health:\n    status:\n    config: false\n'), { health: true, status: true, config: false });
+    assert.deepEqual(admin('global:\n  admin:\n    health:\n    status:\n    config: false\n'), {
+      health: true,
+      status: true,
+      config: false,
+    });
   });
 
   it('widen nothing else', () => {

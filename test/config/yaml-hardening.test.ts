@@ -36,7 +36,10 @@ describe('YAML aliases', () => {
 
   it('stops a "billion laughs" file at the first alias that crosses the bound', () => {
     let text = 'a0: &a0 ["x","x","x","x","x","x","x","x","x","x"]\n';
-    for (let i = 1; i < 10; i++) text += `a${i}: &a${i} [${Array(10).fill(`*a${i - 1}`).join(',')}]\n`;
+    for (let i = 1; i < 10; i++)
+      text += `a${i}: &a${i} [${Array(10)
+        .fill(`*a${i - 1}`)
+        .join(',')}]\n`;
     const started = Date.now();
     assert.deepEqual(messages(text), [
       't.yaml:5:38: a4[7]: YAML aliases expand to more than 100000 nodes by this *a3; refusing the file (a guard against alias bombs)',
@@ -45,20 +48,32 @@ describe('YAML aliases', () => {
   });
 
   it('still reads a file of many small aliases', () => {
-    const { config, diagnostics } = loadConfigText(manyAliases(20_000), 'yaml', 't.yaml', { env: {} });
+    const { config, diagnostics } = loadConfigText(manyAliases(20_000), 'yaml', 't.yaml', {
+      env: {},
+    });
     assert.deepEqual(diagnostics, []);
     assert.equal(config!.global.blocklist!.length, 20_001);
   });
 
   it('refuses an alias without an anchor before it, or inside its own anchor, once each', () => {
-    assert.deepEqual(messages('global:\n  blocklist: *nope\n'), ['t.yaml:2:14: global.blocklist: YAML alias *nope cannot be resolved: no anchor &nope before it']);
-    assert.deepEqual(messages('global:\n  blocklist: &a ["192.0.2.1", *a]\nhosts:\n  - blocklist: *a\n'), [
-      't.yaml:2:31: global.blocklist[1]: YAML alias *a cannot be resolved: it is inside its own anchor &a',
+    assert.deepEqual(messages('global:\n  blocklist: *nope\n'), [
+      't.yaml:2:14: global.blocklist: YAML alias *nope cannot be resolved: no anchor &nope before it',
     ]);
+    assert.deepEqual(
+      messages('global:\n  blocklist: &a ["192.0.2.1", *a]\nhosts:\n  - blocklist: *a\n'),
+      [
+        't.yaml:2:31: global.blocklist[1]: YAML alias *a cannot be resolved: it is inside its own anchor &a',
+      ],
+    );
   });
 
   it('resolves an alias to the latest anchor of its name before it', () => {
-    const { config, diagnostics } = loadConfigText('global:\n  wwwroot: &r /one\n  serverAdministratorEmail: &r a@example.com\nhosts:\n  - domain: a.example\n    serverAdministratorEmail: *r\n', 'yaml', 't.yaml', { env: {} });
+    const { config, diagnostics } = loadConfigText(
+      'global:\n  wwwroot: &r /one\n  serverAdministratorEmail: &r a@example.com\nhosts:\n  - domain: a.example\n    serverAdministratorEmail: *r\n',
+      'yaml',
+      't.yaml',
+      { env: {} },
+    );
     assert.deepEqual(diagnostics, []);
     assert.equal(config!.hosts[0]!.settings.serverAdministratorEmail, 'a@example.com');
   });
@@ -66,12 +81,17 @@ describe('YAML aliases', () => {
 
 describe('YAML duplicate keys', () => {
   it('reports the duplicate where it is and goes on validating the rest', () => {
-    assert.deepEqual(messages('global:\n  port: 80\n  port: 81\n  Port: 3\nhosts:\n  - domain: a.example\n    domain: b.example\n    wwwroot: 1\n'), [
-      't.yaml:3:3: global.port: set twice (first at 2:3)',
-      't.yaml:4:3: global.Port: unknown property; did you mean "port"?',
-      't.yaml:7:5: hosts[0].domain: set twice (first at 6:5)',
-      't.yaml:8:14: hosts[0].wwwroot: expected a string, got 1',
-    ]);
+    assert.deepEqual(
+      messages(
+        'global:\n  port: 80\n  port: 81\n  Port: 3\nhosts:\n  - domain: a.example\n    domain: b.example\n    wwwroot: 1\n',
+      ),
+      [
+        't.yaml:3:3: global.port: set twice (first at 2:3)',
+        't.yaml:4:3: global.Port: unknown property; did you mean "port"?',
+        't.yaml:7:5: hosts[0].domain: set twice (first at 6:5)',
+        't.yaml:8:14: hosts[0].wwwroot: expected a string, got 1',
+      ],
+    );
   });
 
   it('checks a mapping of 50,000 keys quickly', () => {
@@ -84,30 +104,44 @@ describe('YAML duplicate keys', () => {
 
 describe('YAML documents', () => {
   it('reads the first document of several and warns that the others are ignored', () => {
-    const { config, diagnostics } = loadConfigText('global:\n  port: 8081\n---\nglobal:\n  port: 0\n', 'yaml', 't.yaml', { env: {} });
+    const { config, diagnostics } = loadConfigText(
+      'global:\n  port: 8081\n---\nglobal:\n  port: 0\n',
+      'yaml',
+      't.yaml',
+      { env: {} },
+    );
     assert.equal(config!.global.port, 8081);
-    assert.deepEqual(diagnostics.map(formatDiagnostic), ['t.yaml:3:1: warning: only the first YAML document is read; this one and any after it are ignored']);
+    assert.deepEqual(diagnostics.map(formatDiagnostic), [
+      't.yaml:3:1: warning: only the first YAML document is read; this one and any after it are ignored',
+    ]);
   });
 
   it('still refuses a syntax error in a later document, as Ferron does', () => {
-    assert.deepEqual(messages('global:\n  port: 8081\n---\nglobal: [\n'), ['t.yaml:5:1: YAML syntax: Flow sequence in block collection must be sufficiently indented and end with a ]']);
+    assert.deepEqual(messages('global:\n  port: 8081\n---\nglobal: [\n'), [
+      't.yaml:5:1: YAML syntax: Flow sequence in block collection must be sufficiently indented and end with a ]',
+    ]);
   });
 
   it('refuses a file without a document, main or included; a lone "---" is an empty document', async () => {
-    const empty = 't.yaml:1:1: the file holds no YAML document (an empty file is not a configuration; write "global: {}" for all defaults)';
+    const empty =
+      't.yaml:1:1: the file holds no YAML document (an empty file is not a configuration; write "global: {}" for all defaults)';
     assert.deepEqual(messages(''), [empty]);
     assert.deepEqual(messages('# nothing but a comment\n\n'), [empty]);
     assert.deepEqual(messages('---\n'), []);
     writeFileSync(join(dir, 'main.yaml'), 'include: [empty.yaml]\n');
     writeFileSync(join(dir, 'empty.yaml'), '# to be written\n');
     const included = await loadConfig('main.yaml', { cwd: dir, env: {} });
-    assert.deepEqual(included.diagnostics.map(formatDiagnostic), [empty.replace('t.yaml', 'empty.yaml')]);
+    assert.deepEqual(included.diagnostics.map(formatDiagnostic), [
+      empty.replace('t.yaml', 'empty.yaml'),
+    ]);
   });
 });
 
 describe('YAML positions', () => {
   it('counts columns in Unicode characters, not UTF-16 code units', () => {
-    assert.deepEqual(messages('global: {wwwroot: "𝄞𝄞", prot: 1}\n'), ['t.yaml:1:25: global.prot: unknown property; did you mean "port"?']);
+    assert.deepEqual(messages('global: {wwwroot: "𝄞𝄞", prot: 1}\n'), [
+      't.yaml:1:25: global.prot: unknown property; did you mean "port"?',
+    ]);
     assert.deepEqual(messages('global:\n  wwwroot: "𝄞"\n  "𝄞x": 1\n  prot: 1\n'), [
       't.yaml:3:3: global.𝄞x: unknown property',
       't.yaml:4:3: global.prot: unknown property; did you mean "port"?',

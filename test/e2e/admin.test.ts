@@ -26,21 +26,47 @@ interface AdminReply {
   json: Record<string, unknown>;
 }
 
-function admin(port: number, path: string, options: { method?: string; headers?: Record<string, string> } = {}): Promise<AdminReply> {
+function admin(
+  port: number,
+  path: string,
+  options: { method?: string; headers?: Record<string, string> } = {},
+): Promise<AdminReply> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: options.headers, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (d: string) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, json: body ? (JSON.parse(body) as Record<string, unknown>) : {} }));
-    });
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: options.method ?? 'GET',
+        headers: options.headers,
+        agent: false,
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (d: string) => (body += d));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            json: body ? (JSON.parse(body) as Record<string, unknown>) : {},
+          }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end();
   });
 }
 
-async function withAdmin(block: string, run: (s: RunningServer, adminPort: number) => Promise<void>, extra = ''): Promise<void> {
+async function withAdmin(
+  block: string,
+  run: (s: RunningServer, adminPort: number) => Promise<void>,
+  extra = '',
+): Promise<void> {
   const adminPort = await freePort();
-  const s = await startServer(`global:\n  wwwroot: ${www}\n  admin:\n    listen: "127.0.0.1:${adminPort}"\n${block}${extra}`);
+  const s = await startServer(
+    `global:\n  wwwroot: ${www}\n  admin:\n    listen: "127.0.0.1:${adminPort}"\n${block}${extra}`,
+  );
   try {
     await run(s, adminPort);
   } finally {
@@ -49,11 +75,38 @@ async function withAdmin(block: string, run: (s: RunningServer, adminPort: numbe
 }
 
 const profiles: [string, string, Record<string, boolean>][] = [
-  ['secure default (directives left out)', '', { health: true, status: false, config: false, reload: true, reload_get: true, runtime: true }],
-  ['health probe only', '    health: true\n    reload: false\n    reload_get: false\n    runtime: false\n', { health: true, status: false, config: false, reload: false, reload_get: false, runtime: false }],
-  ['read-only operator', '    status: true\n    config: true\n    reload: false\n    reload_get: false\n    runtime: false\n', { health: true, status: true, config: true, reload: false, reload_get: false, runtime: false }],
-  ['full-control operator', '    health: true\n    status: true\n    config: true\n    reload: true\n    reload_get: true\n    runtime: true\n', { health: true, status: true, config: true, reload: true, reload_get: true, runtime: true }],
-  ['recovery after binding to a public address', '    health: true\n    status: false\n    config: false\n    reload: true\n    reload_get: false\n    runtime: false\n', { health: true, status: false, config: false, reload: true, reload_get: false, runtime: false }],
+  [
+    'secure default (directives left out)',
+    '',
+    { health: true, status: false, config: false, reload: true, reload_get: true, runtime: true },
+  ],
+  [
+    'health probe only',
+    '    health: true\n    reload: false\n    reload_get: false\n    runtime: false\n',
+    {
+      health: true,
+      status: false,
+      config: false,
+      reload: false,
+      reload_get: false,
+      runtime: false,
+    },
+  ],
+  [
+    'read-only operator',
+    '    status: true\n    config: true\n    reload: false\n    reload_get: false\n    runtime: false\n',
+    { health: true, status: true, config: true, reload: false, reload_get: false, runtime: false },
+  ],
+  [
+    'full-control operator',
+    '    health: true\n    status: true\n    config: true\n    reload: true\n    reload_get: true\n    runtime: true\n',
+    { health: true, status: true, config: true, reload: true, reload_get: true, runtime: true },
+  ],
+  [
+    'recovery after binding to a public address',
+    '    health: true\n    status: false\n    config: false\n    reload: true\n    reload_get: false\n    runtime: false\n',
+    { health: true, status: false, config: false, reload: true, reload_get: false, runtime: false },
+  ],
 ];
 
 const ENDPOINTS: [string, string, string][] = [
@@ -72,7 +125,12 @@ describe('profiles', () => {
         for (const [directive, method, path] of ENDPOINTS) {
           const r = await admin(port, path, { method });
           if (expected[directive]) assert.equal(r.status, 200, `${method} ${path}`);
-          else assert.deepEqual([r.status, r.json], [404, { error: 'endpoint disabled' }], `${method} ${path}`);
+          else
+            assert.deepEqual(
+              [r.status, r.json],
+              [404, { error: 'endpoint disabled' }],
+              `${method} ${path}`,
+            );
           assert.equal(r.headers['content-type'], 'application/json; charset=utf-8');
           assert.equal(r.headers['cache-control'], 'no-store');
           assert.equal(r.headers['access-control-allow-origin'], undefined);
@@ -89,7 +147,10 @@ describe('endpoints', () => {
       await request(s.port, '/');
       const status = (await admin(port, '/status')).json;
       assert.equal(status.status, 'ok');
-      assert.equal(status.version, JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version);
+      assert.equal(
+        status.version,
+        JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version,
+      );
       assert.equal(typeof status.uptime_sec, 'number');
       assert.ok(!Number.isNaN(Date.parse(status.started_at as string)));
       assert.equal(typeof status.connections_active, 'number');
@@ -97,12 +158,16 @@ describe('endpoints', () => {
       assert.equal(status.reloads, 0);
       assert.equal(status.last_reload, null);
       assert.deepEqual(status.listeners, [`http://127.0.0.1:${s.port}`]);
-      const runtime = (await admin(port, '/runtime')).json as Record<string, Record<string, unknown>>;
+      const runtime = (await admin(port, '/runtime')).json as Record<
+        string,
+        Record<string, unknown>
+      >;
       assert.equal(runtime.node as unknown, process.version);
       assert.equal(runtime.pid as unknown, process.pid);
       assert.equal(runtime.platform as unknown, process.platform);
       assert.equal(runtime.arch as unknown, process.arch);
-      for (const k of ['rss', 'heap_used', 'heap_total', 'external']) assert.equal(typeof runtime.memory![k], 'number');
+      for (const k of ['rss', 'heap_used', 'heap_total', 'external'])
+        assert.equal(typeof runtime.memory![k], 'number');
       for (const k of ['user_ms', 'system_ms']) assert.equal(typeof runtime.cpu![k], 'number');
       const u = runtime.event_loop!.utilization as number;
       assert.ok(u >= 0 && u <= 1, `utilization ${u}`);
@@ -112,9 +177,15 @@ describe('endpoints', () => {
 
   it('unknown path 404, wrong method 405 with Allow, disabled endpoint 404 whatever the method', () =>
     withAdmin('    reload_get: false\n', async (_s, port) => {
-      assert.deepEqual([(await admin(port, '/nope')).status, (await admin(port, '/nope')).json], [404, { error: 'not found' }]);
+      assert.deepEqual(
+        [(await admin(port, '/nope')).status, (await admin(port, '/nope')).json],
+        [404, { error: 'not found' }],
+      );
       const wrong = await admin(port, '/health', { method: 'POST' });
-      assert.deepEqual([wrong.status, wrong.json, wrong.headers.allow], [405, { error: 'method not allowed' }, 'GET, HEAD']);
+      assert.deepEqual(
+        [wrong.status, wrong.json, wrong.headers.allow],
+        [405, { error: 'method not allowed' }, 'GET, HEAD'],
+      );
       const put = await admin(port, '/reload', { method: 'PUT' });
       assert.deepEqual([put.status, put.headers.allow], [405, 'POST']);
       assert.deepEqual((await admin(port, '/reload')).json, { error: 'endpoint disabled' });
@@ -125,15 +196,33 @@ describe('endpoints', () => {
     withAdmin(
       '    config: true\n    auth_token: tok-123\n',
       async (_s, port) => {
-        const config = (await admin(port, '/config', { headers: { authorization: 'Bearer tok-123' } })).json as { global: Record<string, unknown>; hosts: Record<string, unknown>[] };
+        const config = (
+          await admin(port, '/config', { headers: { authorization: 'Bearer tok-123' } })
+        ).json as { global: Record<string, unknown>; hosts: Record<string, unknown>[] };
         const text = JSON.stringify(config);
-        for (const secret of ['tok-123', 's3cret-pass', 'cookie-value', 'Basic abc', 'hunter2', '/etc/keys/server.key', '/etc/keys/sni.key']) assert.ok(!text.includes(secret), secret);
+        for (const secret of [
+          'tok-123',
+          's3cret-pass',
+          'cookie-value',
+          'Basic abc',
+          'hunter2',
+          '/etc/keys/server.key',
+          '/etc/keys/sni.key',
+        ])
+          assert.ok(!text.includes(secret), secret);
         assert.equal((config.global.admin as Record<string, unknown>).auth_token, '[redacted]');
         assert.equal(config.global.timeout, 300000, 'global defaults filled in');
         const host = config.hosts[0]!;
         assert.deepEqual(host.users, [{ name: 'alice', pass: '[redacted]' }]);
-        assert.deepEqual(host.customHeaders, { Authorization: '[redacted]', Cookie: '[redacted]', 'X-Visible': 'yes' });
-        assert.deepEqual(host.proxyTo, ['http://[redacted]@127.0.0.1:3000', 'http://127.0.0.1:3001']);
+        assert.deepEqual(host.customHeaders, {
+          Authorization: '[redacted]',
+          Cookie: '[redacted]',
+          'X-Visible': 'yes',
+        });
+        assert.deepEqual(host.proxyTo, [
+          'http://[redacted]@127.0.0.1:3000',
+          'http://127.0.0.1:3001',
+        ]);
         assert.equal(host.domain, 'site.test', 'routing stays visible');
       },
       `hosts:
@@ -153,16 +242,37 @@ describe('endpoints', () => {
 describe('authentication', () => {
   it('with auth_token, every path needs the bearer token, /health included', () =>
     withAdmin('    auth_token: "correct horse"\n', async (s, port) => {
-      for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: 'Basic Y29ycmVjdCBob3JzZQ==' }, { authorization: 'Bearer correct hors' }] as Record<string, string>[]) {
+      for (const headers of [
+        {},
+        { authorization: 'Bearer wrong' },
+        { authorization: 'Basic Y29ycmVjdCBob3JzZQ==' },
+        { authorization: 'Bearer correct hors' },
+      ] as Record<string, string>[]) {
         for (const path of ['/health', '/nope', '/reload']) {
           const r = await admin(port, path, { headers });
-          assert.deepEqual([r.status, r.json, r.headers['www-authenticate']], [401, { error: 'unauthorized' }, 'Bearer realm="admin"'], `${path} ${JSON.stringify(headers)}`);
+          assert.deepEqual(
+            [r.status, r.json, r.headers['www-authenticate']],
+            [401, { error: 'unauthorized' }, 'Bearer realm="admin"'],
+            `${path} ${JSON.stringify(headers)}`,
+          );
         }
       }
-      assert.equal((await admin(port, '/health', { headers: { authorization: 'Bearer correct horse' } })).status, 200);
+      assert.equal(
+        (await admin(port, '/health', { headers: { authorization: 'Bearer correct horse' } }))
+          .status,
+        200,
+      );
       // The scheme name is case-insensitive (RFC 9110 §11.1); the token is not.
-      assert.equal((await admin(port, '/health', { headers: { authorization: 'bearer  correct horse' } })).status, 200);
-      assert.equal((await admin(port, '/health', { headers: { authorization: 'Bearer Correct horse' } })).status, 401);
+      assert.equal(
+        (await admin(port, '/health', { headers: { authorization: 'bearer  correct horse' } }))
+          .status,
+        200,
+      );
+      assert.equal(
+        (await admin(port, '/health', { headers: { authorization: 'Bearer Correct horse' } }))
+          .status,
+        401,
+      );
       await sleep(50);
       assert.ok(!s.stderr().includes('correct horse'), 'the token never reaches the log');
       assert.match(s.stderr(), /admin: 127\.0\.0\.1 GET \/health 401/);
@@ -174,12 +284,33 @@ describe('browser attacks', () => {
   it('refuses DNS rebinding, cross-site fetches and foreign origins with 403, before authentication', () =>
     withAdmin('    auth_token: t\n', async (_s, port) => {
       const ok = { authorization: 'Bearer t' };
-      for (const headers of [{ host: 'evil.example' }, { host: `attacker.test:${port}` }, { 'sec-fetch-site': 'cross-site' }, { origin: 'http://evil.example' }, { origin: 'null' }, { origin: `http://127.0.0.1:${port + 1}` }] as Record<string, string>[]) {
+      for (const headers of [
+        { host: 'evil.example' },
+        { host: `attacker.test:${port}` },
+        { 'sec-fetch-site': 'cross-site' },
+        { origin: 'http://evil.example' },
+        { origin: 'null' },
+        { origin: `http://127.0.0.1:${port + 1}` },
+      ] as Record<string, string>[]) {
         const r = await admin(port, '/health', { headers: { ...ok, ...headers } });
-        assert.deepEqual([r.status, r.json], [403, { error: 'forbidden' }], JSON.stringify(headers));
+        assert.deepEqual(
+          [r.status, r.json],
+          [403, { error: 'forbidden' }],
+          JSON.stringify(headers),
+        );
       }
-      for (const headers of [{ host: `localhost:${port}` }, { host: `127.0.0.1:${port}` }, { host: 'localhost' }, { origin: `http://127.0.0.1:${port}` }, { 'sec-fetch-site': 'same-origin' }] as Record<string, string>[]) {
-        assert.equal((await admin(port, '/health', { headers: { ...ok, ...headers } })).status, 200, JSON.stringify(headers));
+      for (const headers of [
+        { host: `localhost:${port}` },
+        { host: `127.0.0.1:${port}` },
+        { host: 'localhost' },
+        { origin: `http://127.0.0.1:${port}` },
+        { 'sec-fetch-site': 'same-origin' },
+      ] as Record<string, string>[]) {
+        assert.equal(
+          (await admin(port, '/health', { headers: { ...ok, ...headers } })).status,
+          200,
+          JSON.stringify(headers),
+        );
       }
     }));
 });
@@ -188,19 +319,27 @@ describe('reload', () => {
   it('POST /reload swaps a valid configuration in and refuses an invalid one with every diagnostic (422)', () =>
     withAdmin('    status: true\n', async (s, port) => {
       assert.equal((await request(s.port, '/')).text, 'first');
-      s.rewrite(`global:\n  wwwroot: ${other}\n  admin:\n    listen: "127.0.0.1:${port}"\n    status: true\n`);
+      s.rewrite(
+        `global:\n  wwwroot: ${other}\n  admin:\n    listen: "127.0.0.1:${port}"\n    status: true\n`,
+      );
       const ok = await admin(port, '/reload', { method: 'POST' });
       assert.deepEqual([ok.status, ok.json], [200, { status: 'reloaded', reloads: 1 }]);
       assert.equal((await request(s.port, '/')).text, 'second');
       await sleep(100);
-      s.rewrite(`global:\n  wwwroot: ${www}\n  timeout: -1\n  bogus: 1\n  admin:\n    listen: "127.0.0.1:${port}"\n`);
+      s.rewrite(
+        `global:\n  wwwroot: ${www}\n  timeout: -1\n  bogus: 1\n  admin:\n    listen: "127.0.0.1:${port}"\n`,
+      );
       const bad = await admin(port, '/reload', { method: 'POST' });
       assert.equal(bad.status, 422);
       assert.equal(bad.json.error, 'invalid configuration');
       const details = bad.json.details as string[];
       assert.equal(details.length, 2);
       assert.match(details[0]!, /portico\.yaml:\d+:\d+: global\.(timeout|bogus): /);
-      assert.equal((await request(s.port, '/')).text, 'second', 'the running configuration keeps serving');
+      assert.equal(
+        (await request(s.port, '/')).text,
+        'second',
+        'the running configuration keeps serving',
+      );
       const status = (await admin(port, '/status')).json;
       assert.equal(status.reloads, 1);
       assert.ok(!Number.isNaN(Date.parse(status.last_reload as string)));
@@ -230,9 +369,18 @@ describe('reload', () => {
 
   it('overlapping reloads restart the admin listener one after the other; none is orphaned, and shutdown completes', async () => {
     const adminPort = await freePort();
-    const s = await startServer(`global:\n  wwwroot: ${www}\n  admin:\n    listen: "127.0.0.1:${adminPort}"\n`);
-    const replies = await Promise.all([admin(adminPort, '/reload', { method: 'POST' }), admin(adminPort, '/reload', { method: 'POST' }), admin(adminPort, '/reload')]);
-    assert.deepEqual(replies.map((r) => r.status), [200, 200, 200]);
+    const s = await startServer(
+      `global:\n  wwwroot: ${www}\n  admin:\n    listen: "127.0.0.1:${adminPort}"\n`,
+    );
+    const replies = await Promise.all([
+      admin(adminPort, '/reload', { method: 'POST' }),
+      admin(adminPort, '/reload', { method: 'POST' }),
+      admin(adminPort, '/reload'),
+    ]);
+    assert.deepEqual(
+      replies.map((r) => r.status),
+      [200, 200, 200],
+    );
     await sleep(300);
     assert.equal((await admin(adminPort, '/health')).status, 200);
     assert.doesNotMatch(s.stderr(), /not restarted/);
@@ -244,7 +392,9 @@ describe('reload', () => {
     withAdmin('', async (_s, port) => {
       // A client in the middle of its request head keeps the previous API draining for a while.
       const { connect } = await import('node:net');
-      const slow = connect(port, '127.0.0.1', () => slow.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n'));
+      const slow = connect(port, '127.0.0.1', () =>
+        slow.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n'),
+      );
       slow.on('error', () => undefined);
       await new Promise((resolve) => slow.once('connect', resolve));
       let polling = true;
@@ -292,11 +442,18 @@ describe('reload', () => {
       const blocker = await startServer(`global:\n  wwwroot: ${www}\n`);
       try {
         // The data listener moves to a port another server holds.
-        s.rewrite(`global:\n  port: "127.0.0.1:${blocker.port}"\n  wwwroot: ${other}\n  admin:\n    listen: "127.0.0.1:${port}"\n`);
+        s.rewrite(
+          `global:\n  port: "127.0.0.1:${blocker.port}"\n  wwwroot: ${other}\n  admin:\n    listen: "127.0.0.1:${port}"\n`,
+        );
         const r = await admin(port, '/reload', { method: 'POST' });
         assert.equal(r.status, 500);
         assert.equal(r.json.error, 'reload failed');
-        assert.match((r.json.details as string[])[0]!, new RegExp(`cannot listen on http://127\\.0\\.0\\.1:${blocker.port}: the address is already in use`));
+        assert.match(
+          (r.json.details as string[])[0]!,
+          new RegExp(
+            `cannot listen on http://127\\.0\\.0\\.1:${blocker.port}: the address is already in use`,
+          ),
+        );
         assert.equal((await request(s.port, '/')).text, 'first');
         assert.equal((await admin(port, '/health')).status, 200);
       } finally {
@@ -320,7 +477,9 @@ function slowDownload(port: number): Promise<number> {
 describe('shutdown', () => {
   it('/health answers 503 while requests drain, then the admin listener goes too', async () => {
     const adminPort = await freePort();
-    const s = await startServer(`global:\n  wwwroot: ${www}\n  shutdownTimeout: 5000\n  admin:\n    listen: "127.0.0.1:${adminPort}"\n`);
+    const s = await startServer(
+      `global:\n  wwwroot: ${www}\n  shutdownTimeout: 5000\n  admin:\n    listen: "127.0.0.1:${adminPort}"\n`,
+    );
     const download = slowDownload(s.port);
     await sleep(100);
     assert.deepEqual((await admin(adminPort, '/health')).json, { status: 'ok' });
@@ -335,13 +494,17 @@ describe('shutdown', () => {
 
   it('refuses a reload while draining (503), so nothing new opens behind the shutdown', async () => {
     const adminPort = await freePort();
-    const s = await startServer(`global:\n  wwwroot: ${www}\n  shutdownTimeout: 5000\n  admin:\n    listen: "127.0.0.1:${adminPort}"\n`);
+    const s = await startServer(
+      `global:\n  wwwroot: ${www}\n  shutdownTimeout: 5000\n  admin:\n    listen: "127.0.0.1:${adminPort}"\n`,
+    );
     const download = slowDownload(s.port);
     await sleep(100);
     const stopped = s.close();
     await sleep(50);
     const elsewhere = await freePort();
-    s.rewrite(`global:\n  port: "127.0.0.1:${elsewhere}"\n  wwwroot: ${www}\n  admin:\n    listen: "127.0.0.1:${adminPort}"\n`);
+    s.rewrite(
+      `global:\n  port: "127.0.0.1:${elsewhere}"\n  wwwroot: ${www}\n  admin:\n    listen: "127.0.0.1:${adminPort}"\n`,
+    );
     const refused = await admin(adminPort, '/reload', { method: 'POST' });
     assert.deepEqual([refused.status, refused.json.error], [503, 'shutting down']);
     assert.equal(await download, 16 * 1024 * 1024, 'the download in flight finishes');

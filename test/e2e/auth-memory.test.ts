@@ -42,18 +42,26 @@ global:
   const fail = (net: string, i: number) =>
     new Promise<number>((resolve, reject) => {
       const client = `${net}.${(i % 1000) >> 8}.${(i % 1000) & 255}`;
-      const headers = { 'X-Forwarded-For': client, Authorization: `Basic ${Buffer.from(`bob:wrong${i}`).toString('base64')}` };
-      request({ host: '127.0.0.1', port: s.port, path: '/private/file.txt', headers, agent }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      })
+      const headers = {
+        'X-Forwarded-For': client,
+        Authorization: `Basic ${Buffer.from(`bob:wrong${i}`).toString('base64')}`,
+      };
+      request(
+        { host: '127.0.0.1', port: s.port, path: '/private/file.txt', headers, agent },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      )
         .on('error', reject)
         .end();
     });
   const run = async (net: string, count: number): Promise<Set<number>> => {
     const statuses = new Set<number>();
     for (let next = 0; next < count; ) {
-      const batch = Array.from({ length: Math.min(64, count - next) }, (_, k) => fail(net, next + k));
+      const batch = Array.from({ length: Math.min(64, count - next) }, (_, k) =>
+        fail(net, next + k),
+      );
       next += batch.length;
       for (const status of await Promise.all(batch)) statuses.add(status);
     }
@@ -68,7 +76,11 @@ global:
     await new Promise((r) => setTimeout(r, 200));
     collect();
     const after = process.memoryUsage();
-    assert.deepEqual(statuses, new Set([401]), 'exactly 10 failures per address: all counted, none locked out yet');
+    assert.deepEqual(
+      statuses,
+      new Set([401]),
+      'exactly 10 failures per address: all counted, none locked out yet',
+    );
     const grown = (key: 'rss' | 'heapUsed') => `${((after[key] - before[key]) / MB).toFixed(1)} MB`;
     assert.ok(after.rss - before.rss < 20 * MB, `RSS grew ${grown('rss')}`);
     // The sharper check: live objects, which RSS only shows through V8's and malloc's page handling.

@@ -16,7 +16,18 @@ const root = mkdtempSync(join(tmpdir(), 'portico-auth-'));
 const www = join(root, 'www');
 const accessLog = join(root, 'access.log');
 for (const d of ['private', 'nobrute', 'new', 'gone']) mkdirSync(join(www, d), { recursive: true });
-for (const f of ['index.html', 'private/file.txt', 'private/admin.txt', 'alice-only.txt', 'zoe.txt', 'both.txt', 'ip-limited.txt', 'ip-auth.txt', 'nobrute/secret.txt', 'forbidden.txt']) {
+for (const f of [
+  'index.html',
+  'private/file.txt',
+  'private/admin.txt',
+  'alice-only.txt',
+  'zoe.txt',
+  'both.txt',
+  'ip-limited.txt',
+  'ip-auth.txt',
+  'nobrute/secret.txt',
+  'forbidden.txt',
+]) {
   writeFileSync(join(www, f), `content of ${f}`);
 }
 
@@ -34,11 +45,19 @@ function pbkdf2Phc(password: string): string {
 const ALICE = 'wonderland';
 const BOB = 'builder:with:colons';
 const JURGEN = 'pässwort ✓';
-const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`, 'utf8').toString('base64')}`;
+const basic = (user: string, password: string) =>
+  `Basic ${Buffer.from(`${user}:${password}`, 'utf8').toString('base64')}`;
 // Header values reach Node's client as latin1 strings: one character per byte.
 const asLatin1 = (text: string) => Buffer.from(text, 'utf8').toString('latin1');
-const get = (s: RunningServer, path: string, headers: Record<string, string> = {}): Promise<Reply> => request(s.port, path, { headers });
-const from = (client: string, headers: Record<string, string> = {}) => ({ 'X-Forwarded-For': client, ...headers });
+const get = (
+  s: RunningServer,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<Reply> => request(s.port, path, { headers });
+const from = (client: string, headers: Record<string, string> = {}) => ({
+  'X-Forwarded-For': client,
+  ...headers,
+});
 
 async function waitFor(check: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 100 && !check(); i++) await new Promise((r) => setTimeout(r, 20));
@@ -120,55 +139,120 @@ describe('basic authentication', () => {
   it('no credentials: 401 with the realm, quotes and backslashes escaped', async () => {
     const r = await get(s, '/private/file.txt');
     assert.equal(r.status, 401);
-    assert.equal(r.headers['www-authenticate'], 'Basic realm="Private \\"area\\" \\\\ here", charset="UTF-8"');
+    assert.equal(
+      r.headers['www-authenticate'],
+      'Basic realm="Private \\"area\\" \\\\ here", charset="UTF-8"',
+    );
     assert.doesNotMatch(r.text, /content of/);
   });
 
-  it('the realm is sent in UTF-8; the default realm is Portico\'s', async () => {
+  it("the realm is sent in UTF-8; the default realm is Portico's", async () => {
     const r = await get(s, '/zoe.txt');
-    assert.equal(r.headers['www-authenticate'], asLatin1('Basic realm="Zoë\'s place", charset="UTF-8"'));
+    assert.equal(
+      r.headers['www-authenticate'],
+      asLatin1('Basic realm="Zoë\'s place", charset="UTF-8"'),
+    );
     const d = await get(s, '/ip-auth.txt', from('192.0.2.1'));
-    assert.equal(d.headers['www-authenticate'], 'Basic realm="Portico HTTP Basic Authorization", charset="UTF-8"');
+    assert.equal(
+      d.headers['www-authenticate'],
+      'Basic realm="Portico HTTP Basic Authorization", charset="UTF-8"',
+    );
   });
 
   it('the right password of each hash kind gets the file', async () => {
-    for (const [user, password] of [['alice', ALICE], ['bob', BOB], ['jürgen', JURGEN]] as const) {
-      const r = await get(s, '/private/file.txt', from('198.51.100.10', { Authorization: basic(user, password) }));
+    for (const [user, password] of [
+      ['alice', ALICE],
+      ['bob', BOB],
+      ['jürgen', JURGEN],
+    ] as const) {
+      const r = await get(
+        s,
+        '/private/file.txt',
+        from('198.51.100.10', { Authorization: basic(user, password) }),
+      );
       assert.equal(r.status, 200, user);
       assert.equal(r.text, 'content of private/file.txt');
     }
   });
 
   it('a wrong password or unknown user: 401 with the challenge, and an error-log line', async () => {
-    for (const [user, password] of [['alice', 'nope'], ['bob', 'builder'], ['nobody', ALICE], ['jürgen', 'pässwort']] as const) {
-      const r = await get(s, '/private/file.txt', from('198.51.100.11', { Authorization: basic(user, password) }));
+    for (const [user, password] of [
+      ['alice', 'nope'],
+      ['bob', 'builder'],
+      ['nobody', ALICE],
+      ['jürgen', 'pässwort'],
+    ] as const) {
+      const r = await get(
+        s,
+        '/private/file.txt',
+        from('198.51.100.11', { Authorization: basic(user, password) }),
+      );
       assert.equal(r.status, 401, `${user}:${password}`);
       assert.match(String(r.headers['www-authenticate']), /^Basic realm=/);
     }
-    assert.match(s.stderr(), /Authorization failed for user "nobody" and client "198\.51\.100\.11"/);
+    assert.match(
+      s.stderr(),
+      /Authorization failed for user "nobody" and client "198\.51\.100\.11"/,
+    );
   });
 
   it('malformed Authorization: 401; bytes outside visible ASCII: 400', async () => {
-    for (const value of ['Bearer abc', 'Basic !!!', `Basic ${Buffer.from('nocolon').toString('base64')}`]) {
-      assert.equal((await get(s, '/private/file.txt', { Authorization: value })).status, 401, value);
+    for (const value of [
+      'Bearer abc',
+      'Basic !!!',
+      `Basic ${Buffer.from('nocolon').toString('base64')}`,
+    ]) {
+      assert.equal(
+        (await get(s, '/private/file.txt', { Authorization: value })).status,
+        401,
+        value,
+      );
     }
-    assert.equal((await get(s, '/private/file.txt', { Authorization: 'Basic caf\xe9' })).status, 400);
+    assert.equal(
+      (await get(s, '/private/file.txt', { Authorization: 'Basic caf\xe9' })).status,
+      400,
+    );
   });
 
   it('userList refuses a valid user who is not in it', async () => {
-    assert.equal((await get(s, '/alice-only.txt', from('198.51.100.12', { Authorization: basic('bob', BOB) }))).status, 401);
-    assert.equal((await get(s, '/alice-only.txt', from('198.51.100.12', { Authorization: basic('alice', ALICE) }))).status, 200);
+    assert.equal(
+      (await get(s, '/alice-only.txt', from('198.51.100.12', { Authorization: basic('bob', BOB) })))
+        .status,
+      401,
+    );
+    assert.equal(
+      (
+        await get(
+          s,
+          '/alice-only.txt',
+          from('198.51.100.12', { Authorization: basic('alice', ALICE) }),
+        )
+      ).status,
+      200,
+    );
   });
 
   it('a successful 401 goes on to the next entry', async () => {
     assert.equal((await get(s, '/private/admin.txt')).status, 401);
-    assert.equal((await get(s, '/private/admin.txt', { Authorization: basic('alice', ALICE) })).status, 403);
+    assert.equal(
+      (await get(s, '/private/admin.txt', { Authorization: basic('alice', ALICE) })).status,
+      403,
+    );
   });
 
   it('the access log shows the user', async () => {
-    await get(s, '/private/file.txt?log=1', from('198.51.100.13', { Authorization: basic('bob', BOB) }));
-    await waitFor(() => readFileSync(accessLog, 'utf8').includes('/private/file.txt?log=1'), 'access line written');
-    const line = readFileSync(accessLog, 'utf8').split('\n').find((l) => l.includes('/private/file.txt?log=1'))!;
+    await get(
+      s,
+      '/private/file.txt?log=1',
+      from('198.51.100.13', { Authorization: basic('bob', BOB) }),
+    );
+    await waitFor(
+      () => readFileSync(accessLog, 'utf8').includes('/private/file.txt?log=1'),
+      'access line written',
+    );
+    const line = readFileSync(accessLog, 'utf8')
+      .split('\n')
+      .find((l) => l.includes('/private/file.txt?log=1'))!;
     assert.match(line, /^198\.51\.100\.13 - bob \[/);
     assert.match(line, /" 200 /);
   });
@@ -178,21 +262,52 @@ describe('brute-force protection', () => {
   it('10 failures lock the client out: 429 without a challenge, even for the right password', async () => {
     const client = '203.0.113.10';
     for (let i = 0; i < 10; i++) {
-      assert.equal((await get(s, '/private/file.txt', from(client, { Authorization: basic('bob', `guess${i}`) }))).status, 401, `guess ${i}`);
+      assert.equal(
+        (
+          await get(
+            s,
+            '/private/file.txt',
+            from(client, { Authorization: basic('bob', `guess${i}`) }),
+          )
+        ).status,
+        401,
+        `guess ${i}`,
+      );
     }
-    const locked = await get(s, '/private/file.txt', from(client, { Authorization: basic('bob', BOB) }));
+    const locked = await get(
+      s,
+      '/private/file.txt',
+      from(client, { Authorization: basic('bob', BOB) }),
+    );
     assert.equal(locked.status, 429);
     assert.equal(locked.headers['www-authenticate'], undefined);
-    assert.equal((await get(s, '/private/file.txt', from(client))).status, 429, 'even without credentials');
+    assert.equal(
+      (await get(s, '/private/file.txt', from(client))).status,
+      429,
+      'even without credentials',
+    );
     assert.match(s.stderr(), /Too many failed authorization attempts for client 203\.0\.113\.10/);
     // Other clients and unprotected paths are not affected.
-    assert.equal((await get(s, '/private/file.txt', from('203.0.113.11', { Authorization: basic('bob', BOB) }))).status, 200);
+    assert.equal(
+      (
+        await get(
+          s,
+          '/private/file.txt',
+          from('203.0.113.11', { Authorization: basic('bob', BOB) }),
+        )
+      ).status,
+      200,
+    );
     assert.equal((await get(s, '/index.html', from(client))).status, 200);
   });
 
   it('parallel guesses are counted as they come: exactly 10 are tried', async () => {
     const client = '203.0.113.20';
-    const replies = await Promise.all(Array.from({ length: 30 }, (_, i) => get(s, '/private/file.txt', from(client, { Authorization: basic('bob', `p${i}`) }))));
+    const replies = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        get(s, '/private/file.txt', from(client, { Authorization: basic('bob', `p${i}`) })),
+      ),
+    );
     assert.equal(replies.filter((r) => r.status === 401).length, 10);
     assert.equal(replies.filter((r) => r.status === 429).length, 20);
   });
@@ -203,23 +318,62 @@ describe('brute-force protection', () => {
       await get(s, '/private/file.txt', from(client, { Authorization: 'Basic !!!' }));
       await get(s, '/private/file.txt', from(client));
     }
-    assert.equal((await get(s, '/private/file.txt', from(client, { Authorization: basic('bob', BOB) }))).status, 200);
+    assert.equal(
+      (await get(s, '/private/file.txt', from(client, { Authorization: basic('bob', BOB) })))
+        .status,
+      200,
+    );
   });
 
   it('IPv6 clients are counted per /64', async () => {
     for (let i = 0; i < 10; i++) {
-      await get(s, '/private/file.txt', from(`2001:db8:5:5::${i + 1}`, { Authorization: basic('bob', 'wrong') }));
+      await get(
+        s,
+        '/private/file.txt',
+        from(`2001:db8:5:5::${i + 1}`, { Authorization: basic('bob', 'wrong') }),
+      );
     }
-    assert.equal((await get(s, '/private/file.txt', from('2001:db8:5:5:ffff::1', { Authorization: basic('bob', BOB) }))).status, 429);
-    assert.equal((await get(s, '/private/file.txt', from('2001:db8:5:6::1', { Authorization: basic('bob', BOB) }))).status, 200);
+    assert.equal(
+      (
+        await get(
+          s,
+          '/private/file.txt',
+          from('2001:db8:5:5:ffff::1', { Authorization: basic('bob', BOB) }),
+        )
+      ).status,
+      429,
+    );
+    assert.equal(
+      (
+        await get(
+          s,
+          '/private/file.txt',
+          from('2001:db8:5:6::1', { Authorization: basic('bob', BOB) }),
+        )
+      ).status,
+      200,
+    );
   });
 
   it('disableBruteProtection: failures never lock the client out', async () => {
     const client = '203.0.113.40';
     for (let i = 0; i < 15; i++) {
-      assert.equal((await get(s, '/nobrute/secret.txt', from(client, { Authorization: basic('bob', `x${i}`) }))).status, 401);
+      assert.equal(
+        (
+          await get(
+            s,
+            '/nobrute/secret.txt',
+            from(client, { Authorization: basic('bob', `x${i}`) }),
+          )
+        ).status,
+        401,
+      );
     }
-    assert.equal((await get(s, '/nobrute/secret.txt', from(client, { Authorization: basic('bob', BOB) }))).status, 200);
+    assert.equal(
+      (await get(s, '/nobrute/secret.txt', from(client, { Authorization: basic('bob', BOB) })))
+        .status,
+      200,
+    );
   });
 
   it('the lock-out ends by itself when the window has passed', async () => {
@@ -228,10 +382,33 @@ describe('brute-force protection', () => {
       { auth: { lockoutWindowMs: 1000 } },
     );
     try {
-      for (let i = 0; i < 10; i++) await get(short, '/private/file.txt', from('203.0.113.50', { Authorization: basic('bob', 'no') }));
-      assert.equal((await get(short, '/private/file.txt', from('203.0.113.50', { Authorization: basic('bob', BOB) }))).status, 429);
+      for (let i = 0; i < 10; i++)
+        await get(
+          short,
+          '/private/file.txt',
+          from('203.0.113.50', { Authorization: basic('bob', 'no') }),
+        );
+      assert.equal(
+        (
+          await get(
+            short,
+            '/private/file.txt',
+            from('203.0.113.50', { Authorization: basic('bob', BOB) }),
+          )
+        ).status,
+        429,
+      );
       await new Promise((r) => setTimeout(r, 1200));
-      assert.equal((await get(short, '/private/file.txt', from('203.0.113.50', { Authorization: basic('bob', BOB) }))).status, 200);
+      assert.equal(
+        (
+          await get(
+            short,
+            '/private/file.txt',
+            from('203.0.113.50', { Authorization: basic('bob', BOB) }),
+          )
+        ).status,
+        200,
+      );
     } finally {
       await short.close();
     }
@@ -302,7 +479,11 @@ describe('users: the entry applies only to the listed clients', () => {
 
   it('401 asks only the listed clients to log in; everyone else bypasses it', async () => {
     assert.equal((await get(s, '/ip-auth.txt', from('192.0.2.9'))).status, 401);
-    assert.equal((await get(s, '/ip-auth.txt', from('192.0.2.9', { Authorization: basic('alice', ALICE) }))).status, 200);
+    assert.equal(
+      (await get(s, '/ip-auth.txt', from('192.0.2.9', { Authorization: basic('alice', ALICE) })))
+        .status,
+      200,
+    );
     assert.equal((await get(s, '/ip-auth.txt', from('198.51.100.1'))).status, 200);
   });
 });

@@ -5,7 +5,11 @@
 // one of them would be read as the start of the next response on a keep-alive connection.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect as http2Connect, type ClientHttp2Session, type IncomingHttpHeaders } from 'node:http2';
+import {
+  connect as http2Connect,
+  type ClientHttp2Session,
+  type IncomingHttpHeaders,
+} from 'node:http2';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -81,14 +85,22 @@ interface Parsed {
  * request says `Connection: close`), then splits the bytes as a client must: no content after a
  * HEAD, 1xx, 204 or 304 (RFC 9112 §6.3), and a 205's by its Content-Length, which must be there.
  */
-function pipelined(requests: readonly { method: string; path: string; host?: string }[]): Promise<Parsed[]> {
+function pipelined(
+  requests: readonly { method: string; path: string; host?: string }[],
+): Promise<Parsed[]> {
   const bytes = requests
-    .map((r, i) => `${r.method} ${r.path} HTTP/1.1\r\nHost: ${r.host ?? 'localhost'}\r\n${i === requests.length - 1 ? 'Connection: close\r\n' : ''}\r\n`)
+    .map(
+      (r, i) =>
+        `${r.method} ${r.path} HTTP/1.1\r\nHost: ${r.host ?? 'localhost'}\r\n${i === requests.length - 1 ? 'Connection: close\r\n' : ''}\r\n`,
+    )
     .join('');
   return new Promise((resolve, reject) => {
     const socket = connect(s.port, '127.0.0.1', () => socket.write(bytes));
     let data = '';
-    const timer = setTimeout(() => socket.destroy(new Error('the server did not close the connection')), 5000);
+    const timer = setTimeout(
+      () => socket.destroy(new Error('the server did not close the connection')),
+      5000,
+    );
     socket.setEncoding('latin1');
     socket.on('data', (d: string) => (data += d));
     socket.on('error', reject);
@@ -108,14 +120,29 @@ function split(data: string, requests: readonly { method: string }[]): Parsed[] 
   let at = 0;
   for (const r of requests) {
     const end = data.indexOf('\r\n\r\n', at);
-    assert.ok(end >= 0, `no head for response ${out.length + 1} in ${JSON.stringify(data.slice(at, at + 200))}`);
+    assert.ok(
+      end >= 0,
+      `no head for response ${out.length + 1} in ${JSON.stringify(data.slice(at, at + 200))}`,
+    );
     const [statusLine, ...lines] = data.slice(at, end).split('\r\n');
-    assert.match(statusLine!, /^HTTP\/1\.1 \d{3} /, `response ${out.length + 1} starts with ${JSON.stringify(statusLine)}`);
+    assert.match(
+      statusLine!,
+      /^HTTP\/1\.1 \d{3} /,
+      `response ${out.length + 1} starts with ${JSON.stringify(statusLine)}`,
+    );
     const status = Number(statusLine!.slice(9, 12));
-    const headers = new Map(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+    const headers = new Map(
+      lines.map((l) => [
+        l.slice(0, l.indexOf(':')).toLowerCase(),
+        l.slice(l.indexOf(':') + 1).trim(),
+      ]),
+    );
     const noContent = r.method === 'HEAD' || status < 200 || status === 204 || status === 304;
     const length = noContent ? 0 : Number(headers.get('content-length'));
-    assert.ok(Number.isInteger(length), `response ${out.length + 1} (${status}) has no Content-Length`);
+    assert.ok(
+      Number.isInteger(length),
+      `response ${out.length + 1} (${status}) has no Content-Length`,
+    );
     out.push({ status, headers, body: data.slice(end + 4, end + 4 + length) });
     at = end + 4 + length;
   }
@@ -123,8 +150,13 @@ function split(data: string, requests: readonly { method: string }[]): Parsed[] 
   return out;
 }
 
-function assertNoContent(r: { status: number; headers: Map<string, string> | IncomingHttpHeaders; body: string }, status: number, what: string): void {
-  const get = (name: string) => (r.headers instanceof Map ? r.headers.get(name) : (r.headers[name] as string | undefined));
+function assertNoContent(
+  r: { status: number; headers: Map<string, string> | IncomingHttpHeaders; body: string },
+  status: number,
+  what: string,
+): void {
+  const get = (name: string) =>
+    r.headers instanceof Map ? r.headers.get(name) : (r.headers[name] as string | undefined);
   assert.equal(r.status, status, what);
   assert.equal(r.body, '', what);
   assert.equal(get('content-type'), undefined, what);
@@ -140,7 +172,8 @@ describe('statuses without content over HTTP/1.1', () => {
       { method: 'HEAD', path },
     ]);
     const replies = await pipelined([...requests, { method: 'GET', path: '/hello.txt' }]);
-    for (const [i, r] of requests.entries()) assertNoContent(replies[i]!, Number(r.path.slice(2)), `${r.method} ${r.path}`);
+    for (const [i, r] of requests.entries())
+      assertNoContent(replies[i]!, Number(r.path.slice(2)), `${r.method} ${r.path}`);
     assert.deepEqual([replies.at(-1)!.status, replies.at(-1)!.body], [200, 'hello after']);
     // The errorPages files were not even read: nothing to send them in.
     assert.doesNotMatch(s.stderr(), /error page/i);
@@ -151,11 +184,18 @@ describe('statuses without content over HTTP/1.1', () => {
       { method: 'GET', path, host: 'ec.test' },
       { method: 'HEAD', path, host: 'ec.test' },
     ]);
-    const replies = await pipelined([...requests, { method: 'GET', path: '/hello.txt', host: 'ec.test' }]);
+    const replies = await pipelined([
+      ...requests,
+      { method: 'GET', path: '/hello.txt', host: 'ec.test' },
+    ]);
     for (const [i, r] of requests.entries()) {
       const what = `${r.method} ${r.path} on ec.test`;
       assertNoContent(replies[i]!, Number(r.path.slice(2)), what);
-      assert.equal(replies[i]!.headers.get('x-page'), r.path === '/s205' ? 'large.html' : 'page.html', what);
+      assert.equal(
+        replies[i]!.headers.get('x-page'),
+        r.path === '/s205' ? 'large.html' : 'page.html',
+        what,
+      );
     }
     assert.deepEqual([replies.at(-1)!.status, replies.at(-1)!.body], [200, 'hello after']);
   });
@@ -164,20 +204,31 @@ describe('statuses without content over HTTP/1.1', () => {
 describe('statuses without content over HTTP/2', () => {
   let session: ClientHttp2Session;
   before(() => {
-    session = http2Connect(`https://localhost:${sport}`, { ca: readFileSync(join(TLS, 'ca.crt')), host: '127.0.0.1' } as never);
+    session = http2Connect(`https://localhost:${sport}`, {
+      ca: readFileSync(join(TLS, 'ca.crt')),
+      host: '127.0.0.1',
+    } as never);
   });
   after(() => session.close());
 
   const fetch2 = (headers: Record<string, string>) =>
-    new Promise<{ status: number; headers: IncomingHttpHeaders; body: string }>((resolve, reject) => {
-      const stream = session.request(headers, { endStream: true });
-      const chunks: Buffer[] = [];
-      let head: IncomingHttpHeaders = {};
-      stream.on('response', (h) => (head = h));
-      stream.on('data', (d: Buffer) => chunks.push(d));
-      stream.on('end', () => resolve({ status: Number(head[':status']), headers: head, body: Buffer.concat(chunks).toString() }));
-      stream.on('error', reject);
-    });
+    new Promise<{ status: number; headers: IncomingHttpHeaders; body: string }>(
+      (resolve, reject) => {
+        const stream = session.request(headers, { endStream: true });
+        const chunks: Buffer[] = [];
+        let head: IncomingHttpHeaders = {};
+        stream.on('response', (h) => (head = h));
+        stream.on('data', (d: Buffer) => chunks.push(d));
+        stream.on('end', () =>
+          resolve({
+            status: Number(head[':status']),
+            headers: head,
+            body: Buffer.concat(chunks).toString(),
+          }),
+        );
+        stream.on('error', reject);
+      },
+    );
 
   it('sends 204, 205 and 304 without content, for the default page and an errorConfig, and the session goes on', async () => {
     for (const authority of ['localhost', 'ec.test']) {
@@ -186,7 +237,8 @@ describe('statuses without content over HTTP/2', () => {
           const r = await fetch2({ ':path': path, ':method': method, ':authority': authority });
           const what = `${method} ${path} on ${authority}`;
           assertNoContent(r, Number(path.slice(2)), what);
-          if (authority === 'ec.test') assert.equal(r.headers['x-page'], path === '/s205' ? 'large.html' : 'page.html', what);
+          if (authority === 'ec.test')
+            assert.equal(r.headers['x-page'], path === '/s205' ? 'large.html' : 'page.html', what);
         }
       }
     }

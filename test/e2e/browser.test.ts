@@ -39,7 +39,12 @@ function listingRows(dom: string): Row[] {
     const link = /^<a href="([^"]*)">([^<]*)<\/a>$/.exec(cells[0]!);
     assert.ok(link, `a name cell holding one plain link: ${cells[0]}`);
     const text = (html: string) => unescapeHtml(html.replace(/<[^>]*>/g, ''));
-    return { href: unescapeHtml(link[1]!), name: unescapeHtml(link[2]!), size: text(cells[1]!), date: text(cells[2]!) };
+    return {
+      href: unescapeHtml(link[1]!),
+      name: unescapeHtml(link[2]!),
+      size: text(cells[1]!),
+      date: text(cells[2]!),
+    };
   });
 }
 
@@ -107,7 +112,10 @@ const chromium = findChromium();
 
 test('generated pages in headless Chromium', async (t) => {
   if (!chromium) {
-    if (process.env.CI) assert.fail('Chromium not found: CI must install it (Debian package chromium) or set CHROMIUM_PATH');
+    if (process.env.CI)
+      assert.fail(
+        'Chromium not found: CI must install it (Debian package chromium) or set CHROMIUM_PATH',
+      );
     t.skip('Chromium not found (install Debian package chromium, or set CHROMIUM_PATH)');
     return;
   }
@@ -115,7 +123,13 @@ test('generated pages in headless Chromium', async (t) => {
   const shots = mkdtempSync(join(tmpdir(), 'portico-shots-'));
   // The folder's own name needs encoding too: links must be built on the encoded request path.
   const folder = join(root, 'shared files');
-  const files: Record<string, number> = { [TRICKY]: 1536, 'space name.txt': 0, 'café.md': 5, '.secret': 3, 'nested/inner.txt': 1 };
+  const files: Record<string, number> = {
+    [TRICKY]: 1536,
+    'space name.txt': 0,
+    'café.md': 5,
+    '.secret': 3,
+    'nested/inner.txt': 1,
+  };
   for (const [name, size] of Object.entries(files)) {
     mkdirSync(join(folder, name, '..'), { recursive: true });
     writeFileSync(join(folder, name), 'x'.repeat(size));
@@ -131,33 +145,45 @@ global:
   const listingUrl = `${s.url}/shared%20files/`;
   const missingUrl = `${s.url}/no/such/page.html`;
   try {
-    await t.test('directory listing: escaped names as text, encoded links, no dotfiles', async () => {
-      const dom = await dumpDom(chromium, listingUrl);
-      assert.match(dom, /<title>Index of \/shared files\/<\/title>/);
-      assert.match(dom, /<h1>Index of \/shared files\/<\/h1>/);
-      assert.doesNotMatch(dom, /<b[\s>]/i, 'a file name must not become a <b> element');
-      assert.doesNotMatch(dom, /secret/, 'dotfiles are not listed');
-      const date = '2025-01-06 14:03';
-      assert.deepEqual(listingRows(dom), [
-        { href: '/', name: '../', size: '', date: '' },
-        { href: '/shared%20files/nested/', name: 'nested/', size: '—', date },
-        { href: '/shared%20files/%3Cb%3E%26%22bold%22.txt', name: TRICKY, size: '1.5 KiB', date },
-        { href: '/shared%20files/caf%C3%A9.md', name: 'café.md', size: '5 B', date },
-        { href: '/shared%20files/space%20name.txt', name: 'space name.txt', size: '0 B', date },
-      ]);
-      assert.match(dom, /<time datetime="2025-01-06T14:03:00.000Z">2025-01-06 14:03<\/time>/);
-    });
+    await t.test(
+      'directory listing: escaped names as text, encoded links, no dotfiles',
+      async () => {
+        const dom = await dumpDom(chromium, listingUrl);
+        assert.match(dom, /<title>Index of \/shared files\/<\/title>/);
+        assert.match(dom, /<h1>Index of \/shared files\/<\/h1>/);
+        assert.doesNotMatch(dom, /<b[\s>]/i, 'a file name must not become a <b> element');
+        assert.doesNotMatch(dom, /secret/, 'dotfiles are not listed');
+        const date = '2025-01-06 14:03';
+        assert.deepEqual(listingRows(dom), [
+          { href: '/', name: '../', size: '', date: '' },
+          { href: '/shared%20files/nested/', name: 'nested/', size: '—', date },
+          { href: '/shared%20files/%3Cb%3E%26%22bold%22.txt', name: TRICKY, size: '1.5 KiB', date },
+          { href: '/shared%20files/caf%C3%A9.md', name: 'café.md', size: '5 B', date },
+          { href: '/shared%20files/space%20name.txt', name: 'space name.txt', size: '0 B', date },
+        ]);
+        assert.match(dom, /<time datetime="2025-01-06T14:03:00.000Z">2025-01-06 14:03<\/time>/);
+      },
+    );
 
-    await t.test('default 404 page, without the administrator contact (REFERENCE §9: the 500 page only)', async () => {
-      const dom = await dumpDom(chromium, missingUrl);
-      assert.match(dom, /<title>404 Not Found<\/title>/);
-      assert.match(dom, /<h1>404 Not Found<\/h1>/);
-      assert.match(dom, /The page you asked for was not found\. Check the address for typing mistakes\./);
-      assert.doesNotMatch(dom, /webmaster@example\.com/);
-    });
+    await t.test(
+      'default 404 page, without the administrator contact (REFERENCE §9: the 500 page only)',
+      async () => {
+        const dom = await dumpDom(chromium, missingUrl);
+        assert.match(dom, /<title>404 Not Found<\/title>/);
+        assert.match(dom, /<h1>404 Not Found<\/h1>/);
+        assert.match(
+          dom,
+          /The page you asked for was not found\. Check the address for typing mistakes\./,
+        );
+        assert.doesNotMatch(dom, /webmaster@example\.com/);
+      },
+    );
 
     await t.test('screenshots at 1200x800 are valid, non-blank PNGs', async () => {
-      for (const [name, url] of [['listing', listingUrl], ['error', missingUrl]] as const) {
+      for (const [name, url] of [
+        ['listing', listingUrl],
+        ['error', missingUrl],
+      ] as const) {
         const file = join(shots, `${name}.png`);
         await screenshot(chromium, url, file, { width: 1200, height: 800 });
         const png = summarizePng(readFileSync(file));

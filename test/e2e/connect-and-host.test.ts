@@ -37,7 +37,10 @@ async function withServer(run: (port: number, sport: number) => Promise<void>): 
 function tlsRaw(port: number, bytes: string): Promise<string> {
   return new Promise((resolve, reject) => {
     let reply = '';
-    const socket = tlsConnect({ host: '127.0.0.1', port, ca: CA, servername: 'localhost', ALPNProtocols: ['http/1.1'] }, () => socket.write(bytes));
+    const socket = tlsConnect(
+      { host: '127.0.0.1', port, ca: CA, servername: 'localhost', ALPNProtocols: ['http/1.1'] },
+      () => socket.write(bytes),
+    );
     socket.setEncoding('utf8').on('data', (d: string) => (reply += d));
     socket.on('close', () => resolve(reply)).on('error', reject);
   });
@@ -46,12 +49,18 @@ function tlsRaw(port: number, bytes: string): Promise<string> {
 describe('CONNECT without a module that tunnels', () => {
   it('is answered 501 over HTTP/1.1 (plain and TLS) and HTTP/2, with Portico headers, and logged', () =>
     withServer(async (port, sport) => {
-      for (const reply of [await raw(port, 'CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\n\r\n'), await tlsRaw(sport, 'CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\n\r\n')]) {
+      for (const reply of [
+        await raw(port, 'CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\n\r\n'),
+        await tlsRaw(sport, 'CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\n\r\n'),
+      ]) {
         assert.match(reply, /^HTTP\/1\.1 501 Not Implemented\r\n/);
         assert.match(reply, /\r\nServer: Portico\r\n/i);
         assert.match(reply, /\r\nConnection: close\r\n/i);
       }
-      const session = http2Connect(`https://localhost:${sport}`, { ca: CA, host: '127.0.0.1' } as never);
+      const session = http2Connect(`https://localhost:${sport}`, {
+        ca: CA,
+        host: '127.0.0.1',
+      } as never);
       const headers = await new Promise<Record<string, unknown>>((resolve, reject) => {
         const stream = session.request({ ':method': 'CONNECT', ':authority': 'a.test:443' });
         stream.on('response', resolve).on('error', reject);
@@ -62,7 +71,11 @@ describe('CONNECT without a module that tunnels', () => {
     }).then(() => {
       // The access log is buffered; the server has stopped, so it is all on disk now.
       const lines = readFileSync(accessLog, 'utf8').trim().split('\n');
-      assert.equal(lines.filter((l) => / "CONNECT a\.test:443 HTTP\/(1\.1|2\.0)" 501 /.test(l)).length, 3, lines.join('\n'));
+      assert.equal(
+        lines.filter((l) => / "CONNECT a\.test:443 HTTP\/(1\.1|2\.0)" 501 /.test(l)).length,
+        3,
+        lines.join('\n'),
+      );
     }));
 });
 
@@ -80,8 +93,12 @@ describe('CONNECT from a client that resets at once', () => {
         socket.on('error', () => undefined);
         await new Promise((resolve) => socket.once('close', resolve));
       }
-      assert.match(await raw(s.port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 200 OK\r\n/);
-      for (let i = 0; i < 40 && s.server.connectionsActive > 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+      assert.match(
+        await raw(s.port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'),
+        /^HTTP\/1\.1 200 OK\r\n/,
+      );
+      for (let i = 0; i < 40 && s.server.connectionsActive > 0; i++)
+        await new Promise((resolve) => setTimeout(resolve, 25));
       assert.equal(s.server.connectionsActive, 0);
     } finally {
       await s.close();
@@ -90,13 +107,16 @@ describe('CONNECT from a client that resets at once', () => {
 });
 
 describe('Host', () => {
-  it('an HTTP/1.1 request without Host gets Portico\'s 400; HTTP/1.0 without Host is served', async () => {
+  it("an HTTP/1.1 request without Host gets Portico's 400; HTTP/1.0 without Host is served", async () => {
     const s = await startServer(`global:\n  wwwroot: ${www}\n`);
     try {
       const missing = await raw(s.port, 'GET / HTTP/1.1\r\nConnection: close\r\n\r\n');
       assert.match(missing, /^HTTP\/1\.1 400 Bad Request\r\n/);
       assert.match(missing, /\r\nServer: Portico\r\n/i);
-      assert.match(await raw(s.port, 'GET / HTTP/1.0\r\n\r\n'), /^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nhello$/);
+      assert.match(
+        await raw(s.port, 'GET / HTTP/1.0\r\n\r\n'),
+        /^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nhello$/,
+      );
     } finally {
       await s.close();
     }

@@ -43,7 +43,10 @@ describe('compression threshold', () => {
     const exact = await request(s.port, '/256.txt', { headers });
     assert.equal(exact.headers['content-encoding'], undefined);
     assert.equal(exact.body.length, 256);
-    assert.equal((await request(s.port, '/257.txt', { headers })).headers['content-encoding'], 'gzip');
+    assert.equal(
+      (await request(s.port, '/257.txt', { headers })).headers['content-encoding'],
+      'gzip',
+    );
   });
 });
 
@@ -67,7 +70,10 @@ global:
     const boom = await request(s.port, '/boom');
     assert.equal(boom.status, 500);
     assert.match(boom.text, /mailto:ops@example\.com/);
-    for (const [path, status] of [['/missing', 404], ['/busy', 503]] as const) {
+    for (const [path, status] of [
+      ['/missing', 404],
+      ['/busy', 503],
+    ] as const) {
       const r = await request(s.port, path);
       assert.equal(r.status, status);
       assert.doesNotMatch(r.text, /ops@example\.com/, path);
@@ -106,16 +112,28 @@ hosts:
   after(() => s.close());
 
   const future = new Date(Date.now() + 86_400_000).toUTCString();
-  const get = (path: string, headers: Record<string, string>) => request(s.port, path, { headers: { host: 'ec.test', ...headers } });
+  const get = (path: string, headers: Record<string, string>) =>
+    request(s.port, path, { headers: { host: 'ec.test', ...headers } });
   // The page file's validators would invite a client to revalidate an error.
-  const assertErrorPage = (r: Awaited<ReturnType<typeof get>>, status: number, body: string, label: string) => {
+  const assertErrorPage = (
+    r: Awaited<ReturnType<typeof get>>,
+    status: number,
+    body: string,
+    label: string,
+  ) => {
     assert.equal(r.status, status, label);
     assert.equal(r.text, body, label);
-    for (const name of ['etag', 'last-modified', 'content-range', 'accept-ranges']) assert.equal(r.headers[name], undefined, `${label}: ${name}`);
+    for (const name of ['etag', 'last-modified', 'content-range', 'accept-ranges'])
+      assert.equal(r.headers[name], undefined, `${label}: ${name}`);
   };
 
   it('a 401 stays 401 with its challenge whatever the preconditions', async () => {
-    const cases: Record<string, string>[] = [{ 'if-modified-since': future }, { 'if-none-match': '*' }, { 'if-match': '"nope"' }, { 'if-unmodified-since': 'Thu, 01 Jan 1970 00:00:00 GMT' }];
+    const cases: Record<string, string>[] = [
+      { 'if-modified-since': future },
+      { 'if-none-match': '*' },
+      { 'if-match': '"nope"' },
+      { 'if-unmodified-since': 'Thu, 01 Jan 1970 00:00:00 GMT' },
+    ];
     for (const headers of cases) {
       const r = await get('/sub/a.txt', headers);
       assertErrorPage(r, 401, '<p>please sign in</p>', JSON.stringify(headers));
@@ -124,7 +142,13 @@ hosts:
   });
 
   it('a 404 stays 404 with the whole page whatever the preconditions or ranges', async () => {
-    const cases: Record<string, string>[] = [{ 'if-modified-since': future }, { 'if-none-match': '*' }, { range: 'bytes=0-3' }, { range: 'bytes=0-1,5-6' }, { range: 'bytes=9999-' }];
+    const cases: Record<string, string>[] = [
+      { 'if-modified-since': future },
+      { 'if-none-match': '*' },
+      { range: 'bytes=0-3' },
+      { range: 'bytes=0-1,5-6' },
+      { range: 'bytes=9999-' },
+    ];
     for (const headers of cases) {
       const r = await get('/missing.html', headers);
       assertErrorPage(r, 404, '<p>custom 404 page</p>', JSON.stringify(headers));
@@ -161,7 +185,10 @@ describe('HTTP/2 responses', () => {
 
   function h2get(path: string): Promise<{ headers: IncomingHttpHeaders; body: string }> {
     return new Promise((resolve, reject) => {
-      const session = http2Connect(`https://127.0.0.1:${sport}`, { ca: readFileSync(join(TLS, 'ca.crt')), servername: 'localhost' });
+      const session = http2Connect(`https://127.0.0.1:${sport}`, {
+        ca: readFileSync(join(TLS, 'ca.crt')),
+        servername: 'localhost',
+      });
       session.on('error', reject);
       const stream = session.request({ ':path': path });
       let body = '';
@@ -178,11 +205,22 @@ describe('HTTP/2 responses', () => {
   }
 
   it('never carry connection-specific headers, on files and error pages alike; other headers stay', async () => {
-    for (const [path, status] of [['/256.txt', 200], ['/missing', 404]] as const) {
+    for (const [path, status] of [
+      ['/256.txt', 200],
+      ['/missing', 404],
+    ] as const) {
       const r = await h2get(path);
       assert.equal(r.headers[':status'], status, path);
       assert.equal(r.headers['x-kept'], 'yes', path);
-      for (const name of ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te']) assert.equal(r.headers[name], undefined, `${path}: ${name}`);
+      for (const name of [
+        'connection',
+        'keep-alive',
+        'proxy-connection',
+        'transfer-encoding',
+        'upgrade',
+        'te',
+      ])
+        assert.equal(r.headers[name], undefined, `${path}: ${name}`);
     }
     assert.equal((await h2get('/256.txt')).body, 'x'.repeat(256));
   });
@@ -192,7 +230,13 @@ describe('HTTP/2 responses', () => {
     writeFileSync(join(www, 'huge.bin'), '');
     truncateSync(join(www, 'huge.bin'), 64 * 1024 * 1024);
     // The connection is dropped under the session, as when a client dies: no GOAWAY, no RST_STREAM.
-    const socket = tlsConnect({ host: '127.0.0.1', port: sport, ca: readFileSync(join(TLS, 'ca.crt')), servername: 'localhost', ALPNProtocols: ['h2'] });
+    const socket = tlsConnect({
+      host: '127.0.0.1',
+      port: sport,
+      ca: readFileSync(join(TLS, 'ca.crt')),
+      servername: 'localhost',
+      ALPNProtocols: ['h2'],
+    });
     const session = http2Connect(`https://127.0.0.1:${sport}`, { createConnection: () => socket });
     session.on('error', () => {});
     const stream = session.request({ ':path': '/huge.bin' });
@@ -212,10 +256,17 @@ describe('customHeaders {path} on the sanitizer 400', () => {
   after(() => s.close());
 
   it('is the raw path (the sanitized one does not exist)', async () => {
-    const reply = await raw(s.port, 'GET /a/../%zz/b?q=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    const reply = await raw(
+      s.port,
+      'GET /a/../%zz/b?q=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+    );
     assert.match(reply, /^HTTP\/1\.1 400 /);
     assert.match(reply, /\r\nX-Path: p=\/a\/\.\.\/%zz\/b\r\n/);
-    assert.equal((await request(s.port, '/a/../256.txt')).headers['x-path'], 'p=/256.txt', 'a sanitized path as usual');
+    assert.equal(
+      (await request(s.port, '/a/../256.txt')).headers['x-path'],
+      'p=/256.txt',
+      'a sanitized path as usual',
+    );
   });
 });
 
@@ -233,10 +284,20 @@ hosts:
   });
   after(() => s.close());
 
-  const get = (host: string) => raw(s.port, `GET /p?q=1 HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+  const get = (host: string) =>
+    raw(s.port, `GET /p?q=1 HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
 
   it('refuses a port that is not digits, or a host that is not a name or an address, with 400', async () => {
-    for (const host of ['example.org:@evil.com', 'example.org:80@evil.com', 'example.org:8o', 'example.org/evil', 'user@example.org', '[::1', 'example.org:80:80', 'a b']) {
+    for (const host of [
+      'example.org:@evil.com',
+      'example.org:80@evil.com',
+      'example.org:8o',
+      'example.org/evil',
+      'user@example.org',
+      '[::1',
+      'example.org:80:80',
+      'a b',
+    ]) {
       const reply = await get(host);
       assert.match(reply, /^HTTP\/1\.1 400 /, host);
       assert.doesNotMatch(reply, /\r\nLocation:/i, host);
@@ -244,9 +305,20 @@ hosts:
   });
 
   it('redirects a valid name with its numeric port kept', async () => {
-    assert.match(await get('example.org:8080'), /\r\nLocation: http:\/\/www\.example\.org:8080\/p\?q=1\r\n/);
+    assert.match(
+      await get('example.org:8080'),
+      /\r\nLocation: http:\/\/www\.example\.org:8080\/p\?q=1\r\n/,
+    );
     assert.match(await get('EXAMPLE.org'), /\r\nLocation: http:\/\/www\.example\.org\/p\?q=1\r\n/);
-    for (const host of ['127.0.0.1:1', '[::1]:8080', '[::1]', 'xn--caf-dma.example', 'under_score.test', '']) assert.match(await get(host), /^HTTP\/1\.1 404 /, JSON.stringify(host));
+    for (const host of [
+      '127.0.0.1:1',
+      '[::1]:8080',
+      '[::1]',
+      'xn--caf-dma.example',
+      'under_score.test',
+      '',
+    ])
+      assert.match(await get(host), /^HTTP\/1\.1 404 /, JSON.stringify(host));
   });
 });
 
@@ -273,7 +345,8 @@ hosts:
   });
   after(() => s.close());
 
-  const send = (target: string, host = 'a.test') => raw(s.port, `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+  const send = (target: string, host = 'a.test') =>
+    raw(s.port, `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
 
   it('route by the target’s authority, not by Host (RFC 9112 §3.2.2)', async () => {
     assert.match(await send('http://b.test/text.txt'), /\r\n\r\nhost b$/);
@@ -283,12 +356,23 @@ hosts:
   });
 
   it('build redirects from the target’s authority', async () => {
-    assert.match(await send('http://example.org:8080/p?q=1'), /\r\nLocation: http:\/\/www\.example\.org:8080\/p\?q=1\r\n/);
-    assert.match(await send('http://example.org'), /\r\nLocation: http:\/\/www\.example\.org\/\r\n/);
+    assert.match(
+      await send('http://example.org:8080/p?q=1'),
+      /\r\nLocation: http:\/\/www\.example\.org:8080\/p\?q=1\r\n/,
+    );
+    assert.match(
+      await send('http://example.org'),
+      /\r\nLocation: http:\/\/www\.example\.org\/\r\n/,
+    );
   });
 
   it('refuse an authority with user information, an empty one or an invalid port with 400', async () => {
-    for (const target of ['http://user@b.test/text.txt', 'http:///text.txt', 'http://b.test:x/text.txt', 'ftp://b.test/text.txt']) {
+    for (const target of [
+      'http://user@b.test/text.txt',
+      'http:///text.txt',
+      'http://b.test:x/text.txt',
+      'ftp://b.test/text.txt',
+    ]) {
       assert.match(await send(target), /^HTTP\/1\.1 400 /, target);
     }
   });
@@ -318,11 +402,20 @@ describe('requests without Host, or with two', () => {
   });
 
   it('two Host headers are a 400', async () => {
-    assert.match(await raw(s.port, 'GET /256.txt HTTP/1.1\r\nHost: a.test\r\nHost: b.test\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 400 /);
+    assert.match(
+      await raw(
+        s.port,
+        'GET /256.txt HTTP/1.1\r\nHost: a.test\r\nHost: b.test\r\nConnection: close\r\n\r\n',
+      ),
+      /^HTTP\/1\.1 400 /,
+    );
   });
 
   it('HTTP/1.0 without Host goes to the default host', async () => {
-    assert.match(await raw(s.port, 'GET /256.txt HTTP/1.0\r\n\r\n'), /^HTTP\/1\.1 200 [^]*\r\n\r\nx{256}$/);
+    assert.match(
+      await raw(s.port, 'GET /256.txt HTTP/1.0\r\n\r\n'),
+      /^HTTP\/1\.1 200 [^]*\r\n\r\nx{256}$/,
+    );
   });
 });
 
@@ -354,7 +447,8 @@ hosts:
   });
   after(() => s.close());
 
-  const status = async (head: string) => /^HTTP\/1\.1 (\d{3}) /.exec(await raw(s.port, `${head}\r\nConnection: close\r\n\r\n`))?.[1];
+  const status = async (head: string) =>
+    /^HTTP\/1\.1 (\d{3}) /.exec(await raw(s.port, `${head}\r\nConnection: close\r\n\r\n`))?.[1];
 
   it('a blocked client gets 403 for malformed requests too, never their 400 or 204', async () => {
     for (const head of [
@@ -374,10 +468,22 @@ hosts:
   });
 
   it('the 403 of a well-formed request goes through errorConfig; a malformed one gets the default page', async () => {
-    const page = await raw(s.port, 'GET /256.txt HTTP/1.1\r\nHost: errcfg.test\r\nConnection: close\r\n\r\n');
-    assert.match(page, /^HTTP\/1\.1 403 [^]*\r\nX-Path: p=\/256\.txt\r\n[^]*\r\n\r\n<p>you are blocked<\/p>$/);
-    const malformed = await raw(s.port, 'GET /x/%zz HTTP/1.1\r\nHost: errcfg.test\r\nConnection: close\r\n\r\n');
-    assert.match(malformed, /^HTTP\/1\.1 403 [^]*\r\nX-Path: p=\/x\/%zz\r\n[^]*<title>403 Forbidden<\/title>/);
+    const page = await raw(
+      s.port,
+      'GET /256.txt HTTP/1.1\r\nHost: errcfg.test\r\nConnection: close\r\n\r\n',
+    );
+    assert.match(
+      page,
+      /^HTTP\/1\.1 403 [^]*\r\nX-Path: p=\/256\.txt\r\n[^]*\r\n\r\n<p>you are blocked<\/p>$/,
+    );
+    const malformed = await raw(
+      s.port,
+      'GET /x/%zz HTTP/1.1\r\nHost: errcfg.test\r\nConnection: close\r\n\r\n',
+    );
+    assert.match(
+      malformed,
+      /^HTTP\/1\.1 403 [^]*\r\nX-Path: p=\/x\/%zz\r\n[^]*<title>403 Forbidden<\/title>/,
+    );
   });
 });
 
@@ -398,14 +504,27 @@ hosts:
   after(() => s.close());
 
   const status = async (target: string, client: string) =>
-    /^HTTP\/1\.1 (\d{3}) /.exec(await raw(s.port, `GET ${target} HTTP/1.1\r\nHost: proxied.test\r\nX-Forwarded-For: ${client}\r\nConnection: close\r\n\r\n`))?.[1];
+    /^HTTP\/1\.1 (\d{3}) /.exec(
+      await raw(
+        s.port,
+        `GET ${target} HTTP/1.1\r\nHost: proxied.test\r\nX-Forwarded-For: ${client}\r\nConnection: close\r\n\r\n`,
+      ),
+    )?.[1];
 
   it('before the path is refused, and wherever the sanitized path lands', async () => {
     assert.equal(await status('/api/%zz', '192.0.2.7'), '403');
     assert.equal(await status('/api/%zz', '192.0.2.8'), '400');
     assert.equal(await status('/api/x', '192.0.2.7'), '403');
-    assert.equal(await status('/x/../api/x', '192.0.2.7'), '403', 'the location of the sanitized path trusts the header');
-    assert.equal(await status('/api/../256.txt', '192.0.2.7'), '200', 'outside /api the header is not trusted');
+    assert.equal(
+      await status('/x/../api/x', '192.0.2.7'),
+      '403',
+      'the location of the sanitized path trusts the header',
+    );
+    assert.equal(
+      await status('/api/../256.txt', '192.0.2.7'),
+      '200',
+      'outside /api the header is not trusted',
+    );
     assert.equal(await status('/api/x', 'bogus'), '400');
   });
 });
@@ -446,27 +565,42 @@ global:
     assert.match(reply, /\r\nContent-Length: 0\r\n/);
     assert.match(reply, /\r\nX-Served: portico\r\n/);
     assert.match(reply, /\r\n\r\n$/, 'no body');
-    assert.match(await raw(s.port, 'GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 401 /, 'anything else asks to log in');
+    assert.match(
+      await raw(s.port, 'GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n'),
+      /^HTTP\/1\.1 401 /,
+      'anything else asks to log in',
+    );
   });
 
   it('HTTP/1.1: a blocked client gets 403, a CONNECT without Host 400', async () => {
-    assert.match(await raw(s.port, 'CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\nX-Forwarded-For: 192.0.2.7\r\n\r\n'), /^HTTP\/1\.1 403 /);
+    assert.match(
+      await raw(
+        s.port,
+        'CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\nX-Forwarded-For: 192.0.2.7\r\n\r\n',
+      ),
+      /^HTTP\/1\.1 403 /,
+    );
     assert.match(await raw(s.port, 'CONNECT a.test:443 HTTP/1.1\r\n\r\n'), /^HTTP\/1\.1 400 /);
   });
 
   it('HTTP/2 (:authority, no :path): 501 with an empty body, before authentication', async () => {
-    const session = http2Connect(`https://127.0.0.1:${sport}`, { ca: readFileSync(join(TLS, 'ca.crt')), servername: 'localhost' });
+    const session = http2Connect(`https://127.0.0.1:${sport}`, {
+      ca: readFileSync(join(TLS, 'ca.crt')),
+      servername: 'localhost',
+    });
     try {
-      const reply = await new Promise<{ headers: IncomingHttpHeaders; body: string }>((resolve, reject) => {
-        const stream = session.request({ ':method': 'CONNECT', ':authority': 'a.test:443' });
-        let headers: IncomingHttpHeaders = {};
-        let body = '';
-        stream.setEncoding('utf8');
-        stream.on('response', (h) => (headers = h));
-        stream.on('data', (d: string) => (body += d));
-        stream.on('end', () => resolve({ headers, body }));
-        stream.on('error', reject);
-      });
+      const reply = await new Promise<{ headers: IncomingHttpHeaders; body: string }>(
+        (resolve, reject) => {
+          const stream = session.request({ ':method': 'CONNECT', ':authority': 'a.test:443' });
+          let headers: IncomingHttpHeaders = {};
+          let body = '';
+          stream.setEncoding('utf8');
+          stream.on('response', (h) => (headers = h));
+          stream.on('data', (d: string) => (body += d));
+          stream.on('end', () => resolve({ headers, body }));
+          stream.on('error', reject);
+        },
+      );
       assert.equal(reply.headers[':status'], 501);
       assert.equal(reply.headers.server, 'Portico');
       assert.equal(reply.headers['x-served'], 'portico');

@@ -3,7 +3,16 @@
 // by ALPN, the HTTP → HTTPS redirect, and certificates reloaded under open connections.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { connect as http2Connect } from 'node:http2';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -42,26 +51,58 @@ async function secureServer(extra = '', sni = ''): Promise<{ s: RunningServer; s
   return { s, sport };
 }
 
-function get(port: number, options: RequestOptions = {}): Promise<{ status: number; body: string; cert: PeerCertificate; protocol: string }> {
+function get(
+  port: number,
+  options: RequestOptions = {},
+): Promise<{ status: number; body: string; cert: PeerCertificate; protocol: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest({ host: '127.0.0.1', port, path: '/', ca: CA, servername: 'localhost', agent: false, ...options }, (res) => {
-      let body = '';
-      const socket = res.socket as import('node:tls').TLSSocket;
-      res.setEncoding('utf8').on('data', (d: string) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, cert: socket.getPeerCertificate(), protocol: socket.getProtocol() ?? '' }));
-    });
+    const req = httpsRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/',
+        ca: CA,
+        servername: 'localhost',
+        agent: false,
+        ...options,
+      },
+      (res) => {
+        let body = '';
+        const socket = res.socket as import('node:tls').TLSSocket;
+        res.setEncoding('utf8').on('data', (d: string) => (body += d));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body,
+            cert: socket.getPeerCertificate(),
+            protocol: socket.getProtocol() ?? '',
+          }),
+        );
+      },
+    );
     req.on('error', reject).end();
   });
 }
 
-function handshake(port: number, options: ConnectionOptions): Promise<{ cn: string; protocol: string | null; cipher: string; alpn: string | false }> {
+function handshake(
+  port: number,
+  options: ConnectionOptions,
+): Promise<{ cn: string; protocol: string | null; cipher: string; alpn: string | false }> {
   return new Promise((resolve, reject) => {
-    const socket = tlsConnect({ host: '127.0.0.1', port, ca: CA, servername: 'localhost', ...options }, () => {
-      const result = { cn: String(socket.getPeerCertificate().subject?.CN), protocol: socket.getProtocol(), cipher: socket.getCipher().standardName, alpn: socket.alpnProtocol ?? false };
-      // A refused client certificate arrives as an alert just after the handshake: read a moment.
-      socket.end();
-      socket.once('close', () => resolve(result));
-    });
+    const socket = tlsConnect(
+      { host: '127.0.0.1', port, ca: CA, servername: 'localhost', ...options },
+      () => {
+        const result = {
+          cn: String(socket.getPeerCertificate().subject?.CN),
+          protocol: socket.getProtocol(),
+          cipher: socket.getCipher().standardName,
+          alpn: socket.alpnProtocol ?? false,
+        };
+        // A refused client certificate arrives as an alert just after the handshake: read a moment.
+        socket.end();
+        socket.once('close', () => resolve(result));
+      },
+    );
     socket.on('error', reject);
   });
 }
@@ -72,7 +113,10 @@ describe('HTTPS', () => {
     try {
       const r = await get(sport);
       assert.deepEqual([r.status, r.body, r.cert.subject.CN], [200, 'secure hello', 'localhost']);
-      assert.deepEqual(s.server.listenerUrls.sort(), [`http://127.0.0.1:${s.port}`, `https://127.0.0.1:${sport}`]);
+      assert.deepEqual(s.server.listenerUrls.sort(), [
+        `http://127.0.0.1:${s.port}`,
+        `https://127.0.0.1:${sport}`,
+      ]);
     } finally {
       await s.close();
     }
@@ -83,7 +127,10 @@ describe('HTTPS', () => {
     const { s, sport } = await secureServer('', sni);
     try {
       assert.equal((await handshake(sport, { servername: 'example.com' })).cn, 'example.com');
-      assert.equal((await handshake(sport, { servername: 'shop.example.org' })).cn, '*.example.org');
+      assert.equal(
+        (await handshake(sport, { servername: 'shop.example.org' })).cn,
+        '*.example.org',
+      );
       assert.equal((await handshake(sport, { servername: 'EXAMPLE.ORG' })).cn, '*.example.org');
       assert.equal((await handshake(sport, { servername: 'localhost' })).cn, 'localhost');
     } finally {
@@ -102,10 +149,15 @@ describe('HTTPS', () => {
   });
 
   it('refuses a cipher suite outside cipherSuite', async () => {
-    const { s, sport } = await secureServer('  tlsMaxVersion: TLSv1.2\n  cipherSuite: [TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384]\n');
+    const { s, sport } = await secureServer(
+      '  tlsMaxVersion: TLSv1.2\n  cipherSuite: [TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384]\n',
+    );
     try {
       assert.equal((await handshake(sport, {})).cipher, 'TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384');
-      await assert.rejects(handshake(sport, { ciphers: 'ECDHE-ECDSA-AES128-GCM-SHA256' }), /handshake failure|alert/i);
+      await assert.rejects(
+        handshake(sport, { ciphers: 'ECDHE-ECDSA-AES128-GCM-SHA256' }),
+        /handshake failure|alert/i,
+      );
     } finally {
       await s.close();
     }
@@ -115,20 +167,34 @@ describe('HTTPS', () => {
     const { s, sport } = await secureServer('  ecdhCurve: [secp384r1]\n');
     try {
       assert.equal((await handshake(sport, { ecdhCurve: 'secp384r1' })).protocol, 'TLSv1.3');
-      await assert.rejects(handshake(sport, { ecdhCurve: 'X25519' }), /handshake failure|alert|group/i);
+      await assert.rejects(
+        handshake(sport, { ecdhCurve: 'X25519' }),
+        /handshake failure|alert|group/i,
+      );
     } finally {
       await s.close();
     }
   });
 
   it('requires a client certificate that chains to clientCertificateCA (mTLS)', async () => {
-    const { s, sport } = await secureServer(`  useClientCertificate: true\n  clientCertificateCA: ${join(TLS, 'clients-ca.pem')}\n`);
+    const { s, sport } = await secureServer(
+      `  useClientCertificate: true\n  clientCertificateCA: ${join(TLS, 'clients-ca.pem')}\n`,
+    );
     try {
-      const withCert = await get(sport, { cert: readFileSync(join(TLS, 'client.crt')), key: readFileSync(join(TLS, 'client.key')) });
+      const withCert = await get(sport, {
+        cert: readFileSync(join(TLS, 'client.crt')),
+        key: readFileSync(join(TLS, 'client.key')),
+      });
       assert.equal(withCert.status, 200);
       await assert.rejects(get(sport), /certificate|alert|socket hang up|ECONNRESET/i);
       // A certificate from another CA (the server's own) is refused too.
-      await assert.rejects(get(sport, { cert: readFileSync(join(TLS, 'example.com.crt')), key: readFileSync(join(TLS, 'example.com.key')) }), /certificate|alert|socket hang up|ECONNRESET/i);
+      await assert.rejects(
+        get(sport, {
+          cert: readFileSync(join(TLS, 'example.com.crt')),
+          key: readFileSync(join(TLS, 'example.com.key')),
+        }),
+        /certificate|alert|socket hang up|ECONNRESET/i,
+      );
     } finally {
       await s.close();
     }
@@ -137,23 +203,39 @@ describe('HTTPS', () => {
 
 describe('HTTP/2', () => {
   it('is negotiated by ALPN, with HTTP/1.1 as the fallback and http2Settings applied', async () => {
-    const { s, sport } = await secureServer('  http2Settings:\n    maxConcurrentStreams: 7\n    initialWindowSize: 131072\n    enableConnectProtocol: true\n');
+    const { s, sport } = await secureServer(
+      '  http2Settings:\n    maxConcurrentStreams: 7\n    initialWindowSize: 131072\n    enableConnectProtocol: true\n',
+    );
     try {
       assert.equal((await handshake(sport, { ALPNProtocols: ['h2', 'http/1.1'] })).alpn, 'h2');
       assert.equal((await handshake(sport, { ALPNProtocols: ['http/1.1'] })).alpn, 'http/1.1');
-      const session = http2Connect(`https://localhost:${sport}`, { ca: CA, host: '127.0.0.1' } as never);
-      const settings = await new Promise<import('node:http2').Settings>((resolve) => session.once('remoteSettings', resolve));
+      const session = http2Connect(`https://localhost:${sport}`, {
+        ca: CA,
+        host: '127.0.0.1',
+      } as never);
+      const settings = await new Promise<import('node:http2').Settings>((resolve) =>
+        session.once('remoteSettings', resolve),
+      );
       assert.equal(settings.maxConcurrentStreams, 7);
       assert.equal(settings.initialWindowSize, 131072);
       assert.equal(settings.enableConnectProtocol, true);
-      const reply = await new Promise<{ status: number; body: string; server: string }>((resolve, reject) => {
-        const stream = session.request({ ':path': '/index.html' });
-        let body = '';
-        let status = 0;
-        let server = '';
-        stream.on('response', (h) => ((status = Number(h[':status'])), (server = String(h.server))));
-        stream.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => resolve({ status, body, server })).on('error', reject);
-      });
+      const reply = await new Promise<{ status: number; body: string; server: string }>(
+        (resolve, reject) => {
+          const stream = session.request({ ':path': '/index.html' });
+          let body = '';
+          let status = 0;
+          let server = '';
+          stream.on(
+            'response',
+            (h) => ((status = Number(h[':status'])), (server = String(h.server))),
+          );
+          stream
+            .setEncoding('utf8')
+            .on('data', (d: string) => (body += d))
+            .on('end', () => resolve({ status, body, server }))
+            .on('error', reject);
+        },
+      );
       assert.deepEqual(reply, { status: 200, body: 'secure hello', server: 'Portico' });
       session.close();
       assert.equal((await get(sport)).body, 'secure hello', 'HTTP/1.1 over the same listener');
@@ -164,15 +246,24 @@ describe('HTTP/2', () => {
 
   it('streams large files, answers HEAD, 304 and error pages over HTTP/2', async () => {
     const { s, sport } = await secureServer();
-    const session = http2Connect(`https://localhost:${sport}`, { ca: CA, host: '127.0.0.1' } as never);
+    const session = http2Connect(`https://localhost:${sport}`, {
+      ca: CA,
+      host: '127.0.0.1',
+    } as never);
     const fetch2 = (headers: Record<string, string>) =>
-      new Promise<{ status: number; headers: import('node:http2').IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+      new Promise<{
+        status: number;
+        headers: import('node:http2').IncomingHttpHeaders;
+        body: Buffer;
+      }>((resolve, reject) => {
         const stream = session.request(headers);
         const chunks: Buffer[] = [];
         let head: import('node:http2').IncomingHttpHeaders = {};
         stream.on('response', (h) => (head = h));
         stream.on('data', (d: Buffer) => chunks.push(d));
-        stream.on('end', () => resolve({ status: Number(head[':status']), headers: head, body: Buffer.concat(chunks) }));
+        stream.on('end', () =>
+          resolve({ status: Number(head[':status']), headers: head, body: Buffer.concat(chunks) }),
+        );
         stream.on('error', reject);
       });
     try {
@@ -181,8 +272,14 @@ describe('HTTP/2', () => {
       assert.equal(large.body.length, 3 * 1024 * 1024);
       assert.ok(large.body.every((b) => b === 9));
       const head = await fetch2({ ':path': '/index.html', ':method': 'HEAD' });
-      assert.deepEqual([head.status, head.body.length, head.headers['content-length']], [200, 0, '12']);
-      const again = await fetch2({ ':path': '/index.html', 'if-none-match': String(head.headers.etag) });
+      assert.deepEqual(
+        [head.status, head.body.length, head.headers['content-length']],
+        [200, 0, '12'],
+      );
+      const again = await fetch2({
+        ':path': '/index.html',
+        'if-none-match': String(head.headers.etag),
+      });
       assert.deepEqual([again.status, again.body.length], [304, 0]);
       const missing = await fetch2({ ':path': '/nope' });
       assert.equal(missing.status, 404);
@@ -197,14 +294,28 @@ describe('HTTP/2', () => {
   it('cuts off slow HTTP/1.1 clients of the HTTP/2 listener too (slowloris over TLS)', async () => {
     const sport = await freePort();
     const s = await startServer(`global:\n  sport: "127.0.0.1:${sport}"\n${tlsBlock()}`, {
-      limits: { headersTimeoutMs: 400, requestTimeoutMs: 2000, keepAliveTimeoutMs: 500, checkIntervalMs: 100 },
+      limits: {
+        headersTimeoutMs: 400,
+        requestTimeoutMs: 2000,
+        keepAliveTimeoutMs: 500,
+        checkIntervalMs: 100,
+      },
     });
     try {
       const slow = (request: string) =>
         new Promise<{ ms: number; data: string }>((resolve, reject) => {
           const started = Date.now();
           let data = '';
-          const socket = tlsConnect({ host: '127.0.0.1', port: sport, ca: CA, servername: 'localhost', ALPNProtocols: ['http/1.1'] }, () => socket.write(request));
+          const socket = tlsConnect(
+            {
+              host: '127.0.0.1',
+              port: sport,
+              ca: CA,
+              servername: 'localhost',
+              ALPNProtocols: ['http/1.1'],
+            },
+            () => socket.write(request),
+          );
           socket.setEncoding('utf8').on('data', (d: string) => (data += d));
           socket.on('close', () => resolve({ ms: Date.now() - started, data }));
           socket.on('error', reject);
@@ -226,7 +337,9 @@ describe('HTTP/2', () => {
       return t.skip('curl is not installed');
     }
     const sport = await freePort();
-    const s = await startServer(`global:\n  sport: "127.0.0.1:${sport}"\n${tlsBlock()}`, { limits: { ...DEFAULT_LIMITS, http2LivenessMs: 300 } });
+    const s = await startServer(`global:\n  sport: "127.0.0.1:${sport}"\n${tlsBlock()}`, {
+      limits: { ...DEFAULT_LIMITS, http2LivenessMs: 300 },
+    });
     try {
       // Larger than every buffer between the two ends (a sparse file: no disk, no memory).
       writeFileSync(join(www, 'huge.bin'), '');
@@ -241,23 +354,44 @@ describe('HTTP/2', () => {
         }).length;
       // A slow reader, killed outright: its kernel resets the connection while the server's
       // writes are still queued.
-      const curl = spawn('curl', ['-sk', '--http2', '--limit-rate', '500k', '-o', '/dev/null', '--resolve', `localhost:${sport}:127.0.0.1`, `https://localhost:${sport}/huge.bin`]);
+      const curl = spawn('curl', [
+        '-sk',
+        '--http2',
+        '--limit-rate',
+        '500k',
+        '-o',
+        '/dev/null',
+        '--resolve',
+        `localhost:${sport}:127.0.0.1`,
+        `https://localhost:${sport}/huge.bin`,
+      ]);
       await eventually(() => s.server.connectionsActive === 1 && openFiles() === 1);
       await sleep(300);
       curl.kill('SIGKILL');
       await eventually(() => s.server.connectionsActive === 0 && openFiles() === 0, 5000);
-      assert.doesNotMatch(s.stderr(), /Unexpected error/, 'a client going away is not a server error');
+      assert.doesNotMatch(
+        s.stderr(),
+        /Unexpected error/,
+        'a client going away is not a server error',
+      );
     } finally {
       await s.close();
     }
   });
 
   // A regression shows as a stream that never settles: the timeout turns it into a failure.
-  it('lets a client that sent GOAWAY read its last response as slowly as it likes (the liveness check leaves closing sessions alone)', { timeout: 20_000 }, async () => {
+  it('lets a client that sent GOAWAY read its last response as slowly as it likes (the liveness check leaves closing sessions alone)', {
+    timeout: 20_000,
+  }, async () => {
     const sport = await freePort();
-    const s = await startServer(`global:\n  sport: "127.0.0.1:${sport}"\n${tlsBlock()}`, { limits: { ...DEFAULT_LIMITS, http2LivenessMs: 200 } });
+    const s = await startServer(`global:\n  sport: "127.0.0.1:${sport}"\n${tlsBlock()}`, {
+      limits: { ...DEFAULT_LIMITS, http2LivenessMs: 200 },
+    });
     try {
-      const session = http2Connect(`https://localhost:${sport}`, { ca: CA, host: '127.0.0.1' } as never);
+      const session = http2Connect(`https://localhost:${sport}`, {
+        ca: CA,
+        host: '127.0.0.1',
+      } as never);
       const stream = session.request({ ':path': '/large.bin' });
       await new Promise((resolve) => stream.once('response', resolve));
       stream.pause();
@@ -277,7 +411,10 @@ describe('HTTP/2', () => {
   it('is not offered with enableHTTP2: false', async () => {
     const { s, sport } = await secureServer('  enableHTTP2: false\n');
     try {
-      assert.equal((await handshake(sport, { ALPNProtocols: ['h2', 'http/1.1'] })).alpn, 'http/1.1');
+      assert.equal(
+        (await handshake(sport, { ALPNProtocols: ['h2', 'http/1.1'] })).alpn,
+        'http/1.1',
+      );
       assert.equal((await get(sport)).status, 200);
     } finally {
       await s.close();
@@ -310,9 +447,14 @@ describe('reload', () => {
   it('swaps certificates for new handshakes without dropping open connections', async () => {
     const { s, sport } = await secureServer();
     try {
-      const session = http2Connect(`https://localhost:${sport}`, { ca: CA, host: '127.0.0.1' } as never);
+      const session = http2Connect(`https://localhost:${sport}`, {
+        ca: CA,
+        host: '127.0.0.1',
+      } as never);
       await new Promise((resolve) => session.once('remoteSettings', resolve));
-      s.rewrite(`global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  cert: ${join(TLS, 'example.com.crt')}\n  key: ${join(TLS, 'example.com.key')}\n  wwwroot: ${www}\n`);
+      s.rewrite(
+        `global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  cert: ${join(TLS, 'example.com.crt')}\n  key: ${join(TLS, 'example.com.key')}\n  wwwroot: ${www}\n`,
+      );
       const outcome = await s.server.reloadFromSource();
       assert.equal(outcome.ok, true);
       assert.equal((await handshake(sport, { servername: 'example.com' })).cn, 'example.com');
@@ -332,20 +474,33 @@ describe('reload', () => {
   it('switches HTTP/2 off and on without unbinding the port: sessions in flight finish, new handshakes follow the new setting', async () => {
     const { s, sport } = await secureServer();
     try {
-      const session = http2Connect(`https://localhost:${sport}`, { ca: CA, host: '127.0.0.1' } as never);
+      const session = http2Connect(`https://localhost:${sport}`, {
+        ca: CA,
+        host: '127.0.0.1',
+      } as never);
       const stream = session.request({ ':path': '/large.bin' });
       await new Promise((resolve) => stream.once('response', resolve));
       stream.pause();
       const received = new Promise<number>((resolve, reject) => {
         let length = 0;
-        stream.on('data', (d: Buffer) => (length += d.length)).on('end', () => resolve(length)).on('error', reject);
+        stream
+          .on('data', (d: Buffer) => (length += d.length))
+          .on('end', () => resolve(length))
+          .on('error', reject);
       });
       const closed = new Promise((resolve) => session.once('close', resolve));
       s.rewrite(`global:\n  sport: "127.0.0.1:${sport}"\n${tlsBlock('  enableHTTP2: false\n')}`);
       assert.equal((await s.server.reloadFromSource()).ok, true);
-      assert.equal((await handshake(sport, { ALPNProtocols: ['h2', 'http/1.1'] })).alpn, 'http/1.1', 'HTTP/2 no longer offered');
+      assert.equal(
+        (await handshake(sport, { ALPNProtocols: ['h2', 'http/1.1'] })).alpn,
+        'http/1.1',
+        'HTTP/2 no longer offered',
+      );
       assert.equal((await get(sport)).body, 'secure hello');
-      assert.deepEqual(s.server.listenerUrls.filter((u) => u.endsWith(`:${sport}`)), [`https://127.0.0.1:${sport}`]);
+      assert.deepEqual(
+        s.server.listenerUrls.filter((u) => u.endsWith(`:${sport}`)),
+        [`https://127.0.0.1:${sport}`],
+      );
       stream.resume();
       assert.equal(await received, 3 * 1024 * 1024, 'the stream in flight finished');
       await closed;
@@ -366,12 +521,16 @@ describe('reload', () => {
       const taken = await freePort();
       const blocker = (await import('node:net')).createServer().listen(taken, '127.0.0.1');
       await new Promise((resolve) => blocker.once('listening', resolve));
-      s.rewrite(`global:\n  port: "127.0.0.1:${taken}"\n  sport: "127.0.0.1:${port}"\n${tlsBlock()}`);
+      s.rewrite(
+        `global:\n  port: "127.0.0.1:${taken}"\n  sport: "127.0.0.1:${port}"\n${tlsBlock()}`,
+      );
       const failed = await s.server.reloadFromSource();
       blocker.close();
       assert.equal(failed.ok, false);
       assert.equal((await request(port, '/')).text, 'secure hello', 'still plain HTTP');
-      s.rewrite(`global:\n  sport: "127.0.0.1:${port}"\n  disableNonEncryptedServer: true\n${tlsBlock()}`);
+      s.rewrite(
+        `global:\n  sport: "127.0.0.1:${port}"\n  disableNonEncryptedServer: true\n${tlsBlock()}`,
+      );
       assert.equal((await s.server.reloadFromSource()).ok, true);
       assert.equal((await get(port)).body, 'secure hello');
       assert.deepEqual(s.server.listenerUrls, [`https://127.0.0.1:${port}`]);

@@ -2,7 +2,15 @@
 // shutdown, bind failures, and no handle left behind.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { get as httpGet } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -21,10 +29,16 @@ writeFileSync(join(www, 'big.bin'), Buffer.alloc(32 * 1024 * 1024, 7));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Starts `portico run`, resolves once it says it is serving. */
-function run(config: string, name = 'portico.yaml'): Promise<{ child: ChildProcess; output: () => string; exited: Promise<number | null> }> {
+function run(
+  config: string,
+  name = 'portico.yaml',
+): Promise<{ child: ChildProcess; output: () => string; exited: Promise<number | null> }> {
   const file = join(dir, name);
   writeFileSync(file, config);
-  const child = spawn(process.execPath, [BIN, 'run', '-c', file], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'run', '-c', file], {
+    cwd: dir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
@@ -43,14 +57,24 @@ describe('portico run', () => {
     const port = await freePort();
     const access = join(dir, 'access.log');
     const errorLog = join(dir, 'error.log');
-    const p = await run(`global:\n  port: "127.0.0.1:${port}"\n  wwwroot: ${www}\n  logFilePath: ${access}\n  errorLogFilePath: ${errorLog}\n`);
-    const r = await request(port, '/index.html?x="1"', { headers: { 'user-agent': 'test "agent"', referer: 'http://ref.test/' } });
+    const p = await run(
+      `global:\n  port: "127.0.0.1:${port}"\n  wwwroot: ${www}\n  logFilePath: ${access}\n  errorLogFilePath: ${errorLog}\n`,
+    );
+    const r = await request(port, '/index.html?x="1"', {
+      headers: { 'user-agent': 'test "agent"', referer: 'http://ref.test/' },
+    });
     assert.equal(r.text, 'hello');
     await request(port, '/%zz');
     await sleep(300);
     const line = readFileSync(access, 'utf8').split('\n')[0]!;
-    assert.match(line, /^127\.0\.0\.1 - - \[\d{2}\/[A-Z][a-z]{2}\/\d{4}:\d{2}:\d{2}:\d{2} [+-]\d{4}\] "GET \/index\.html\?x=\\"1\\" HTTP\/1\.1" 200 5 "http:\/\/ref\.test\/" "test \\"agent\\""$/);
-    assert.match(readFileSync(errorLog, 'utf8'), /^\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\]: Portico is serving http:\/\/127\.0\.0\.1:\d+/);
+    assert.match(
+      line,
+      /^127\.0\.0\.1 - - \[\d{2}\/[A-Z][a-z]{2}\/\d{4}:\d{2}:\d{2}:\d{2} [+-]\d{4}\] "GET \/index\.html\?x=\\"1\\" HTTP\/1\.1" 200 5 "http:\/\/ref\.test\/" "test \\"agent\\""$/,
+    );
+    assert.match(
+      readFileSync(errorLog, 'utf8'),
+      /^\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\]: Portico is serving http:\/\/127\.0\.0\.1:\d+/,
+    );
     assert.match(readFileSync(errorLog, 'utf8'), /URL sanitation error/);
 
     renameSync(access, `${access}.1`);
@@ -73,7 +97,10 @@ describe('portico run', () => {
     writeFileSync(join(other, 'index.html'), 'reloaded');
     const p = await run(`global:\n  port: "127.0.0.1:${port}"\n  wwwroot: ${www}\n`, 'reload.yaml');
     assert.equal((await request(port, '/')).text, 'hello');
-    writeFileSync(join(dir, 'reload.yaml'), `global:\n  port: "127.0.0.1:${port}"\n  wwwroot: ${other}\n`);
+    writeFileSync(
+      join(dir, 'reload.yaml'),
+      `global:\n  port: "127.0.0.1:${port}"\n  wwwroot: ${other}\n`,
+    );
     p.child.kill('SIGHUP');
     await sleep(400);
     assert.equal((await request(port, '/')).text, 'reloaded');
@@ -91,21 +118,34 @@ describe('portico run', () => {
     const port = await freePort();
     const a = await run(`global:\n  port: "127.0.0.1:${port}"\n  wwwroot: ${www}\n`, 'a.yaml');
     writeFileSync(join(dir, 'b.yaml'), `global:\n  port: "127.0.0.1:${port}"\n`);
-    const b = spawnSync(process.execPath, [BIN, 'run', '-c', join(dir, 'b.yaml')], { encoding: 'utf8' });
+    const b = spawnSync(process.execPath, [BIN, 'run', '-c', join(dir, 'b.yaml')], {
+      encoding: 'utf8',
+    });
     assert.equal(b.status, 1);
-    assert.equal(b.stderr, `portico run: cannot listen on http://127.0.0.1:${port}: the address is already in use (another server is listening there)\n`);
+    assert.equal(
+      b.stderr,
+      `portico run: cannot listen on http://127.0.0.1:${port}: the address is already in use (another server is listening there)\n`,
+    );
     a.child.kill('SIGTERM');
     assert.equal(await a.exited, 0);
     writeFileSync(join(dir, 'c.yaml'), 'global:\n  port: 99999\n');
-    const c = spawnSync(process.execPath, [BIN, 'run', '-c', join(dir, 'c.yaml')], { encoding: 'utf8' });
+    const c = spawnSync(process.execPath, [BIN, 'run', '-c', join(dir, 'c.yaml')], {
+      encoding: 'utf8',
+    });
     assert.equal(c.status, 1);
     assert.match(c.stderr, /c\.yaml:2:9: global\.port: 99999 is out of range/);
   });
 
   it('npm start’s configuration serves the welcome page', async () => {
     const port = await freePort();
-    const yaml = readFileSync(join(ROOT, 'portico.yaml'), 'utf8').replace('port: "127.0.0.1:8080"', `port: "127.0.0.1:${port}"`);
-    writeFileSync(join(dir, 'welcome.yaml'), yaml.replace('wwwroot: wwwroot', `wwwroot: ${join(ROOT, 'wwwroot')}`));
+    const yaml = readFileSync(join(ROOT, 'portico.yaml'), 'utf8').replace(
+      'port: "127.0.0.1:8080"',
+      `port: "127.0.0.1:${port}"`,
+    );
+    writeFileSync(
+      join(dir, 'welcome.yaml'),
+      yaml.replace('wwwroot: wwwroot', `wwwroot: ${join(ROOT, 'wwwroot')}`),
+    );
     const p = await run(readFileSync(join(dir, 'welcome.yaml'), 'utf8'), 'welcome.yaml');
     const r = await fetch(`http://127.0.0.1:${port}/`);
     assert.equal(r.status, 200);
@@ -118,7 +158,14 @@ describe('portico run', () => {
 
 describe('time limits', () => {
   it('closes a connection whose headers do not arrive in time (slowloris)', async () => {
-    const s = await startServer(`global:\n  wwwroot: ${www}\n`, { limits: { headersTimeoutMs: 400, requestTimeoutMs: 1000, keepAliveTimeoutMs: 500, checkIntervalMs: 100 } });
+    const s = await startServer(`global:\n  wwwroot: ${www}\n`, {
+      limits: {
+        headersTimeoutMs: 400,
+        requestTimeoutMs: 1000,
+        keepAliveTimeoutMs: 500,
+        checkIntervalMs: 100,
+      },
+    });
     try {
       const started = Date.now();
       const reply = await raw(s.port, 'GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ', 5000);
@@ -137,7 +184,9 @@ describe('time limits', () => {
       return;
     }
     // An error page that never finishes reading keeps the request in processing.
-    const s = await startServer(`global:\n  wwwroot: ${www}\n  timeout: 300\n  errorPages:\n    - scode: 404\n      path: ${fifo}\n`);
+    const s = await startServer(
+      `global:\n  wwwroot: ${www}\n  timeout: 300\n  errorPages:\n    - scode: 404\n      path: ${fifo}\n`,
+    );
     try {
       const started = Date.now();
       await assert.rejects(request(s.port, '/missing'), /socket hang up|ECONNRESET/);
@@ -170,13 +219,17 @@ describe('graceful shutdown', () => {
     const stopped = s.close();
     await sleep(50);
     await assert.rejects(
-      new Promise((resolve, reject) => connect(s.port, '127.0.0.1').on('connect', resolve).on('error', reject)),
+      new Promise((resolve, reject) =>
+        connect(s.port, '127.0.0.1').on('connect', resolve).on('error', reject),
+      ),
       /ECONNREFUSED/,
     );
     assert.equal(await done, 32 * 1024 * 1024);
     await stopped;
     await sleep(50);
-    const left = process.getActiveResourcesInfo().filter((r) => !before.has(r) && r !== 'TTYWrap' && r !== 'Timeout');
+    const left = process
+      .getActiveResourcesInfo()
+      .filter((r) => !before.has(r) && r !== 'TTYWrap' && r !== 'Timeout');
     assert.deepEqual(left, []);
   });
 

@@ -18,10 +18,29 @@ after(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const openssl = (args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+const openssl = (args: string[]) =>
+  execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
 
 function startResponder(): Promise<number> {
-  responder = spawn('openssl', ['ocsp', '-index', 'index.txt', '-port', '0', '-rsigner', 'ocsp.crt', '-rkey', 'ocsp.key', '-CA', 'ca.crt', '-nmin', '5'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  responder = spawn(
+    'openssl',
+    [
+      'ocsp',
+      '-index',
+      'index.txt',
+      '-port',
+      '0',
+      '-rsigner',
+      'ocsp.crt',
+      '-rkey',
+      'ocsp.key',
+      '-CA',
+      'ca.crt',
+      '-nmin',
+      '5',
+    ],
+    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let out = '';
   return new Promise((resolve, reject) => {
     responder!.stdout!.setEncoding('utf8').on('data', (t: string) => {
@@ -36,7 +55,11 @@ function startResponder(): Promise<number> {
 /** Asynchronous: the server under test runs in this process, so a blocking spawn would deadlock it. */
 function sClient(port: number): Promise<string> {
   return new Promise((resolve) => {
-    const child = spawn('openssl', ['s_client', '-connect', `127.0.0.1:${port}`, '-servername', 'localhost', '-status'], { stdio: ['pipe', 'pipe', 'ignore'], timeout: 10_000 });
+    const child = spawn(
+      'openssl',
+      ['s_client', '-connect', `127.0.0.1:${port}`, '-servername', 'localhost', '-status'],
+      { stdio: ['pipe', 'pipe', 'ignore'], timeout: 10_000 },
+    );
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (t: string) => (out += t));
     child.on('close', () => resolve(out));
@@ -44,24 +67,77 @@ function sClient(port: number): Promise<string> {
   });
 }
 
-it('staples the responder’s answer for the served certificate', { skip: !hasOpenssl && !process.env.CI ? 'openssl is not installed' : false }, async () => {
+it('staples the responder’s answer for the served certificate', {
+  skip: !hasOpenssl && !process.env.CI ? 'openssl is not installed' : false,
+}, async () => {
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl(['req', '-x509', ...ec, '-subj', '/CN=OCSP Test CA', '-days', '2', '-keyout', 'ca.key', '-out', 'ca.crt', '-addext', 'basicConstraints=critical,CA:true', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
+  openssl([
+    'req',
+    '-x509',
+    ...ec,
+    '-subj',
+    '/CN=OCSP Test CA',
+    '-days',
+    '2',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+    '-addext',
+    'basicConstraints=critical,CA:true',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
   const issue = (name: string, serial: string, ext: string) => {
     writeFileSync(join(dir, `${name}.ext`), `basicConstraints = CA:false\n${ext}\n`);
-    openssl(['req', ...ec, '-subj', `/CN=${name}`, '-keyout', `${name}.key`, '-out', `${name}.csr`]);
-    openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-set_serial', `0x${serial}`, '-days', '2', '-extfile', `${name}.ext`, '-out', `${name}.crt`]);
+    openssl([
+      'req',
+      ...ec,
+      '-subj',
+      `/CN=${name}`,
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.csr`,
+    ]);
+    openssl([
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-set_serial',
+      `0x${serial}`,
+      '-days',
+      '2',
+      '-extfile',
+      `${name}.ext`,
+      '-out',
+      `${name}.crt`,
+    ]);
   };
   issue('ocsp', '1001', 'extendedKeyUsage = OCSPSigning');
   writeFileSync(join(dir, 'index.txt'), 'V\t301231235959Z\t\t2002\tunknown\t/CN=localhost\n');
   const responderPort = await startResponder();
-  issue('localhost', '2002', `subjectAltName = DNS:localhost\nauthorityInfoAccess = OCSP;URI:http://127.0.0.1:${responderPort}`);
+  issue(
+    'localhost',
+    '2002',
+    `subjectAltName = DNS:localhost\nauthorityInfoAccess = OCSP;URI:http://127.0.0.1:${responderPort}`,
+  );
   mkdirSync(join(dir, 'www'));
   writeFileSync(join(dir, 'www', 'index.html'), 'stapled');
-  writeFileSync(join(dir, 'chain.pem'), readFileSync(join(dir, 'localhost.crt'), 'utf8') + readFileSync(join(dir, 'ca.crt'), 'utf8'));
+  writeFileSync(
+    join(dir, 'chain.pem'),
+    readFileSync(join(dir, 'localhost.crt'), 'utf8') + readFileSync(join(dir, 'ca.crt'), 'utf8'),
+  );
 
   const sport = await freePort();
-  const s = await startServer(`global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  cert: ${join(dir, 'chain.pem')}\n  key: ${join(dir, 'localhost.key')}\n  wwwroot: ${join(dir, 'www')}\n`);
+  const s = await startServer(
+    `global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  cert: ${join(dir, 'chain.pem')}\n  key: ${join(dir, 'localhost.key')}\n  wwwroot: ${join(dir, 'www')}\n`,
+  );
   try {
     // The staple is fetched in the background at start; handshakes never wait for it.
     let output = '';
@@ -74,7 +150,9 @@ it('staples the responder’s answer for the served certificate', { skip: !hasOp
   } finally {
     await s.close();
   }
-  const off = await startServer(`global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  enableOCSPStapling: false\n  cert: ${join(dir, 'chain.pem')}\n  key: ${join(dir, 'localhost.key')}\n  wwwroot: ${join(dir, 'www')}\n`);
+  const off = await startServer(
+    `global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  enableOCSPStapling: false\n  cert: ${join(dir, 'chain.pem')}\n  key: ${join(dir, 'localhost.key')}\n  wwwroot: ${join(dir, 'www')}\n`,
+  );
   try {
     await sleep(300);
     assert.match(await sClient(sport), /OCSP response: no response sent/);

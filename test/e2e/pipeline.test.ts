@@ -12,7 +12,8 @@ const root = mkdtempSync(join(tmpdir(), 'portico-pipeline-'));
 const www = join(root, 'www');
 const errors = join(root, 'errors');
 const outside = join(root, 'outside');
-for (const d of [www, errors, outside, join(www, 'docs'), join(www, 'bare')]) mkdirSync(d, { recursive: true });
+for (const d of [www, errors, outside, join(www, 'docs'), join(www, 'bare')])
+  mkdirSync(d, { recursive: true });
 writeFileSync(join(www, 'index.html'), '<h1>home</h1>');
 writeFileSync(join(www, 'docs', 'index.html'), 'docs index');
 writeFileSync(join(www, 'bare', 'note.txt'), 'note');
@@ -64,7 +65,13 @@ after(async () => {
 
 describe('URL sanitizer and hostile paths', () => {
   it('resolves dot segments, encoded or not, without leaving wwwroot', async () => {
-    for (const path of ['/../../secret.txt', '/%2e%2e/%2e%2e/secret.txt', '/docs/../../secret.txt', '/..%2f..%2fsecret.txt', '/.%2E/secret.txt']) {
+    for (const path of [
+      '/../../secret.txt',
+      '/%2e%2e/%2e%2e/secret.txt',
+      '/docs/../../secret.txt',
+      '/..%2f..%2fsecret.txt',
+      '/.%2E/secret.txt',
+    ]) {
       const r = await request(s.port, path);
       assert.equal(r.status, 404, path);
       assert.doesNotMatch(r.text, /SECRET/, path);
@@ -73,7 +80,14 @@ describe('URL sanitizer and hostile paths', () => {
   });
 
   it('refuses NUL and broken escapes with 400', async () => {
-    for (const path of ['/%00', '/index.html%00.txt', '/%zz', '/a%2', '/%c0%ae%c0%ae/secret.txt', '/%ff']) {
+    for (const path of [
+      '/%00',
+      '/index.html%00.txt',
+      '/%zz',
+      '/a%2',
+      '/%c0%ae%c0%ae/secret.txt',
+      '/%ff',
+    ]) {
       assert.equal((await request(s.port, path)).status, 400, path);
     }
     assert.match(s.stderr(), /URL sanitation error/);
@@ -81,7 +95,10 @@ describe('URL sanitizer and hostile paths', () => {
 
   it('treats %5c as a character, a backslash as a separator, and never escapes', async () => {
     assert.equal((await request(s.port, '/..%5c..%5csecret.txt')).status, 404);
-    assert.match(await raw(s.port, 'GET /docs\\index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'), /\r\n\r\ndocs index$/);
+    assert.match(
+      await raw(s.port, 'GET /docs\\index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'),
+      /\r\n\r\ndocs index$/,
+    );
   });
 
   it('never follows a symbolic link out of wwwroot', async () => {
@@ -113,7 +130,10 @@ describe('headers', () => {
     assert.equal(missing.headers.server, 'Portico');
     const redirect = await request(s.port, '/docs');
     assert.equal(redirect.headers['x-frame-options'], 'DENY');
-    assert.equal((await request(s.port, '/', { headers: { host: 'errcfg.test' } })).headers['x-frame-options'], 'SAMEORIGIN');
+    assert.equal(
+      (await request(s.port, '/', { headers: { host: 'errcfg.test' } })).headers['x-frame-options'],
+      'SAMEORIGIN',
+    );
   });
 });
 
@@ -128,12 +148,21 @@ describe('methods', () => {
     const head = await request(s.port, '/', { method: 'HEAD' });
     assert.equal(head.status, 200);
     assert.equal(head.body.length, 0);
-    assert.equal((await request(s.port, '/', { method: 'POST', body: 'a=1' })).text, '<h1>home</h1>');
+    assert.equal(
+      (await request(s.port, '/', { method: 'POST', body: 'a=1' })).text,
+      '<h1>home</h1>',
+    );
   });
 
   it('OPTIONS * is 204; any other method with * is 400', async () => {
-    assert.match(await raw(s.port, 'OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 204 /);
-    assert.match(await raw(s.port, 'GET * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 400 /);
+    assert.match(
+      await raw(s.port, 'OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'),
+      /^HTTP\/1\.1 204 /,
+    );
+    assert.match(
+      await raw(s.port, 'GET * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'),
+      /^HTTP\/1\.1 400 /,
+    );
   });
 });
 
@@ -174,11 +203,18 @@ describe('error pages', () => {
     assert.equal(r.text, '<p>from errorConfig</p>');
     const none = await request(s.port, '/nowhere.html', { headers: { host: 'errcfg.test' } });
     assert.equal(none.status, 404);
-    assert.equal(none.text, '<p>custom not found</p>', 'nothing there either: the error page of the status');
+    assert.equal(
+      none.text,
+      '<p>custom not found</p>',
+      'nothing there either: the error page of the status',
+    );
   });
 
   it('an errorConfig without scode takes every error, whatever the method, keeping the status and Allow', async () => {
-    const r = await request(s.port, '/only-in-errors.html', { method: 'DELETE', headers: { host: 'allerrors.test' } });
+    const r = await request(s.port, '/only-in-errors.html', {
+      method: 'DELETE',
+      headers: { host: 'allerrors.test' },
+    });
     assert.equal(r.status, 405);
     assert.equal(r.headers.allow, 'GET, POST, HEAD, OPTIONS');
     assert.equal(r.text, '<p>from errorConfig</p>');
@@ -194,7 +230,10 @@ describe('error pages', () => {
 
 describe('malformed requests', () => {
   it('refuses a Host header with control or non-ASCII bytes', async () => {
-    assert.match(await raw(s.port, 'GET / HTTP/1.1\r\nHost: ex\x7fample\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 400 /);
+    assert.match(
+      await raw(s.port, 'GET / HTTP/1.1\r\nHost: ex\x7fample\r\nConnection: close\r\n\r\n'),
+      /^HTTP\/1\.1 400 /,
+    );
   });
 
   it('answers garbage with 400 and closes', async () => {
@@ -202,6 +241,12 @@ describe('malformed requests', () => {
   });
 
   it('accepts the absolute form of the request target', async () => {
-    assert.match(await raw(s.port, 'GET http://anything.test/docs/ HTTP/1.1\r\nHost: anything.test\r\nConnection: close\r\n\r\n'), /\r\n\r\ndocs index$/);
+    assert.match(
+      await raw(
+        s.port,
+        'GET http://anything.test/docs/ HTTP/1.1\r\nHost: anything.test\r\nConnection: close\r\n\r\n',
+      ),
+      /\r\n\r\ndocs index$/,
+    );
   });
 });

@@ -33,7 +33,11 @@ describe('host and location routing', () => {
       deep: site('deep', { 'index.html': 'deep wildcard' }),
       ip: site('ip', { 'index.html': 'exact on 127.0.0.1' }),
       // A location's wwwroot serves the whole path, as nginx's root does: /api/x → <wwwroot>/api/x.
-      api: site('api', { 'api/index.html': 'api location', 'api/x/index.html': 'api x', 'apix': 'not a location' }),
+      api: site('api', {
+        'api/index.html': 'api location',
+        'api/x/index.html': 'api x',
+        apix: 'not a location',
+      }),
       apiv2: site('apiv2', { 'api/v2/index.html': 'api v2 location' }),
       any: site('any', { 'index.html': 'star' }),
     };
@@ -101,7 +105,11 @@ hosts:
     assert.equal((await get(s.port, '/api/', h)).body, 'api location');
     assert.equal((await get(s.port, '/api/x/', h)).body, 'api x');
     assert.equal((await get(s.port, '/api/v2/', h)).body, 'api v2 location');
-    assert.equal((await get(s.port, '/%61pi/v2/', h)).body, 'api v2 location', 'locations match the decoded path');
+    assert.equal(
+      (await get(s.port, '/%61pi/v2/', h)).body,
+      'api v2 location',
+      'locations match the decoded path',
+    );
     assert.equal((await get(s.port, '/apix', h)).status, 404, '/apix is not under /api');
     assert.equal((await get(s.port, '/', h)).body, 'exact');
   });
@@ -113,7 +121,8 @@ describe('ip hosts on a dual-stack listener', () => {
     const v4 = site('v4', { 'index.html': 'IPv4 loopback host' });
     const v6 = site('v6', { 'index.html': 'IPv6 loopback host' });
     const fallback = site('fallback', { 'index.html': 'global' });
-    s = await startServer(`
+    s = await startServer(
+      `
 global:
   wwwroot: ${fallback}
 hosts:
@@ -121,17 +130,25 @@ hosts:
     wwwroot: ${v4}
   - ip: "::1"
     wwwroot: ${v6}
-`, { allAddresses: true });
+`,
+      { allAddresses: true },
+    );
   });
   after(() => s.close());
 
   it('matches the local address a connection arrived on, IPv4-mapped addresses normalised', async () => {
     assert.equal((await get(s.port, '/', { host: 'any.test' })).body, 'IPv4 loopback host');
     const v6 = await new Promise<string>((resolve, reject) => {
-      const req = httpRequest({ host: '::1', port: s.port, path: '/', headers: { host: 'any.test' }, agent: false }, (res) => {
-        let body = '';
-        res.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => resolve(body));
-      });
+      const req = httpRequest(
+        { host: '::1', port: s.port, path: '/', headers: { host: 'any.test' }, agent: false },
+        (res) => {
+          let body = '';
+          res
+            .setEncoding('utf8')
+            .on('data', (d: string) => (body += d))
+            .on('end', () => resolve(body));
+        },
+      );
       req.on('error', reject).end();
     });
     assert.equal(v6, 'IPv6 loopback host');
@@ -141,14 +158,21 @@ hosts:
 describe('listen addresses', () => {
   it('binds "[IPv6]:port"', async () => {
     const dir = site('v6only', { 'index.html': 'on ::1' });
-    const s = await startServer(`global:\n  wwwroot: ${dir}\n`, { listen: (port) => `[::1]:${port}` });
+    const s = await startServer(`global:\n  wwwroot: ${dir}\n`, {
+      listen: (port) => `[::1]:${port}`,
+    });
     try {
       assert.deepEqual(s.server.listenerUrls, [`http://[::1]:${s.port}`]);
       const body = await new Promise<string>((resolve, reject) => {
         httpRequest({ host: '::1', port: s.port, path: '/', agent: false }, (res) => {
           let text = '';
-          res.setEncoding('utf8').on('data', (d: string) => (text += d)).on('end', () => resolve(text));
-        }).on('error', reject).end();
+          res
+            .setEncoding('utf8')
+            .on('data', (d: string) => (text += d))
+            .on('end', () => resolve(text));
+        })
+          .on('error', reject)
+          .end();
       });
       assert.equal(body, 'on ::1');
       await assert.rejects(request(s.port, '/'), /ECONNREFUSED/, 'not on IPv4');
@@ -158,6 +182,9 @@ describe('listen addresses', () => {
   });
 
   it('refuses to start with a module this build does not have, naming it', async () => {
-    await assert.rejects(startServer('global:\n  loadModules: [cache]\n'), /module "cache" \(loadModules\) is not available in this build/);
+    await assert.rejects(
+      startServer('global:\n  loadModules: [cache]\n'),
+      /module "cache" \(loadModules\) is not available in this build/,
+    );
   });
 });

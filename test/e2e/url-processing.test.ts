@@ -69,8 +69,16 @@ hosts:
 
   it('replaces with $1 and named groups; the regex sees path and query', async () => {
     assert.equal((await request(s.port, '/old/page.htm')).text, 'new page');
-    assert.equal((await request(s.port, '/old/page.htm?x=1')).status, 404, 'the pattern ends with $, and the query is part of the subject');
-    assert.equal((await request(s.port, '/first.php', { headers: { host: 'files.test' } })).text, 'first rule', 'host rules follow global ones');
+    assert.equal(
+      (await request(s.port, '/old/page.htm?x=1')).status,
+      404,
+      'the pattern ends with $, and the query is part of the subject',
+    );
+    assert.equal(
+      (await request(s.port, '/first.php', { headers: { host: 'files.test' } })).text,
+      'first rule',
+      'host rules follow global ones',
+    );
   });
 
   it('isNotFile / isNotDirectory leave real files and directories alone', async () => {
@@ -95,7 +103,11 @@ hosts:
     const h = { host: 'slashes.test' };
     assert.equal((await request(s.port, '/keep//double.html', { headers: h })).text, 'double');
     assert.equal((await request(s.port, '/collapsed//double.html', { headers: h })).text, 'double');
-    assert.equal((await request(s.port, '/keep/double.html', { headers: h })).status, 404, 'the rule wants the //');
+    assert.equal(
+      (await request(s.port, '/keep/double.html', { headers: h })).status,
+      404,
+      'the rule wants the //',
+    );
   });
 
   it('a result that does not start with / is a 400; (?i) works', async () => {
@@ -106,7 +118,10 @@ hosts:
   it('logs original → rewritten with enableRewriteLogging', async () => {
     await request(s.port, '/first.php?x=1', { headers: { host: 'files.test' } });
     await sleep(250);
-    assert.match(readFileSync(errorLog, 'utf8'), /URL rewritten from "\/first\.php\?x=1" to "\/first\.html\?x=1"/);
+    assert.match(
+      readFileSync(errorLog, 'utf8'),
+      /URL rewritten from "\/first\.php\?x=1" to "\/first\.html\?x=1"/,
+    );
   });
 });
 
@@ -135,7 +150,10 @@ hosts:
   });
 
   it('not for names already starting with www., nor IP hosts', async () => {
-    assert.equal((await request(s.port, '/', { headers: { host: 'www.example.org' } })).status, 200);
+    assert.equal(
+      (await request(s.port, '/', { headers: { host: 'www.example.org' } })).status,
+      200,
+    );
     assert.equal((await request(s.port, '/', { headers: { host: '127.0.0.1' } })).status, 200);
   });
 });
@@ -159,23 +177,61 @@ hosts:
   after(() => s.close());
 
   it('blocks addresses, ranges and IPv6 ranges that arrive through X-Forwarded-For', async () => {
-    for (const client of ['192.0.2.7', '198.51.100.23', '2001:db8:1::5', '203.0.113.9', '::ffff:192.0.2.7', '192.0.2.7, 10.0.0.1']) {
-      const r = await request(s.port, '/', { headers: { host: 'proxied.test', 'x-forwarded-for': client } });
+    for (const client of [
+      '192.0.2.7',
+      '198.51.100.23',
+      '2001:db8:1::5',
+      '203.0.113.9',
+      '::ffff:192.0.2.7',
+      '192.0.2.7, 10.0.0.1',
+    ]) {
+      const r = await request(s.port, '/', {
+        headers: { host: 'proxied.test', 'x-forwarded-for': client },
+      });
       assert.equal(r.status, 403, client);
       assert.equal(r.headers['x-served-by'], 'portico', 'an error page like any other');
     }
     for (const client of ['192.0.2.8', '198.51.101.1', '2001:db9::1', '10.0.0.1, 192.0.2.7']) {
-      assert.equal((await request(s.port, '/', { headers: { host: 'proxied.test', 'x-forwarded-for': client } })).status, 200, client);
+      assert.equal(
+        (
+          await request(s.port, '/', {
+            headers: { host: 'proxied.test', 'x-forwarded-for': client },
+          })
+        ).status,
+        200,
+        client,
+      );
     }
   });
 
   it('ignores X-Forwarded-For where spoofing is not enabled', async () => {
-    assert.equal((await request(s.port, '/', { headers: { host: 'blocked-direct.test', 'x-forwarded-for': '192.0.2.7' } })).status, 200);
+    assert.equal(
+      (
+        await request(s.port, '/', {
+          headers: { host: 'blocked-direct.test', 'x-forwarded-for': '192.0.2.7' },
+        })
+      ).status,
+      200,
+    );
   });
 
   it('refuses a malformed X-Forwarded-For with 400', async () => {
-    assert.equal((await request(s.port, '/', { headers: { host: 'proxied.test', 'x-forwarded-for': 'not-an-ip' } })).status, 400);
-    assert.equal((await request(s.port, '/', { headers: { host: 'proxied.test', 'x-forwarded-for': '1.2.3.4:80' } })).status, 400);
+    assert.equal(
+      (
+        await request(s.port, '/', {
+          headers: { host: 'proxied.test', 'x-forwarded-for': 'not-an-ip' },
+        })
+      ).status,
+      400,
+    );
+    assert.equal(
+      (
+        await request(s.port, '/', {
+          headers: { host: 'proxied.test', 'x-forwarded-for': '1.2.3.4:80' },
+        })
+      ).status,
+      400,
+    );
   });
 
   it('blocks the real client address too (127.0.0.1 here)', async () => {
@@ -190,11 +246,17 @@ hosts:
 
 describe('environmentVariables', () => {
   it('are set in the server process environment at start and on reload', async () => {
-    const s = await startServer(`global:\n  wwwroot: ${www}\n  environmentVariables:\n    PORTICO_TEST_ENV: first\n`);
+    const s = await startServer(
+      `global:\n  wwwroot: ${www}\n  environmentVariables:\n    PORTICO_TEST_ENV: first\n`,
+    );
     try {
       assert.equal(process.env.PORTICO_TEST_ENV, 'first');
       const { loadConfigText } = await import('../../src/config/load.js');
-      const next = loadConfigText(`global:\n  port: "127.0.0.1:${s.port}"\n  wwwroot: ${www}\n  environmentVariables:\n    PORTICO_TEST_ENV: second\n`, 'yaml', 'reload.yaml');
+      const next = loadConfigText(
+        `global:\n  port: "127.0.0.1:${s.port}"\n  wwwroot: ${www}\n  environmentVariables:\n    PORTICO_TEST_ENV: second\n`,
+        'yaml',
+        'reload.yaml',
+      );
       await s.server.reload(next.config!);
       assert.equal(process.env.PORTICO_TEST_ENV, 'second');
     } finally {

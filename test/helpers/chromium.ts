@@ -44,7 +44,10 @@ async function run(binary: string, args: string[], timeoutMs: number): Promise<s
   try {
     return await new Promise<string>((resolve, reject) => {
       // Its own process group, so a run that hangs is killed with its renderer and GPU children.
-      const child = spawn(binary, [...FLAGS, `--user-data-dir=${profile}`, ...args], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(binary, [...FLAGS, `--user-data-dir=${profile}`, ...args], {
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stdout = '';
       let stderr = '';
       child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -64,7 +67,12 @@ async function run(binary: string, args: string[], timeoutMs: number): Promise<s
       child.once('close', (code, signal) => {
         clearTimeout(timer);
         if (code === 0) resolve(stdout);
-        else reject(new Error(`Chromium exited with ${code ?? signal}: ${args.join(' ')}\n${stderr.slice(-2000)}`));
+        else
+          reject(
+            new Error(
+              `Chromium exited with ${code ?? signal}: ${args.join(' ')}\n${stderr.slice(-2000)}`,
+            ),
+          );
       });
     });
   } finally {
@@ -73,7 +81,11 @@ async function run(binary: string, args: string[], timeoutMs: number): Promise<s
 }
 
 /** The page's DOM after it loaded, serialized as HTML. */
-export function dumpDom(binary: string, url: string, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<string> {
+export function dumpDom(
+  binary: string,
+  url: string,
+  timeoutMs = DEFAULT_TIMEOUT_MS,
+): Promise<string> {
   return run(binary, ['--dump-dom', url], timeoutMs);
 }
 
@@ -85,6 +97,12 @@ export async function screenshot(
   size: { width: number; height: number },
   timeoutMs = DEFAULT_TIMEOUT_MS,
 ): Promise<void> {
-  const args = ['--hide-scrollbars', '--force-device-scale-factor=1', `--window-size=${size.width},${size.height}`, `--screenshot=${file}`, url];
+  const args = [
+    '--hide-scrollbars',
+    '--force-device-scale-factor=1',
+    `--window-size=${size.width},${size.height}`,
+    `--screenshot=${file}`,
+    url,
+  ];
   await run(binary, args, timeoutMs);
 }

@@ -27,7 +27,8 @@ const AS_ROOT = process.getuid?.() === 0;
 export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const command = [process.execPath, BIN, ...args];
-    if (options.asUser && AS_ROOT) command.unshift('setpriv', '--bounding-set=-dac_override,-dac_read_search', '--');
+    if (options.asUser && AS_ROOT)
+      command.unshift('setpriv', '--bounding-set=-dac_override,-dac_read_search', '--');
     const child = spawn(command[0]!, command.slice(1), {
       cwd: options.cwd ?? ROOT,
       env: options.env ?? process.env,

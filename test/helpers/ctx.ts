@@ -37,7 +37,9 @@ export function fakeCtx(options: FakeOptions = {}): { ctx: Ctx; written: Written
     headers: [],
     body: Buffer.alloc(0),
     header(name) {
-      const i = this.headers.findIndex((h, j) => j % 2 === 0 && h.toLowerCase() === name.toLowerCase());
+      const i = this.headers.findIndex(
+        (h, j) => j % 2 === 0 && h.toLowerCase() === name.toLowerCase(),
+      );
       return i < 0 ? undefined : this.headers[i + 1];
     },
   };
@@ -56,8 +58,16 @@ export function fakeCtx(options: FakeOptions = {}): { ctx: Ctx; written: Written
       this.destroyed = true;
     },
   };
-  const req = { method: options.method ?? 'GET', headers: options.headers ?? {} } as unknown as Request;
-  const addresses = { remote: options.clientAddress ?? '192.0.2.1', remotePort: 50000, local: '127.0.0.1', localPort: 80 };
+  const req = {
+    method: options.method ?? 'GET',
+    headers: options.headers ?? {},
+  } as unknown as Request;
+  const addresses = {
+    remote: options.clientAddress ?? '192.0.2.1',
+    remotePort: 50000,
+    local: '127.0.0.1',
+    localPort: 80,
+  };
   return { ctx: routedCtx(req, res as unknown as Response, addresses, options), written };
 }
 
@@ -65,16 +75,47 @@ export function fakeCtx(options: FakeOptions = {}): { ctx: Ctx; written: Written
  * A Ctx for a real request on a bare node:http server (the static files rig): its addresses, its
  * Host, its target as the path and query, the settings as its Resolved.
  */
-export function ctxFor(req: Request, res: Response, settings: Settings, path: string, query = ''): Ctx {
+export function ctxFor(
+  req: Request,
+  res: Response,
+  settings: Settings,
+  path: string,
+  query = '',
+): Ctx {
   const socket = req.socket;
-  const addresses = { remote: socket.remoteAddress ?? '', remotePort: socket.remotePort ?? 0, local: socket.localAddress ?? '', localPort: socket.localPort ?? 0 };
-  return routedCtx(req, res, addresses, { settings, path, query, ...(req.headers.host === undefined ? {} : { host: req.headers.host }) });
+  const addresses = {
+    remote: socket.remoteAddress ?? '',
+    remotePort: socket.remotePort ?? 0,
+    local: socket.localAddress ?? '',
+    localPort: socket.localPort ?? 0,
+  };
+  return routedCtx(req, res, addresses, {
+    settings,
+    path,
+    query,
+    ...(req.headers.host === undefined ? {} : { host: req.headers.host }),
+  });
 }
 
 function routedCtx(req: Request, res: Response, addresses: Addresses, options: FakeOptions): Ctx {
   const host = options.host;
-  const ctx = new Ctx({ req, res, scheme: options.scheme ?? 'http', addresses, hostHeader: host, hostname: host?.replace(/:\d+$/, '') });
-  const resolved: Resolved = { settings: withDefaults(options.settings ?? {}), host: undefined, location: undefined, customHeaders: [], errorPages: new Map(), errorConfigs: [], chain: () => undefined };
+  const ctx = new Ctx({
+    req,
+    res,
+    scheme: options.scheme ?? 'http',
+    addresses,
+    hostHeader: host,
+    hostname: host?.replace(/:\d+$/, ''),
+  });
+  const resolved: Resolved = {
+    settings: withDefaults(options.settings ?? {}),
+    host: undefined,
+    location: undefined,
+    customHeaders: [],
+    errorPages: new Map(),
+    errorConfigs: [],
+    chain: () => undefined,
+  };
   ctx.resolved = resolved;
   ctx.path = ctx.originalPath = options.path ?? '/';
   ctx.query = options.query ?? '';

@@ -53,7 +53,10 @@ export interface StartOptions {
   modules?: readonly Module[];
 }
 
-export async function startServer(yaml: string, options: StartOptions = {}): Promise<RunningServer> {
+export async function startServer(
+  yaml: string,
+  options: StartOptions = {},
+): Promise<RunningServer> {
   const port = await freePort();
   const listen = options.listen?.(port) ?? (options.allAddresses ? port : `127.0.0.1:${port}`);
   const dir = mkdtempSync(join(tmpdir(), 'portico-e2e-'));
@@ -72,7 +75,10 @@ export async function startServer(yaml: string, options: StartOptions = {}): Pro
   try {
     const checks = configChecks(options.modules);
     const loaded = await loadConfig(file, { env, checks });
-    if (!loaded.config) throw new Error(`invalid test configuration:\n${loaded.diagnostics.map(formatDiagnostic).join('\n')}`);
+    if (!loaded.config)
+      throw new Error(
+        `invalid test configuration:\n${loaded.diagnostics.map(formatDiagnostic).join('\n')}`,
+      );
     server = await Server.start(loaded.config, {
       stderr,
       reloadSource: () => loadConfig(file, { env, checks }),

@@ -26,17 +26,25 @@ const cases: [string, string, boolean?][] = [
 ];
 
 it('canonicalises paths', () => {
-  for (const [input, expected, doubleSlashes] of cases) assert.equal(sanitizePath(input, doubleSlashes ?? false), expected, input);
+  for (const [input, expected, doubleSlashes] of cases)
+    assert.equal(sanitizePath(input, doubleSlashes ?? false), expected, input);
 });
 
 it('refuses NUL, broken escapes and invalid UTF-8 lead bytes with 400', () => {
   for (const input of ['/\0', '/%00', '/%0', '/%zz', '/%', '/%c0%af', '/%C1', '/%fe', '/%FF']) {
-    assert.throws(() => sanitizePath(input, false), (e: unknown) => e instanceof HttpError && e.status === 400, input);
+    assert.throws(
+      () => sanitizePath(input, false),
+      (e: unknown) => e instanceof HttpError && e.status === 400,
+      input,
+    );
   }
 });
 
 it('decodes once for the filesystem, refusing invalid UTF-8', () => {
   assert.equal(decodePath('/caf%C3%A9%20x'), '/café x');
   assert.equal(decodePath('/%5C..%5C'), '/\\..\\');
-  assert.throws(() => decodePath('/%80'), (e: unknown) => e instanceof HttpError && e.status === 400);
+  assert.throws(
+    () => decodePath('/%80'),
+    (e: unknown) => e instanceof HttpError && e.status === 400,
+  );
 });

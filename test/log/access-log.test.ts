@@ -45,10 +45,13 @@ test('Combined Log Format line, exactly, in UTC', () => {
 
 test('local time and offset: Asia/Kolkata (+0530) and America/St_Johns (-0230 in summer)', () => {
   assert.equal(formatIn('Asia/Kolkata'), `192.0.2.1 - frank [10/Oct/2000:19:25:36 +0530] ${REST}`);
-  assert.equal(formatIn('America/St_Johns'), `192.0.2.1 - frank [10/Oct/2000:11:25:36 -0230] ${REST}`);
+  assert.equal(
+    formatIn('America/St_Johns'),
+    `192.0.2.1 - frank [10/Oct/2000:11:25:36 -0230] ${REST}`,
+  );
 });
 
-test('offset in this process\'s time zone agrees with Date#getTimezoneOffset', () => {
+test("offset in this process's time zone agrees with Date#getTimezoneOffset", () => {
   const pad = (n: number) => String(n).padStart(2, '0');
   const winter = new Date(Date.UTC(2024, 0, 15, 3, 4, 5));
   const summer = new Date(Date.UTC(2024, 6, 15, 23, 59, 59));
@@ -57,7 +60,11 @@ test('offset in this process\'s time zone agrees with Date#getTimezoneOffset', (
     const zone = `${minutes < 0 ? '-' : '+'}${pad(Math.floor(Math.abs(minutes) / 60))}${pad(Math.abs(minutes) % 60)}`;
     const clock = `${pad(time.getHours())}:${pad(time.getMinutes())}:${pad(time.getSeconds())}`;
     const date = `${pad(time.getDate())}/${time.toLocaleString('en-US', { month: 'short' })}/${time.getFullYear()}`;
-    assert.ok(formatAccessLine({ ...entry, time }).startsWith(`192.0.2.1 - frank [${date}:${clock} ${zone}] "GET `));
+    assert.ok(
+      formatAccessLine({ ...entry, time }).startsWith(
+        `192.0.2.1 - frank [${date}:${clock} ${zone}] "GET `,
+      ),
+    );
   }
 });
 
@@ -72,31 +79,53 @@ test('the per-second timestamp cache follows the clock, backwards too', () => {
 });
 
 test('absent user, length, referer and user agent are a bare -', () => {
-  const line = formatAccessLine({ ...entry, user: undefined, length: undefined, referer: undefined, userAgent: undefined });
-  assert.match(line, /^192\.0\.2\.1 - - \[[^\]]+\] "GET \/apache_pb\.gif\?x=1 HTTP\/1\.1" 200 - - -\n$/);
+  const line = formatAccessLine({
+    ...entry,
+    user: undefined,
+    length: undefined,
+    referer: undefined,
+    userAgent: undefined,
+  });
+  assert.match(
+    line,
+    /^192\.0\.2\.1 - - \[[^\]]+\] "GET \/apache_pb\.gif\?x=1 HTTP\/1\.1" 200 - - -\n$/,
+  );
 });
 
 test('an IPv4-mapped IPv6 client is logged as plain IPv4; other IPv6 as it is', () => {
-  assert.match(formatAccessLine({ ...entry, clientIp: '::ffff:203.0.113.9' }), /^203\.0\.113\.9 - /);
-  assert.match(formatAccessLine({ ...entry, clientIp: '::FFFF:203.0.113.9' }), /^203\.0\.113\.9 - /);
+  assert.match(
+    formatAccessLine({ ...entry, clientIp: '::ffff:203.0.113.9' }),
+    /^203\.0\.113\.9 - /,
+  );
+  assert.match(
+    formatAccessLine({ ...entry, clientIp: '::FFFF:203.0.113.9' }),
+    /^203\.0\.113\.9 - /,
+  );
   assert.match(formatAccessLine({ ...entry, clientIp: '2001:db8::1' }), /^2001:db8::1 - /);
   assert.match(formatAccessLine({ ...entry, clientIp: '::ffff:c000:201' }), /^::ffff:c000:201 - /);
 });
 
 test('quotes and backslashes are escaped in referer and user agent', () => {
-  const line = formatAccessLine({ ...entry, referer: 'http://x/"a"\\b', userAgent: 'say "hi" \\o/' });
+  const line = formatAccessLine({
+    ...entry,
+    referer: 'http://x/"a"\\b',
+    userAgent: 'say "hi" \\o/',
+  });
   assert.ok(line.endsWith(' "http://x/\\"a\\"\\\\b" "say \\"hi\\" \\\\o/"\n'), line);
 });
 
 // Splits a Combined Log Format line the way a log analyser does, undoing the escapes.
-const CLF = /^(\S+) - (\S+) \[([^\]]+)\] "((?:[^"\\]|\\.)*)" (\d{3}) (\S+) (-|"(?:[^"\\]|\\.)*") (-|"(?:[^"\\]|\\.)*")\n$/;
+const CLF =
+  /^(\S+) - (\S+) \[([^\]]+)\] "((?:[^"\\]|\\.)*)" (\d{3}) (\S+) (-|"(?:[^"\\]|\\.)*") (-|"(?:[^"\\]|\\.)*")\n$/;
 const unescape = (field: string): string =>
-  field.replace(/\\x([0-9A-F]{2})|\\(["\\])/g, (_, hex?: string, char?: string) =>
-    char ?? String.fromCharCode(parseInt(hex ?? '', 16)),
+  field.replace(
+    /\\x([0-9A-F]{2})|\\(["\\])/g,
+    (_, hex?: string, char?: string) => char ?? String.fromCharCode(parseInt(hex ?? '', 16)),
   );
 
 test('control characters, quotes and spaces cannot forge a line or a field; escapes round-trip', () => {
-  const injected = '\n10.0.0.1 - admin [01/Jan/2000:00:00:00 +0000] "GET / HTTP/1.1" 200 1 "-" "-"\r';
+  const injected =
+    '\n10.0.0.1 - admin [01/Jan/2000:00:00:00 +0000] "GET / HTTP/1.1" 200 1 "-" "-"\r';
   const forged: AccessLogEntry = {
     ...entry,
     user: `bob${injected}`,

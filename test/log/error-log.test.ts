@@ -25,15 +25,25 @@ function formatIn(tz: string, message: string): string {
   const script =
     `const { formatErrorLine } = await import(${JSON.stringify(SOURCE)});` +
     `process.stdout.write(formatErrorLine(process.argv[1], new Date(${TIME})));`;
-  return execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, message], {
-    env: { ...process.env, TZ: tz },
-    encoding: 'utf8',
-  });
+  return execFileSync(
+    process.execPath,
+    ['--import', 'tsx', '--input-type=module', '-e', script, message],
+    {
+      env: { ...process.env, TZ: tz },
+      encoding: 'utf8',
+    },
+  );
 }
 
 test('error line in local time without a zone: UTC and Asia/Kolkata', () => {
-  assert.equal(formatIn('UTC', 'upstream timed out'), '[2000-10-10 13:55:36]: upstream timed out\n');
-  assert.equal(formatIn('Asia/Kolkata', 'upstream timed out'), '[2000-10-10 19:25:36]: upstream timed out\n');
+  assert.equal(
+    formatIn('UTC', 'upstream timed out'),
+    '[2000-10-10 13:55:36]: upstream timed out\n',
+  );
+  assert.equal(
+    formatIn('Asia/Kolkata', 'upstream timed out'),
+    '[2000-10-10 19:25:36]: upstream timed out\n',
+  );
 });
 
 test('local date and clock agree with the Date getters in this process', () => {
@@ -42,8 +52,14 @@ test('local date and clock agree with the Date getters in this process', () => {
 });
 
 test('a multi-line message stays on one line', () => {
-  const line = formatErrorLine('Error: boom\n    at f (a.js:1:1)\r\n\tdone \x1b[2J\x7f', new Date(TIME));
-  assert.match(line, /^\[[^\]]+\]: Error: boom\\n {4}at f \(a\.js:1:1\)\\r\\n\tdone \\x1B\[2J\\x7F\n$/);
+  const line = formatErrorLine(
+    'Error: boom\n    at f (a.js:1:1)\r\n\tdone \x1b[2J\x7f',
+    new Date(TIME),
+  );
+  assert.match(
+    line,
+    /^\[[^\]]+\]: Error: boom\\n {4}at f \(a\.js:1:1\)\\r\\n\tdone \\x1B\[2J\\x7F\n$/,
+  );
 });
 
 test('without a path the error log writes to the given stderr', async () => {

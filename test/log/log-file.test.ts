@@ -33,7 +33,11 @@ function immediate(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-async function waitFor(condition: () => Promise<boolean> | boolean, what: string, ms = 5000): Promise<void> {
+async function waitFor(
+  condition: () => Promise<boolean> | boolean,
+  what: string,
+  ms = 5000,
+): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await condition())) {
     if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
@@ -114,9 +118,13 @@ test('the flush timer never keeps the process alive', async (t) => {
   const script =
     `const { LogFile } = await import(${JSON.stringify(SOURCE)});` +
     `(await LogFile.open(process.argv[1])).write('x\\n');`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, path], {
-    stdio: 'inherit',
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', '--input-type=module', '-e', script, path],
+    {
+      stdio: 'inherit',
+    },
+  );
   const timer = setTimeout(() => child.kill(), 10_000);
   const code = await new Promise((resolve) => child.on('exit', (status) => resolve(status)));
   clearTimeout(timer);
@@ -140,7 +148,10 @@ test('rotation: rename, reopen; old lines stay in the renamed file, new ones go 
   await file.close();
   const old = await contents(rotated);
   const current = await contents(path);
-  assert.ok(old.startsWith('flushed before rotation\nbuffered before rotation\nlogged after the rename\n'), old);
+  assert.ok(
+    old.startsWith('flushed before rotation\nbuffered before rotation\nlogged after the rename\n'),
+    old,
+  );
   assert.ok(current.endsWith('logged after reopen\n'), current);
   // A line logged while reopening lands in one file or the other, never lost or reordered.
   assert.equal(
@@ -155,7 +166,9 @@ test('an unopenable path is a clear error naming it', async (t) => {
   await assert.rejects(LogFile.open(missing), {
     message: `cannot open log file ${missing}: ENOENT: no such file or directory, open '${missing}'`,
   });
-  await assert.rejects(LogFile.open(dir), { message: new RegExp(`^cannot open log file ${dir}: EISDIR`) });
+  await assert.rejects(LogFile.open(dir), {
+    message: new RegExp(`^cannot open log file ${dir}: EISDIR`),
+  });
 });
 
 // Root ignores file modes, so as root the child runs without the capabilities that let it.
@@ -163,7 +176,9 @@ const SETPRIV = ['setpriv', '--bounding-set=-dac_override,-dac_read_search', '--
 const canDropRoot = !AS_ROOT || spawnSync(SETPRIV[0] ?? '', ['--version']).status === 0;
 
 const noSetpriv = !canDropRoot && 'needs setpriv as root';
-test('a directory without write permission is EACCES, naming the path', { skip: noSetpriv }, async (t) => {
+test('a directory without write permission is EACCES, naming the path', {
+  skip: noSetpriv,
+}, async (t) => {
   const dir = await tempDir(t);
   await chmod(dir, 0o555); // stays empty, so removing it needs no write permission
   const path = join(dir, 'a.log');
@@ -193,7 +208,9 @@ test('a reopen that fails keeps logging to the previous file and says so', async
 });
 
 const noDevFull = !existsSync('/dev/full') && 'needs /dev/full';
-test('a write failure is reported once, disables the log, a reopen enables it', { skip: noDevFull }, async () => {
+test('a write failure is reported once, disables the log, a reopen enables it', {
+  skip: noDevFull,
+}, async () => {
   const stderr = capture();
   const file = await LogFile.open('/dev/full', { stderr: stderr.stream });
   file.write('lost\n');
@@ -210,7 +227,9 @@ test('a write failure is reported once, disables the log, a reopen enables it', 
 });
 
 const noFifo = process.platform === 'win32' && 'needs a FIFO';
-test('a stalled writer: memory stays bounded, lines are dropped, counted and reported in place', { skip: noFifo }, async (t) => {
+test('a stalled writer: memory stays bounded, lines are dropped, counted and reported in place', {
+  skip: noFifo,
+}, async (t) => {
   const fifo = join(await tempDir(t), 'fifo');
   execFileSync('mkfifo', [fifo]);
   // The reader is paused: once the pipe and the reader's buffer are full, the write blocks.
@@ -235,7 +254,9 @@ test('a stalled writer: memory stays bounded, lines are dropped, counted and rep
   const lines = text.split('\n');
   assert.equal(lines.pop(), '');
   assert.equal(lines.pop(), 'after the stall');
-  const notice = /^portico: dropped (\d+) log lines: the log file could not keep up$/.exec(lines.pop() ?? '');
+  const notice = /^portico: dropped (\d+) log lines: the log file could not keep up$/.exec(
+    lines.pop() ?? '',
+  );
   assert.ok(notice, 'the notice precedes the first line logged after the stall');
   // What got through is the first lines, in order and whole; the rest were counted.
   lines.forEach((line, i) => assert.equal(`${line}\n`, lineOf(i)));

@@ -45,14 +45,20 @@ export const probeModule = defineModule<{ target: string }>({
       }
     }
   },
-  options: (settings) => (settings.scgiPath === undefined ? undefined : { target: settings.scgiTo }),
+  options: (settings) =>
+    settings.scgiPath === undefined ? undefined : { target: settings.scgiTo },
   provision: ({ target }, leases) => {
     const resource = leases.take(`probe:${target}`, () => new ProbeResource(target));
     const stage = ++probe.provisioned;
     return {
       stage: async (ctx) => {
         if (ctx.path.endsWith('/slow')) await probe.gate;
-        send(ctx, 200, ['Content-Type', 'text/plain'], `stage ${stage} resource ${resource.id} ${target}`);
+        send(
+          ctx,
+          200,
+          ['Content-Type', 'text/plain'],
+          `stage ${stage} resource ${resource.id} ${target}`,
+        );
       },
       status: () => ({ target, resource: resource.id }),
     };

@@ -10,10 +10,23 @@ import type { Resolved } from '../../src/http/resolved.js';
 function table(yaml: string): HostTable {
   const { config } = loadConfigText(yaml, 'yaml', 'hosts.yaml');
   assert.ok(config);
-  const sites = config.hosts.map((h) => new Site(h, { location: `host ${h.settings.domain ?? ''}/${h.settings.ip ?? ''}` } as unknown as Resolved, []));
-  return new HostTable(sites, new Site(undefined, { location: 'global' } as unknown as Resolved, []));
+  const sites = config.hosts.map(
+    (h) =>
+      new Site(
+        h,
+        {
+          location: `host ${h.settings.domain ?? ''}/${h.settings.ip ?? ''}`,
+        } as unknown as Resolved,
+        [],
+      ),
+  );
+  return new HostTable(
+    sites,
+    new Site(undefined, { location: 'global' } as unknown as Resolved, []),
+  );
 }
-const pick = (t: HostTable, name: string | undefined, ip = '10.0.0.1') => t.match(name, ip).resolved.location;
+const pick = (t: HostTable, name: string | undefined, ip = '10.0.0.1') =>
+  t.match(name, ip).resolved.location;
 
 it('ranks exact over wildcard over *, both selectors over one, then list order', () => {
   const t = table(`hosts:
@@ -34,7 +47,11 @@ it('ranks exact over wildcard over *, both selectors over one, then list order',
   assert.equal(pick(t, 'example.com'), 'host *.example.com/');
   assert.equal(pick(t, 'other.test'), 'host */');
   assert.equal(pick(t, undefined), 'host */');
-  assert.equal(pick(t, 'other.test', '10.0.0.2'), 'host /10.0.0.2', 'an ip-only host beats a bare *');
+  assert.equal(
+    pick(t, 'other.test', '10.0.0.2'),
+    'host /10.0.0.2',
+    'an ip-only host beats a bare *',
+  );
   assert.equal(t.match('twice.test', '10.0.0.1').host?.pos.line, 9, 'ties go to list order');
 });
 
@@ -46,7 +63,9 @@ it('normalises IPv4-mapped IPv6 addresses', () => {
   assert.equal(normalizeAddress('::ffff:127.0.0.1'), '127.0.0.1');
   assert.equal(normalizeAddress('::FFFF:10.0.0.1'), '10.0.0.1');
   assert.equal(normalizeAddress('2001:DB8::1'), '2001:db8::1');
-  const t = table('hosts:\n  - ip: "::ffff:10.0.0.3"\n    domain: x.test\n  - ip: localhost\n    domain: x.test\n');
+  const t = table(
+    'hosts:\n  - ip: "::ffff:10.0.0.3"\n    domain: x.test\n  - ip: localhost\n    domain: x.test\n',
+  );
   assert.equal(pick(t, 'x.test', '10.0.0.3'), 'host x.test/::ffff:10.0.0.3');
   assert.equal(pick(t, 'x.test', '127.0.0.1'), 'host x.test/localhost');
   assert.equal(pick(t, 'x.test', '::1'), 'host x.test/localhost');

@@ -21,17 +21,28 @@ function pbkdf2Phc(password: string, iterations: number): string {
 }
 
 function fakeCtxFor(authorization?: string, clientAddress = '192.0.2.1'): Ctx {
-  return fakeCtx({ path: '/private', clientAddress, headers: authorization ? { authorization } : {} }).ctx;
+  return fakeCtx({
+    path: '/private',
+    clientAddress,
+    headers: authorization ? { authorization } : {},
+  }).ctx;
 }
 
-const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+const basic = (user: string, password: string) =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
 describe('nonStandardCodes basic authentication', () => {
   const logged: string[] = [];
   const services: AuthServices = createAuthServices({ log: (m) => logged.push(m) });
   after(() => services.close());
   const protect = (pass: string) =>
-    nonStandardCodes(withDefaults({ users: [{ name: 'alice', pass }], nonStandardCodes: [{ scode: 401, url: '/private' }] }), services)!;
+    nonStandardCodes(
+      withDefaults({
+        users: [{ name: 'alice', pass }],
+        nonStandardCodes: [{ scode: 401, url: '/private' }],
+      }),
+      services,
+    )!;
   const stage = protect(pbkdf2Phc('right', 100_000));
 
   async function run(ctx: Ctx, through: Stage = stage): Promise<number> {
@@ -62,33 +73,56 @@ describe('nonStandardCodes basic authentication', () => {
   const from = () => `198.51.100.${++address}`;
 
   it('an unknown user name costs a full KDF of the same kind as a wrong password (PBKDF2, Argon2id)', async () => {
-    for (const [kind, through] of [['pbkdf2', stage], ['argon2id', protect(await hashPassword('right'))]] as const) {
+    for (const [kind, through] of [
+      ['pbkdf2', stage],
+      ['argon2id', protect(await hashPassword('right'))],
+    ] as const) {
       await run(fakeCtxFor(basic('alice', 'wrong'), from()), through);
       const wrong: number[] = [];
       const unknown: number[] = [];
       for (let trial = 0; trial < 5; trial++) {
         const [wrongStatus, w] = await timed(fakeCtxFor(basic('alice', 'wrong'), from()), through);
-        const [unknownStatus, u] = await timed(fakeCtxFor(basic('mallory', 'wrong'), from()), through);
+        const [unknownStatus, u] = await timed(
+          fakeCtxFor(basic('mallory', 'wrong'), from()),
+          through,
+        );
         assert.deepEqual([wrongStatus, unknownStatus], [401, 401], kind);
         wrong.push(w);
         unknown.push(u);
       }
-      const [rightStatus, right] = await timed(fakeCtxFor(basic('alice', 'right'), '198.51.100.250'), through);
-      const [cachedStatus, cached] = await timed(fakeCtxFor(basic('alice', 'right'), '198.51.100.250'), through);
+      const [rightStatus, right] = await timed(
+        fakeCtxFor(basic('alice', 'right'), '198.51.100.250'),
+        through,
+      );
+      const [cachedStatus, cached] = await timed(
+        fakeCtxFor(basic('alice', 'right'), '198.51.100.250'),
+        through,
+      );
       assert.deepEqual([rightStatus, cachedStatus], [200, 200], kind);
       const typical = median(wrong);
       const vs = `${kind}: wrong password ${typical.toFixed(1)} ms`;
-      assert.ok(median(unknown) > typical / 3, `${vs}, unknown user ${median(unknown).toFixed(1)} ms`);
+      assert.ok(
+        median(unknown) > typical / 3,
+        `${vs}, unknown user ${median(unknown).toFixed(1)} ms`,
+      );
       assert.ok(right > typical / 3, `${vs}, right password (not cached) ${right.toFixed(1)} ms`);
       assert.ok(cached < typical / 3, `${vs}, cached ${cached.toFixed(1)} ms`);
     }
   });
 
   it('parallel guesses from one client cannot pass the lock-out check together', async () => {
-    const statuses = await Promise.all(Array.from({ length: 25 }, (_, i) => run(fakeCtxFor(basic('alice', `guess${i}`), '203.0.113.50'))));
+    const statuses = await Promise.all(
+      Array.from({ length: 25 }, (_, i) =>
+        run(fakeCtxFor(basic('alice', `guess${i}`), '203.0.113.50')),
+      ),
+    );
     assert.equal(statuses.filter((s) => s === 401).length, 10);
     assert.equal(statuses.filter((s) => s === 429).length, 15);
-    assert.equal(await run(fakeCtxFor(basic('alice', 'right'), '203.0.113.50')), 429, 'the right password too');
+    assert.equal(
+      await run(fakeCtxFor(basic('alice', 'right'), '203.0.113.50')),
+      429,
+      'the right password too',
+    );
     assert.ok(logged.includes('Too many failed authorization attempts for client 203.0.113.50'));
   });
 

@@ -40,7 +40,16 @@ describe('negotiateEncoding', () => {
 
 describe('isCompressible', () => {
   it('refuses the reference list of extensions, case-insensitively', () => {
-    for (const name of ['/a.png', '/a.JPG', '/a.zip', '/a.mp4', '/a.pdf', '/a.gz', '/a.woff2.gz', '/a.docx']) {
+    for (const name of [
+      '/a.png',
+      '/a.JPG',
+      '/a.zip',
+      '/a.mp4',
+      '/a.pdf',
+      '/a.gz',
+      '/a.woff2.gz',
+      '/a.docx',
+    ]) {
       assert.equal(isCompressible(name, undefined), false, name);
     }
   });

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import type { IncomingHttpHeaders } from 'node:http';
 import { describe, it } from 'node:test';
-import { entityTag, evaluatePreconditions, ifRangeHolds, tagListMatches, variantTag } from '../../src/static/conditional.js';
+import {
+  entityTag,
+  evaluatePreconditions,
+  ifRangeHolds,
+  tagListMatches,
+  variantTag,
+} from '../../src/static/conditional.js';
 
 const MTIME = Date.UTC(2025, 0, 6, 14, 3, 7, 250);
 const LAST_MODIFIED = new Date(MTIME).toUTCString();
@@ -32,7 +38,8 @@ describe('tagListMatches', () => {
   });
 
   it("matches a compressed variant's tag to its file", () => {
-    for (const encoding of ['br', 'gzip', 'deflate'] as const) assert.equal(tagListMatches(variantTag(TAG, encoding), TAG, false), true);
+    for (const encoding of ['br', 'gzip', 'deflate'] as const)
+      assert.equal(tagListMatches(variantTag(TAG, encoding), TAG, false), true);
     assert.equal(tagListMatches(`${TAG.slice(0, -1)}-zstd"`, TAG, false), false);
   });
 
@@ -57,8 +64,14 @@ describe('evaluatePreconditions (RFC 9110 §13.2.2)', () => {
 
   it('If-Unmodified-Since: 412 when modified later; ignored under If-Match or when not a date', () => {
     assert.equal(evaluate({ 'if-unmodified-since': LAST_MODIFIED }), 'pass');
-    assert.equal(evaluate({ 'if-unmodified-since': new Date(MTIME - 1000).toUTCString() }), 'failed');
-    assert.equal(evaluate({ 'if-unmodified-since': new Date(MTIME - 1000).toUTCString(), 'if-match': TAG }), 'pass');
+    assert.equal(
+      evaluate({ 'if-unmodified-since': new Date(MTIME - 1000).toUTCString() }),
+      'failed',
+    );
+    assert.equal(
+      evaluate({ 'if-unmodified-since': new Date(MTIME - 1000).toUTCString(), 'if-match': TAG }),
+      'pass',
+    );
     assert.equal(evaluate({ 'if-unmodified-since': 'yesterday-ish' }), 'pass');
   });
 
@@ -72,10 +85,16 @@ describe('evaluatePreconditions (RFC 9110 §13.2.2)', () => {
 
   it('If-Modified-Since: 304 when not modified since, only for GET/HEAD and without If-None-Match', () => {
     assert.equal(evaluate({ 'if-modified-since': LAST_MODIFIED }), 'not-modified');
-    assert.equal(evaluate({ 'if-modified-since': new Date(MTIME + 60_000).toUTCString() }), 'not-modified');
+    assert.equal(
+      evaluate({ 'if-modified-since': new Date(MTIME + 60_000).toUTCString() }),
+      'not-modified',
+    );
     assert.equal(evaluate({ 'if-modified-since': new Date(MTIME - 1000).toUTCString() }), 'pass');
     assert.equal(evaluate({ 'if-modified-since': LAST_MODIFIED }, 'POST'), 'pass');
-    assert.equal(evaluate({ 'if-modified-since': LAST_MODIFIED, 'if-none-match': '"other"' }), 'pass');
+    assert.equal(
+      evaluate({ 'if-modified-since': LAST_MODIFIED, 'if-none-match': '"other"' }),
+      'pass',
+    );
     assert.equal(evaluate({ 'if-modified-since': 'not a date' }), 'pass');
   });
 

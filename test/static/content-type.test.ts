@@ -24,5 +24,6 @@ it('names text types with charset=utf-8 and others without', () => {
     '/file.unknownext': undefined,
     '/.hidden': undefined,
   };
-  for (const [name, type] of Object.entries(expected)) assert.equal(contentTypeFor(name), type, name);
+  for (const [name, type] of Object.entries(expected))
+    assert.equal(contentTypeFor(name), type, name);
 });

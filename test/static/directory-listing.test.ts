@@ -1,10 +1,24 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { escapeHtml } from '../../src/http/html.js';
-import { formatDate, formatSize, readListing, renderListing, type ListingEntry } from '../../src/static/directory-listing.js';
+import {
+  formatDate,
+  formatSize,
+  readListing,
+  renderListing,
+  type ListingEntry,
+} from '../../src/static/directory-listing.js';
 
 const WHEN = Date.UTC(2025, 0, 6, 14, 3, 59);
 
@@ -30,7 +44,12 @@ describe('formatDate', () => {
 });
 
 describe('renderListing', () => {
-  const hostile: ListingEntry = { name: '<script>&"x', directory: false, size: 1536, mtimeMs: WHEN };
+  const hostile: ListingEntry = {
+    name: '<script>&"x',
+    directory: false,
+    size: 1536,
+    mtimeMs: WHEN,
+  };
 
   it('escapes names in text and encodes them in links', () => {
     const html = renderListing({ title: '/a/', base: '/a/', entries: [hostile] });
@@ -52,7 +71,11 @@ describe('renderListing', () => {
     assert.ok(html.includes('<a href="/">../</a>'));
     assert.ok(html.includes('<a href="/x&amp;y%20%3Cb%3E/sub%20dir/">sub dir/</a>'));
     assert.ok(!renderListing({ title: '/', base: '/', entries: [] }).includes('../'));
-    assert.ok(renderListing({ title: '/a/b/', base: '/a/b/', entries: [] }).includes('<a href="/a/">../</a>'));
+    assert.ok(
+      renderListing({ title: '/a/b/', base: '/a/b/', entries: [] }).includes(
+        '<a href="/a/">../</a>',
+      ),
+    );
   });
 
   it('is a self-contained HTML5 page: no script, no external resource, light and dark styles', () => {
@@ -62,10 +85,16 @@ describe('renderListing', () => {
     assert.ok(html.includes('prefers-color-scheme:dark'));
     assert.ok(!/<script|<link|src=|url\(|@import/i.test(html));
     assert.ok(html.includes('This directory is empty.') === false);
-    assert.ok(renderListing({ title: '/', base: '/', entries: [] }).includes('This directory is empty.'));
+    assert.ok(
+      renderListing({ title: '/', base: '/', entries: [] }).includes('This directory is empty.'),
+    );
   });
 
-  it('escapes the five HTML specials', () => assert.equal(escapeHtml(`<a href="x">'&'</a>`), '&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;'));
+  it('escapes the five HTML specials', () =>
+    assert.equal(
+      escapeHtml(`<a href="x">'&'</a>`),
+      '&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;',
+    ));
 });
 
 describe('readListing', () => {

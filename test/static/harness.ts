@@ -24,14 +24,24 @@ export interface Rig {
   close(): Promise<void>;
 }
 
-export async function startRig(settings: Settings, options: StaticFilesOptions = {}, files = new StaticFiles(options)): Promise<Rig> {
+export async function startRig(
+  settings: Settings,
+  options: StaticFilesOptions = {},
+  files = new StaticFiles(options),
+): Promise<Rig> {
   const stage = files.stage(withDefaults(settings));
   const unexpected: unknown[] = [];
   const running = new Set<Promise<void>>();
   const server = http.createServer((req, res) => {
     const target = req.url ?? '/';
     const q = target.indexOf('?');
-    const ctx = ctxFor(req, res, settings, sanitizePath(q < 0 ? target : target.slice(0, q), false), q < 0 ? '' : target.slice(q));
+    const ctx = ctxFor(
+      req,
+      res,
+      settings,
+      sanitizePath(q < 0 ? target : target.slice(0, q), false),
+      q < 0 ? '' : target.slice(q),
+    );
     const run = (async () => {
       try {
         await stage(ctx, async () => {
@@ -73,13 +83,26 @@ export interface Reply {
 }
 
 /** A plain HTTP/1.1 request: no Accept-Encoding unless given, the raw (still encoded) body. */
-export function request(rig: Rig, path: string, options: { method?: string; headers?: Record<string, string> } = {}): Promise<Reply> {
+export function request(
+  rig: Rig,
+  path: string,
+  options: { method?: string; headers?: Record<string, string> } = {},
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const target = { host: '127.0.0.1', port: rig.port, path, method: options.method ?? 'GET', headers: options.headers, agent: false };
+    const target = {
+      host: '127.0.0.1',
+      port: rig.port,
+      path,
+      method: options.method ?? 'GET',
+      headers: options.headers,
+      agent: false,
+    };
     const req = http.request(target, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+      );
       res.on('error', reject);
     });
     req.on('error', reject);

@@ -1,7 +1,15 @@
 // The in-memory cache: fresh entries cost no filesystem call, stale ones are checked again, and
 // changes on disk (content, deletion, swapped symlinks, a swapped wwwroot) are noticed.
 import assert from 'node:assert/strict';
-import { mkdirSync, promises as fsp, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  promises as fsp,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { after, afterEach, beforeEach, describe, it, mock } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -66,7 +74,10 @@ describe('the file cache', () => {
           assert.equal((await request(slow, '/a.txt', { method: 'HEAD' })).status, 200);
           assert.equal((await request(slow, '/site/')).body.toString(), 'home');
           assert.equal((await request(slow, '/missing.txt')).status, 404);
-          assert.equal((await request(slow, '/a.txt', { headers: { range: 'bytes=0-2' } })).status, 206);
+          assert.equal(
+            (await request(slow, '/a.txt', { headers: { range: 'bytes=0-2' } })).status,
+            206,
+          );
         }
       });
       assert.equal(total(counts), 0, JSON.stringify(counts));
@@ -79,7 +90,11 @@ describe('the file cache', () => {
     const first = await request(rig, '/a.txt');
     assert.equal(first.body.toString(), 'version one');
     writeFileSync(join(root, 'a.txt'), 'version two, longer');
-    assert.equal((await request(rig, '/a.txt')).body.toString(), 'version one', 'still fresh: memory answers');
+    assert.equal(
+      (await request(rig, '/a.txt')).body.toString(),
+      'version one',
+      'still fresh: memory answers',
+    );
     await sleep(REVALIDATE_MS + 50);
     const second = await request(rig, '/a.txt');
     assert.equal(second.body.toString(), 'version two, longer');
@@ -129,7 +144,10 @@ describe('the file cache', () => {
     writeFileSync(join(releases, 'v1', 'app.js'), 'one');
     writeFileSync(join(releases, 'v2', 'app.js'), 'two');
     symlinkSync(join(releases, 'v1'), join(releases, 'current'));
-    const site = await startRig({ wwwroot: join(releases, 'current') }, { revalidateMs: REVALIDATE_MS });
+    const site = await startRig(
+      { wwwroot: join(releases, 'current') },
+      { revalidateMs: REVALIDATE_MS },
+    );
     try {
       assert.equal((await request(site, '/app.js')).body.toString(), 'one');
       symlinkSync(join(releases, 'v2'), join(releases, 'next'));
@@ -144,7 +162,9 @@ describe('the file cache', () => {
   it('checks the disk once for a burst of requests to a new path', async () => {
     writeFileSync(join(root, 'burst.txt'), 'burst');
     const counts = await countCalls(async () => {
-      const replies = await Promise.all(Array.from({ length: 30 }, () => request(rig, '/burst.txt')));
+      const replies = await Promise.all(
+        Array.from({ length: 30 }, () => request(rig, '/burst.txt')),
+      );
       assert.ok(replies.every((r) => r.body.toString() === 'burst'));
     });
     assert.ok(counts.realpath! <= 2, `realpath ${counts.realpath} (file, maybe root)`);
@@ -153,7 +173,10 @@ describe('the file cache', () => {
 
   it('reads large files from disk on every request, small ones once', async () => {
     writeFileSync(join(root, 'large.txt'), 'L'.repeat(2000));
-    const small = await startRig({ wwwroot: root }, { revalidateMs: 60_000, maxCachedFileSize: 1000 });
+    const small = await startRig(
+      { wwwroot: root },
+      { revalidateMs: 60_000, maxCachedFileSize: 1000 },
+    );
     try {
       await request(small, '/a.txt');
       await request(small, '/large.txt');
@@ -179,7 +202,9 @@ describe('the file cache', () => {
       const warm = await countCalls(async () => void (await request(tight, '/y')));
       assert.equal(total(warm), 0);
       await request(tight, '/z'); // evicts /x
-      const cold = await countCalls(async () => assert.equal((await request(tight, '/x')).body.toString(), 'x'));
+      const cold = await countCalls(async () =>
+        assert.equal((await request(tight, '/x')).body.toString(), 'x'),
+      );
       assert.equal(cold.realpath, 1);
     } finally {
       await tight.close();
@@ -191,7 +216,11 @@ describe('the file cache', () => {
     const tight = await startRig({ wwwroot: root }, { revalidateMs: 60_000, maxCacheBytes: 5000 });
     try {
       for (let round = 0; round < 2; round++) {
-        for (let i = 0; i < 20; i++) assert.equal((await request(tight, `/f${i}.txt`)).body.toString(), String(i).repeat(1000));
+        for (let i = 0; i < 20; i++)
+          assert.equal(
+            (await request(tight, `/f${i}.txt`)).body.toString(),
+            String(i).repeat(1000),
+          );
       }
     } finally {
       await tight.close();

@@ -8,7 +8,9 @@ import zlib from 'node:zlib';
 import { request, startRig, tempDir, type Reply, type Rig } from './harness.js';
 
 const { dir: root, remove } = tempDir('compression');
-const TEXT = Buffer.from(Array.from({ length: 3000 }, (_, i) => `line ${i}: the quick brown fox\n`).join(''));
+const TEXT = Buffer.from(
+  Array.from({ length: 3000 }, (_, i) => `line ${i}: the quick brown fox\n`).join(''),
+);
 
 function decode(reply: Reply): Buffer {
   switch (reply.headers['content-encoding']) {
@@ -69,7 +71,8 @@ for (const [label, options] of [
         if (expected !== undefined) {
           assert.ok(reply.body.length < TEXT.length / 4, 'actually compressed');
           assert.match(reply.headers.etag ?? '', new RegExp(`-${expected}"$`));
-          if (label === 'cached in memory') assert.equal(reply.headers['content-length'], String(reply.body.length));
+          if (label === 'cached in memory')
+            assert.equal(reply.headers['content-length'], String(reply.body.length));
           else assert.equal(reply.headers['transfer-encoding'], 'chunked');
         } else {
           assert.equal(reply.headers['content-length'], String(TEXT.length));
@@ -79,9 +82,13 @@ for (const [label, options] of [
 
     it('sends HEAD with the headers GET would send', async () => {
       const get = await request(rig, '/text.txt', { headers: { 'accept-encoding': 'gzip' } });
-      const head = await request(rig, '/text.txt', { method: 'HEAD', headers: { 'accept-encoding': 'gzip' } });
+      const head = await request(rig, '/text.txt', {
+        method: 'HEAD',
+        headers: { 'accept-encoding': 'gzip' },
+      });
       assert.equal(head.body.length, 0);
-      for (const name of ['content-encoding', 'content-length', 'etag', 'vary']) assert.equal(head.headers[name], get.headers[name], name);
+      for (const name of ['content-encoding', 'content-length', 'etag', 'vary'])
+        assert.equal(head.headers[name], get.headers[name], name);
     });
 
     it('never compresses images, fonts, bodies of 256 bytes or less, or ranges', async () => {
@@ -91,7 +98,11 @@ for (const [label, options] of [
         assert.equal(reply.headers['content-encoding'], undefined, path);
         assert.equal(reply.headers.vary, undefined, path);
       }
-      assert.equal((await request(rig, '/small.txt', { headers: all })).headers['content-encoding'], 'br', '257 bytes is enough');
+      assert.equal(
+        (await request(rig, '/small.txt', { headers: all })).headers['content-encoding'],
+        'br',
+        '257 bytes is enough',
+      );
       const range = await request(rig, '/text.txt', { headers: { ...all, range: 'bytes=0-99' } });
       assert.equal(range.status, 206);
       assert.equal(range.headers['content-encoding'], undefined);
@@ -101,7 +112,9 @@ for (const [label, options] of [
     it('compresses nothing when enableCompression is false', async () => {
       const off = await startRig({ wwwroot: root, enableCompression: false }, options);
       try {
-        const reply = await request(off, '/text.txt', { headers: { 'accept-encoding': 'br, gzip' } });
+        const reply = await request(off, '/text.txt', {
+          headers: { 'accept-encoding': 'br, gzip' },
+        });
         assert.equal(reply.headers['content-encoding'], undefined);
         assert.equal(reply.headers.vary, undefined);
         assert.deepEqual(reply.body, TEXT);

@@ -16,7 +16,9 @@ interface Part {
 }
 
 function parseMultipart(reply: Reply): Part[] {
-  const match = /^multipart\/byteranges; boundary=([0-9a-f]+)$/.exec(reply.headers['content-type'] ?? '');
+  const match = /^multipart\/byteranges; boundary=([0-9a-f]+)$/.exec(
+    reply.headers['content-type'] ?? '',
+  );
   assert.ok(match, `multipart type: ${reply.headers['content-type']}`);
   const delimiter = Buffer.from(`\r\n--${match[1]}`);
   const parts: Part[] = [];
@@ -34,7 +36,10 @@ function parseMultipart(reply: Reply): Part[] {
         .subarray(at + 2, headEnd)
         .toString()
         .split('\r\n')
-        .map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+        .map((line) => [
+          line.slice(0, line.indexOf(':')).toLowerCase(),
+          line.slice(line.indexOf(':') + 1).trim(),
+        ]),
     );
     const next = reply.body.indexOf(delimiter, headEnd + 4);
     parts.push({ headers, body: reply.body.subarray(headEnd + 4, next) });
@@ -62,7 +67,9 @@ for (const [label, options] of [
     });
 
     it('serves a single range as 206 with Content-Range, uncompressed', async () => {
-      const reply = await request(rig, '/data.txt', { headers: { range: 'bytes=10-19', 'accept-encoding': 'gzip, br' } });
+      const reply = await request(rig, '/data.txt', {
+        headers: { range: 'bytes=10-19', 'accept-encoding': 'gzip, br' },
+      });
       assert.equal(reply.status, 206);
       assert.equal(reply.headers['content-range'], 'bytes 10-19/10000');
       assert.equal(reply.headers['content-length'], '10');
@@ -86,7 +93,9 @@ for (const [label, options] of [
     });
 
     it('serves several ranges as multipart/byteranges', async () => {
-      const reply = await request(rig, '/data.txt', { headers: { range: 'bytes=0-9, 100-199, -10' } });
+      const reply = await request(rig, '/data.txt', {
+        headers: { range: 'bytes=0-9, 100-199, -10' },
+      });
       assert.equal(reply.status, 206);
       assert.equal(reply.headers['content-length'], String(reply.body.length));
       const parts = parseMultipart(reply);
@@ -99,22 +108,34 @@ for (const [label, options] of [
       assert.deepEqual(parts[1]!.body, DATA.subarray(100, 200));
       assert.deepEqual(parts[2]!.body, DATA.subarray(9990));
       const again = await request(rig, '/data.txt', { headers: { range: 'bytes=0-9, 100-199' } });
-      assert.notEqual(again.headers['content-type'], reply.headers['content-type'], 'a fresh boundary each time');
+      assert.notEqual(
+        again.headers['content-type'],
+        reply.headers['content-type'],
+        'a fresh boundary each time',
+      );
     });
 
     it('serves the whole file for overlapping or too many ranges', async () => {
-      const overlapping = await request(rig, '/data.txt', { headers: { range: 'bytes=0-100,50-150' } });
+      const overlapping = await request(rig, '/data.txt', {
+        headers: { range: 'bytes=0-100,50-150' },
+      });
       assert.equal(overlapping.status, 200);
       assert.deepEqual(overlapping.body, DATA);
       const many = Array.from({ length: 33 }, (_, i) => `${i * 10}-${i * 10 + 1}`).join(',');
-      assert.equal((await request(rig, '/data.txt', { headers: { range: `bytes=${many}` } })).status, 200);
+      assert.equal(
+        (await request(rig, '/data.txt', { headers: { range: `bytes=${many}` } })).status,
+        200,
+      );
     });
 
     it('answers 416 with Content-Range when no range is satisfiable', async () => {
       const reply = await request(rig, '/data.txt', { headers: { range: 'bytes=10000-' } });
       assert.equal(reply.status, 416);
       assert.equal(reply.headers['content-range'], 'bytes */10000');
-      assert.equal((await request(rig, '/data.txt', { headers: { range: 'bytes=-0' } })).status, 416);
+      assert.equal(
+        (await request(rig, '/data.txt', { headers: { range: 'bytes=-0' } })).status,
+        416,
+      );
     });
 
     it('ignores a malformed Range, another unit, an empty file, and Range on HEAD', async () => {
@@ -123,8 +144,14 @@ for (const [label, options] of [
         assert.equal(reply.status, 200, range);
         assert.equal(reply.body.length, DATA.length);
       }
-      assert.equal((await request(rig, '/empty.txt', { headers: { range: 'bytes=0-0' } })).status, 200);
-      const head = await request(rig, '/data.txt', { method: 'HEAD', headers: { range: 'bytes=0-9' } });
+      assert.equal(
+        (await request(rig, '/empty.txt', { headers: { range: 'bytes=0-0' } })).status,
+        200,
+      );
+      const head = await request(rig, '/data.txt', {
+        method: 'HEAD',
+        headers: { range: 'bytes=0-9' },
+      });
       assert.equal(head.status, 200);
       assert.equal(head.headers['content-length'], '10000');
     });
@@ -139,7 +166,9 @@ for (const [label, options] of [
         [`${etag.slice(0, -1)}-gzip"`, 200],
         [new Date(MTIME.getTime() - 1000).toUTCString(), 200],
       ] as const) {
-        const reply = await request(rig, '/data.txt', { headers: { range: 'bytes=0-9', 'if-range': ifRange } });
+        const reply = await request(rig, '/data.txt', {
+          headers: { range: 'bytes=0-9', 'if-range': ifRange },
+        });
         assert.equal(reply.status, status, ifRange);
         assert.equal(reply.body.length, status === 206 ? 10 : 10_000);
       }

@@ -70,7 +70,13 @@ describe('resolution', () => {
     const head = await request(rig, '/hello.txt', { method: 'HEAD' });
     assert.equal(head.status, 200);
     assert.equal(head.body.length, 0);
-    for (const name of ['content-type', 'content-length', 'etag', 'last-modified', 'accept-ranges']) {
+    for (const name of [
+      'content-type',
+      'content-length',
+      'etag',
+      'last-modified',
+      'accept-ranges',
+    ]) {
       assert.equal(head.headers[name], get.headers[name], name);
     }
   });
@@ -95,7 +101,11 @@ describe('resolution', () => {
     assert.equal((await request(rig, '/htm/')).body.toString(), 'htm index');
     assert.equal((await request(rig, '/xhtml/')).body.toString(), 'xhtml index');
     assert.equal((await request(rig, '/both/')).body.toString(), 'the htm one');
-    assert.equal((await request(rig, '/htm')).body.toString(), 'htm index', 'no slash: the redirect is another stage');
+    assert.equal(
+      (await request(rig, '/htm')).body.toString(),
+      'htm index',
+      'no slash: the redirect is another stage',
+    );
   });
 
   it('follows symlinks that stay inside the root', async () => {
@@ -104,7 +114,14 @@ describe('resolution', () => {
   });
 
   it('never serves what a symlink outside the root points at: 404, as if absent', async () => {
-    for (const path of ['/etc-link/passwd', '/etc-link/', '/etc-link', '/sibling/secret.txt', '/sibling/', '/secret-link.txt']) {
+    for (const path of [
+      '/etc-link/passwd',
+      '/etc-link/',
+      '/etc-link',
+      '/sibling/secret.txt',
+      '/sibling/',
+      '/secret-link.txt',
+    ]) {
       const reply = await request(rig, path);
       assert.equal(reply.status, 404, path);
       assert.equal(reply.body.length, 0, path);
@@ -167,7 +184,11 @@ describe('resolution', () => {
     assert.equal(await files.kind(root, '/nope'), 'missing');
     assert.equal(await files.kind(root, '/etc-link'), 'missing');
     assert.equal(await files.kind(root, '/sibling'), 'missing');
-    assert.equal(await files.kind(relative(process.cwd(), root), '/docs'), 'directory', 'relative wwwroot');
+    assert.equal(
+      await files.kind(relative(process.cwd(), root), '/docs'),
+      'directory',
+      'relative wwwroot',
+    );
     assert.equal(await files.kind(join(base, 'no-such-root'), '/docs'), 'missing');
   });
 
@@ -211,7 +232,15 @@ describe('resolution', () => {
       `const out = [];` +
       `for (const p of ['/closed.txt', '/private/x.txt', '/private/']) out.push((await request(rig, p)).status);` +
       `await rig.close(); process.stdout.write(JSON.stringify(out));`;
-    const command = [process.execPath, '--import', 'tsx', '--input-type=module', '-e', script, locked];
+    const command = [
+      process.execPath,
+      '--import',
+      'tsx',
+      '--input-type=module',
+      '-e',
+      script,
+      locked,
+    ];
     if (asRoot) command.unshift('setpriv', '--bounding-set=-dac_override,-dac_read_search', '--');
     const statuses = execFileSync(command[0]!, command.slice(1), { encoding: 'utf8' });
     execFileSync('chmod', ['755', join(locked, 'private'), join(locked, 'closed.txt')]);

@@ -37,15 +37,24 @@ function descriptorsOn(path: string): number {
 }
 
 /** Starts a download, reads one chunk, then drops the connection. */
-function abortAfterFirstChunk(rig: Rig, path: string, headers: Record<string, string> = {}): Promise<void> {
+function abortAfterFirstChunk(
+  rig: Rig,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<void> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port: rig.port, path, headers, agent: false }, (res) => {
-      res.once('data', () => {
-        req.destroy();
-        resolve();
-      });
-    });
-    req.on('error', (error) => ((error as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(error)));
+    const req = http.request(
+      { host: '127.0.0.1', port: rig.port, path, headers, agent: false },
+      (res) => {
+        res.once('data', () => {
+          req.destroy();
+          resolve();
+        });
+      },
+    );
+    req.on('error', (error) =>
+      (error as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(error),
+    );
     req.end();
   });
 }
@@ -97,13 +106,18 @@ describe('large files', () => {
     ['a single range', '/big.bin', { range: 'bytes=100-' }],
     ['a multipart range', '/big.bin', { range: 'bytes=0-10,1000-4000000' }],
   ] as const) {
-    it(`closes the file when the client leaves ${label}`, { skip: HAS_PROC ? false : 'no /proc/self/fd' }, async () => {
+    it(`closes the file when the client leaves ${label}`, {
+      skip: HAS_PROC ? false : 'no /proc/self/fd',
+    }, async () => {
       const file = join(root, path);
       const before = readdirSync('/proc/self/fd').length;
       await abortAfterFirstChunk(rig, path, headers);
       await rig.idle();
       assert.ok(await settle(() => descriptorsOn(file) === 0), 'no descriptor left on the file');
-      assert.ok(await settle(() => readdirSync('/proc/self/fd').length <= before), 'no descriptor left at all');
+      assert.ok(
+        await settle(() => readdirSync('/proc/self/fd').length <= before),
+        'no descriptor left at all',
+      );
       assert.deepEqual(rig.unexpected, []);
     });
   }

@@ -38,8 +38,18 @@ describe('validators and conditional requests', () => {
     const reply = await request(noETag, '/page.txt');
     assert.equal(reply.headers.etag, undefined);
     assert.equal(reply.headers['last-modified'], 'Mon, 06 Jan 2025 14:03:07 GMT');
-    assert.equal((await request(noETag, '/page.txt', { headers: { 'if-none-match': etag } })).status, 200);
-    assert.equal((await request(noETag, '/page.txt', { headers: { 'if-modified-since': 'Mon, 06 Jan 2025 14:03:07 GMT' } })).status, 304);
+    assert.equal(
+      (await request(noETag, '/page.txt', { headers: { 'if-none-match': etag } })).status,
+      200,
+    );
+    assert.equal(
+      (
+        await request(noETag, '/page.txt', {
+          headers: { 'if-modified-since': 'Mon, 06 Jan 2025 14:03:07 GMT' },
+        })
+      ).status,
+      304,
+    );
   });
 
   it('If-None-Match: 304 with validators and Vary, no body', async () => {
@@ -51,18 +61,33 @@ describe('validators and conditional requests', () => {
       assert.equal(reply.headers['last-modified'], 'Mon, 06 Jan 2025 14:03:07 GMT');
       assert.equal(reply.headers.vary, 'Accept-Encoding');
     }
-    assert.equal((await request(rig, '/page.txt', { headers: { 'if-none-match': '"other"' } })).status, 200);
-    assert.equal((await request(rig, '/page.txt', { method: 'HEAD', headers: { 'if-none-match': etag } })).status, 304);
-    assert.equal((await request(rig, '/page.txt', { method: 'POST', headers: { 'if-none-match': etag } })).status, 412);
+    assert.equal(
+      (await request(rig, '/page.txt', { headers: { 'if-none-match': '"other"' } })).status,
+      200,
+    );
+    assert.equal(
+      (await request(rig, '/page.txt', { method: 'HEAD', headers: { 'if-none-match': etag } }))
+        .status,
+      304,
+    );
+    assert.equal(
+      (await request(rig, '/page.txt', { method: 'POST', headers: { 'if-none-match': etag } }))
+        .status,
+      412,
+    );
   });
 
   it("If-None-Match: a compressed variant's tag matches, and the 304 names the variant", async () => {
     const gzip = await request(rig, '/page.txt', { headers: { 'accept-encoding': 'gzip' } });
     assert.equal(gzip.headers.etag, `${etag.slice(0, -1)}-gzip"`);
-    const reply = await request(rig, '/page.txt', { headers: { 'if-none-match': gzip.headers.etag!, 'accept-encoding': 'gzip' } });
+    const reply = await request(rig, '/page.txt', {
+      headers: { 'if-none-match': gzip.headers.etag!, 'accept-encoding': 'gzip' },
+    });
     assert.equal(reply.status, 304);
     assert.equal(reply.headers.etag, gzip.headers.etag);
-    const plain = await request(rig, '/page.txt', { headers: { 'if-none-match': gzip.headers.etag! } });
+    const plain = await request(rig, '/page.txt', {
+      headers: { 'if-none-match': gzip.headers.etag! },
+    });
     assert.equal(plain.status, 304);
     assert.equal(plain.headers.etag, etag);
   });
@@ -70,10 +95,31 @@ describe('validators and conditional requests', () => {
   it('If-Modified-Since: 304 unless modified later; ignored with If-None-Match', async () => {
     const same = { 'if-modified-since': 'Mon, 06 Jan 2025 14:03:07 GMT' };
     assert.equal((await request(rig, '/page.txt', { headers: same })).status, 304);
-    assert.equal((await request(rig, '/page.txt', { headers: { 'if-modified-since': 'Tue, 07 Jan 2025 00:00:00 GMT' } })).status, 304);
-    assert.equal((await request(rig, '/page.txt', { headers: { 'if-modified-since': 'Mon, 06 Jan 2025 14:03:06 GMT' } })).status, 200);
-    assert.equal((await request(rig, '/page.txt', { headers: { ...same, 'if-none-match': '"other"' } })).status, 200);
-    assert.equal((await request(rig, '/page.txt', { headers: { 'if-modified-since': 'garbage' } })).status, 200);
+    assert.equal(
+      (
+        await request(rig, '/page.txt', {
+          headers: { 'if-modified-since': 'Tue, 07 Jan 2025 00:00:00 GMT' },
+        })
+      ).status,
+      304,
+    );
+    assert.equal(
+      (
+        await request(rig, '/page.txt', {
+          headers: { 'if-modified-since': 'Mon, 06 Jan 2025 14:03:06 GMT' },
+        })
+      ).status,
+      200,
+    );
+    assert.equal(
+      (await request(rig, '/page.txt', { headers: { ...same, 'if-none-match': '"other"' } }))
+        .status,
+      200,
+    );
+    assert.equal(
+      (await request(rig, '/page.txt', { headers: { 'if-modified-since': 'garbage' } })).status,
+      200,
+    );
   });
 
   it('If-Match: 412 unless the tag matches strongly', async () => {
@@ -82,22 +128,49 @@ describe('validators and conditional requests', () => {
     const failed = await request(rig, '/page.txt', { headers: { 'if-match': '"other"' } });
     assert.equal(failed.status, 412);
     assert.equal(failed.headers.etag, etag);
-    assert.equal((await request(rig, '/page.txt', { headers: { 'if-match': `W/${etag}` } })).status, 412);
+    assert.equal(
+      (await request(rig, '/page.txt', { headers: { 'if-match': `W/${etag}` } })).status,
+      412,
+    );
   });
 
   it('If-Unmodified-Since: 412 when modified since', async () => {
-    assert.equal((await request(rig, '/page.txt', { headers: { 'if-unmodified-since': 'Mon, 06 Jan 2025 14:03:07 GMT' } })).status, 200);
-    assert.equal((await request(rig, '/page.txt', { headers: { 'if-unmodified-since': 'Mon, 06 Jan 2025 14:00:00 GMT' } })).status, 412);
     assert.equal(
-      (await request(rig, '/page.txt', { headers: { 'if-unmodified-since': 'Mon, 06 Jan 2025 14:00:00 GMT', 'if-match': etag } })).status,
+      (
+        await request(rig, '/page.txt', {
+          headers: { 'if-unmodified-since': 'Mon, 06 Jan 2025 14:03:07 GMT' },
+        })
+      ).status,
+      200,
+    );
+    assert.equal(
+      (
+        await request(rig, '/page.txt', {
+          headers: { 'if-unmodified-since': 'Mon, 06 Jan 2025 14:00:00 GMT' },
+        })
+      ).status,
+      412,
+    );
+    assert.equal(
+      (
+        await request(rig, '/page.txt', {
+          headers: { 'if-unmodified-since': 'Mon, 06 Jan 2025 14:00:00 GMT', 'if-match': etag },
+        })
+      ).status,
       200,
       'If-Match takes precedence',
     );
   });
 
   it('evaluates preconditions before Range', async () => {
-    const reply = await request(rig, '/page.txt', { headers: { 'if-none-match': etag, range: 'bytes=0-3' } });
+    const reply = await request(rig, '/page.txt', {
+      headers: { 'if-none-match': etag, range: 'bytes=0-3' },
+    });
     assert.equal(reply.status, 304);
-    assert.equal((await request(rig, '/page.txt', { headers: { 'if-match': '"x"', range: 'bytes=0-3' } })).status, 412);
+    assert.equal(
+      (await request(rig, '/page.txt', { headers: { 'if-match': '"x"', range: 'bytes=0-3' } }))
+        .status,
+      412,
+    );
   });
 });

@@ -8,7 +8,13 @@ import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import tls from 'node:tls';
 
-import { CIPHER_SUITES, ECDH_CURVES, findCipherSuite, findCurve, suggestCipherSuite } from '../../src/config/tls-names.js';
+import {
+  CIPHER_SUITES,
+  ECDH_CURVES,
+  findCipherSuite,
+  findCurve,
+  suggestCipherSuite,
+} from '../../src/config/tls-names.js';
 import { cipherOptions, DEFAULT_CIPHER_SUITES } from '../../src/tls/cipher-suites.js';
 
 const TLS12 = CIPHER_SUITES.filter((s) => !s.tls13);
@@ -28,8 +34,14 @@ describe('cipher suite names', () => {
   });
 
   it('OpenSSL really rejects what is not a cipher, so the two checks above mean something', () => {
-    assert.throws(() => tls.createSecureContext({ ciphers: 'ECDHE-RSA-AES128-GCM-SHA512' }), /no cipher match/);
-    assert.throws(() => tls.createSecureContext({ ciphers: 'TLS_AES_512_GCM_SHA256' }), /no cipher match/);
+    assert.throws(
+      () => tls.createSecureContext({ ciphers: 'ECDHE-RSA-AES128-GCM-SHA512' }),
+      /no cipher match/,
+    );
+    assert.throws(
+      () => tls.createSecureContext({ ciphers: 'TLS_AES_512_GCM_SHA256' }),
+      /no cipher match/,
+    );
   });
 
   it('covers every forward-secret GCM/ChaCha20 and ECDHE AES-CBC suite this OpenSSL offers', () => {
@@ -37,8 +49,10 @@ describe('cipher suite names', () => {
     const cbc = /^ecdhe-(ecdsa|rsa)-aes\d+-sha(256|384)?$/;
     const offered = tls.getCiphers().filter((name) => aead.test(name) || cbc.test(name));
     assert.ok(offered.length >= 17, `only ${offered.length} matched; has the naming changed?`);
-    for (const name of offered) assert.ok(findCipherSuite(name), `${name} is missing from CIPHER_SUITES`);
-    for (const suite of TLS13) assert.ok(tls.getCiphers().includes(suite.iana.toLowerCase()), suite.iana);
+    for (const name of offered)
+      assert.ok(findCipherSuite(name), `${name} is missing from CIPHER_SUITES`);
+    for (const suite of TLS13)
+      assert.ok(tls.getCiphers().includes(suite.iana.toLowerCase()), suite.iana);
   });
 
   it('has no name twice', () => {
@@ -59,15 +73,31 @@ describe('cipher suite names', () => {
   });
 
   it('does not know suites outside the table or made-up names', () => {
-    const unknown = ['AES128-GCM-SHA256', 'TLS_RSA_WITH_AES_128_GCM_SHA256', 'RC4-SHA', 'HIGH', '', 'TLS13_AES_128_GCM_SHA256'];
+    const unknown = [
+      'AES128-GCM-SHA256',
+      'TLS_RSA_WITH_AES_128_GCM_SHA256',
+      'RC4-SHA',
+      'HIGH',
+      '',
+      'TLS13_AES_128_GCM_SHA256',
+    ];
     for (const name of unknown) assert.equal(findCipherSuite(name), undefined, name);
   });
 
   it('suggests the nearest IANA name for a typo, and nothing for nonsense', () => {
     assert.equal(suggestCipherSuite('TLS13_AES_128_GCM_SHA256'), 'TLS_AES_128_GCM_SHA256');
-    assert.equal(suggestCipherSuite('TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA265'), 'TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256');
-    assert.equal(suggestCipherSuite('ECDHE_RSA_AES256_GCM_SHA384'), 'TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384');
-    assert.equal(suggestCipherSuite('ecdhe-ecdsa-chacha20-poly305'), 'TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256');
+    assert.equal(
+      suggestCipherSuite('TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA265'),
+      'TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256',
+    );
+    assert.equal(
+      suggestCipherSuite('ECDHE_RSA_AES256_GCM_SHA384'),
+      'TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384',
+    );
+    assert.equal(
+      suggestCipherSuite('ecdhe-ecdsa-chacha20-poly305'),
+      'TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256',
+    );
     assert.equal(suggestCipherSuite('banana'), undefined);
   });
 });
@@ -79,24 +109,45 @@ describe('cipherOptions', () => {
   const defaults12 = defaults.filter((c) => !c.tls13).map((c) => c.openssl);
 
   it('puts TLS 1.3 suites by IANA name and TLS 1.2 suites by OpenSSL name into one ciphers string', () => {
-    const names = ['tls_chacha20_poly1305_sha256', 'TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384', 'DHE-RSA-AES128-GCM-SHA256'];
+    const names = [
+      'tls_chacha20_poly1305_sha256',
+      'TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384',
+      'DHE-RSA-AES128-GCM-SHA256',
+    ];
     assert.deepEqual(cipherOptions(names), {
-      ciphers: 'TLS_CHACHA20_POLY1305_SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:DHE-RSA-AES128-GCM-SHA256',
+      ciphers:
+        'TLS_CHACHA20_POLY1305_SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:DHE-RSA-AES128-GCM-SHA256',
     });
   });
 
-  it('keeps Portico\'s TLS 1.3 defaults when only TLS 1.2 suites are named, and the reverse (no CBC suite creeps back)', () => {
-    assert.deepEqual(cipherOptions(['ECDHE-RSA-AES128-SHA']).ciphers?.split(':'), [...defaults13, 'ECDHE-RSA-AES128-SHA']);
-    assert.deepEqual(cipherOptions(['TLS_AES_128_CCM_SHA256']).ciphers?.split(':'), ['TLS_AES_128_CCM_SHA256', ...defaults12]);
+  it("keeps Portico's TLS 1.3 defaults when only TLS 1.2 suites are named, and the reverse (no CBC suite creeps back)", () => {
+    assert.deepEqual(cipherOptions(['ECDHE-RSA-AES128-SHA']).ciphers?.split(':'), [
+      ...defaults13,
+      'ECDHE-RSA-AES128-SHA',
+    ]);
+    assert.deepEqual(cipherOptions(['TLS_AES_128_CCM_SHA256']).ciphers?.split(':'), [
+      'TLS_AES_128_CCM_SHA256',
+      ...defaults12,
+    ]);
     assert.ok(defaults13.length > 0 && defaults12.length > 0);
     assert.ok(!defaults12.some((c) => /CBC|-SHA$/.test(c)), defaults12.join(':'));
   });
 
   it('gives no option for an empty list, drops repeats, and throws on a name validation should have refused', () => {
     assert.deepEqual(cipherOptions([]), {});
-    const repeated = ['TLS_AES_256_GCM_SHA384', 'tls_aes_256_gcm_sha384', 'ECDHE-RSA-AES128-SHA', 'TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA'];
-    assert.deepEqual(cipherOptions(repeated), { ciphers: 'TLS_AES_256_GCM_SHA384:ECDHE-RSA-AES128-SHA' });
-    assert.throws(() => cipherOptions(['TLS_AES_128_GCM_SHA256', 'NOPE']), /Unknown cipher suite "NOPE"/);
+    const repeated = [
+      'TLS_AES_256_GCM_SHA384',
+      'tls_aes_256_gcm_sha384',
+      'ECDHE-RSA-AES128-SHA',
+      'TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA',
+    ];
+    assert.deepEqual(cipherOptions(repeated), {
+      ciphers: 'TLS_AES_256_GCM_SHA384:ECDHE-RSA-AES128-SHA',
+    });
+    assert.throws(
+      () => cipherOptions(['TLS_AES_128_GCM_SHA256', 'NOPE']),
+      /Unknown cipher suite "NOPE"/,
+    );
   });
 
   it('produces strings createSecureContext accepts', () => {
@@ -108,10 +159,16 @@ describe('cipherOptions', () => {
 describe('ECDH curves', () => {
   it('every curve is accepted by createSecureContext({ ecdhCurve }), alone and all together', () => {
     for (const curve of ECDH_CURVES) {
-      assert.doesNotThrow(() => tls.createSecureContext({ ecdhCurve: curve.openssl }), curve.openssl);
+      assert.doesNotThrow(
+        () => tls.createSecureContext({ ecdhCurve: curve.openssl }),
+        curve.openssl,
+      );
     }
     tls.createSecureContext({ ecdhCurve: ECDH_CURVES.map((c) => c.openssl).join(':') });
-    assert.throws(() => tls.createSecureContext({ ecdhCurve: 'secp999r1' }), /Failed to set ECDH curve/);
+    assert.throws(
+      () => tls.createSecureContext({ ecdhCurve: 'secp999r1' }),
+      /Failed to set ECDH curve/,
+    );
   });
 
   it('finds the OpenSSL name by any name or alias, in any case', () => {
@@ -127,7 +184,8 @@ describe('ECDH curves', () => {
   });
 
   it('does not know other curves', () => {
-    for (const name of ['x448', 'secp256k1', 'brainpoolP256r1', 'P256', '']) assert.equal(findCurve(name), undefined, name);
+    for (const name of ['x448', 'secp256k1', 'brainpoolP256r1', 'P256', ''])
+      assert.equal(findCurve(name), undefined, name);
   });
 });
 
@@ -140,14 +198,31 @@ describe('handshakes on 127.0.0.1', () => {
     try {
       execFileSync('openssl', ['version'], { stdio: 'ignore' });
     } catch {
-      if (process.env.CI) throw new Error('openssl is needed to make test certificates and CI must have it');
+      if (process.env.CI)
+        throw new Error('openssl is needed to make test certificates and CI must have it');
       return;
     }
     const tmp = mkdtempSync(join(tmpdir(), 'portico-cipher-suites-'));
     dir = tmp;
     const make = (name: string, keyArgs: string[]): void => {
-      execFileSync('openssl', ['req', '-x509', ...keyArgs, '-nodes', '-subj', '/CN=localhost', '-days', '1',
-        '-keyout', join(tmp, `${name}.key`), '-out', join(tmp, `${name}.crt`)], { stdio: 'ignore' });
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          ...keyArgs,
+          '-nodes',
+          '-subj',
+          '/CN=localhost',
+          '-days',
+          '1',
+          '-keyout',
+          join(tmp, `${name}.key`),
+          '-out',
+          join(tmp, `${name}.crt`),
+        ],
+        { stdio: 'ignore' },
+      );
     };
     make('ec', ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1']);
     make('rsa', ['-newkey', 'rsa:2048']);
@@ -177,7 +252,10 @@ describe('handshakes on 127.0.0.1', () => {
     suites: readonly string[],
     client: tls.ConnectionOptions,
   ): Promise<Outcome> {
-    const server = tls.createServer({ ...creds, dhparam: 'auto', ...cipherOptions(suites) }, (socket) => socket.end());
+    const server = tls.createServer(
+      { ...creds, dhparam: 'auto', ...cipherOptions(suites) },
+      (socket) => socket.end(),
+    );
     // The server's own account of a refusal; it may arrive after the client's, so it is awaited.
     const serverError = once(server, 'tlsClientError', { signal: AbortSignal.timeout(5000) }).then(
       ([err]: NodeJS.ErrnoException[]) => err?.code ?? String(err),
@@ -192,7 +270,10 @@ describe('handshakes on 127.0.0.1', () => {
         await once(socket, 'secureConnect');
         return { protocol: socket.getProtocol(), cipher: socket.getCipher() };
       } catch (err) {
-        return { clientError: (err as NodeJS.ErrnoException).code ?? String(err), serverError: await serverError };
+        return {
+          clientError: (err as NodeJS.ErrnoException).code ?? String(err),
+          serverError: await serverError,
+        };
       } finally {
         socket.destroy();
       }
@@ -215,10 +296,16 @@ describe('handshakes on 127.0.0.1', () => {
         version: 'TLSv1.2',
       },
     });
-    assert.deepEqual(await connect(creds, suites, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-ECDSA-AES128-GCM-SHA256' }), {
-      clientError: 'ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE',
-      serverError: 'ERR_SSL_NO_SHARED_CIPHER',
-    });
+    assert.deepEqual(
+      await connect(creds, suites, {
+        maxVersion: 'TLSv1.2',
+        ciphers: 'ECDHE-ECDSA-AES128-GCM-SHA256',
+      }),
+      {
+        clientError: 'ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE',
+        serverError: 'ERR_SSL_NO_SHARED_CIPHER',
+      },
+    );
     // Naming only a TLS 1.2 suite leaves TLS 1.3 on its defaults.
     const modern = await connect(creds, suites, {});
     assert.ok('cipher' in modern && modern.protocol === 'TLSv1.3', JSON.stringify(modern));
@@ -230,7 +317,10 @@ describe('handshakes on 127.0.0.1', () => {
     const suites = ['TLS_AES_128_GCM_SHA256'];
 
     const refused = await connect(creds, suites, { ciphers: 'TLS_AES_256_GCM_SHA384' });
-    assert.ok('clientError' in refused && refused.serverError === 'ERR_SSL_NO_SHARED_CIPHER', JSON.stringify(refused));
+    assert.ok(
+      'clientError' in refused && refused.serverError === 'ERR_SSL_NO_SHARED_CIPHER',
+      JSON.stringify(refused),
+    );
     const old = await connect(creds, suites, { maxVersion: 'TLSv1.2' });
     assert.ok('cipher' in old && old.protocol === 'TLSv1.2', JSON.stringify(old));
   });

@@ -33,19 +33,33 @@ function walk(buf: Buffer): void {
 }
 
 // A nested structure with every kind of element the OCSP code reads.
-const SAMPLE = encode(Tag.SEQUENCE,
+const SAMPLE = encode(
+  Tag.SEQUENCE,
   encode(Tag.ENUMERATED, hex('00')),
-  encode(contextTag(0, true), encode(Tag.SEQUENCE,
-    encodeOid('1.3.6.1.5.5.7.48.1.1'),
-    encode(Tag.OCTET_STRING, Buffer.alloc(300, 7)),
-    encode(Tag.GENERALIZED_TIME, Buffer.from('20260102030405Z')),
-    encode(Tag.BIT_STRING, hex('00 ff ee')),
-    encode(contextTag(2, false)),
-    encode(Tag.NULL))));
+  encode(
+    contextTag(0, true),
+    encode(
+      Tag.SEQUENCE,
+      encodeOid('1.3.6.1.5.5.7.48.1.1'),
+      encode(Tag.OCTET_STRING, Buffer.alloc(300, 7)),
+      encode(Tag.GENERALIZED_TIME, Buffer.from('20260102030405Z')),
+      encode(Tag.BIT_STRING, hex('00 ff ee')),
+      encode(contextTag(2, false)),
+      encode(Tag.NULL),
+    ),
+  ),
+);
 
 describe('DER lengths', () => {
   it('writes the minimal form and reads back the same content', () => {
-    const cases: Array<[number, string]> = [[0, '0400'], [127, '047f'], [128, '048180'], [255, '0481ff'], [256, '04820100'], [65_536, '0483010000']];
+    const cases: Array<[number, string]> = [
+      [0, '0400'],
+      [127, '047f'],
+      [128, '048180'],
+      [255, '0481ff'],
+      [256, '04820100'],
+      [65_536, '0483010000'],
+    ];
     for (const [size, header] of cases) {
       const encoded = encode(Tag.OCTET_STRING, Buffer.alloc(size, 1));
       assert.equal(encoded.subarray(0, header.length / 2).toString('hex'), header, `size ${size}`);
@@ -63,7 +77,10 @@ describe('DER lengths', () => {
   });
 
   it('refuses what does not fit: truncated contents, truncated length, missing length, trailing data', () => {
-    assert.throws(() => decode(hex('04 05 0102')), (err: Error) => err instanceof DerError && /needs 5 bytes, 2 left/.test(err.message));
+    assert.throws(
+      () => decode(hex('04 05 0102')),
+      (err: Error) => err instanceof DerError && /needs 5 bytes, 2 left/.test(err.message),
+    );
     assert.throws(() => decode(hex('04 82 01')), /truncated/);
     assert.throws(() => decode(hex('04')), /truncated/);
     assert.throws(() => decode(Buffer.alloc(0)), /truncated/);
@@ -80,8 +97,14 @@ describe('DER structure', () => {
   it('walks a nested structure, with views of the original bytes', () => {
     const [status, wrapped] = children(decode(SAMPLE), 'sample');
     assert.equal(readSmallInteger(expectTag(status, Tag.ENUMERATED, 'status'), 'status'), 0);
-    const inner = children(explicit(expectTag(wrapped, contextTag(0, true), 'wrapped'), 'wrapped'), 'inner');
-    assert.deepEqual(inner.map((e) => e.tag), [Tag.OID, Tag.OCTET_STRING, Tag.GENERALIZED_TIME, Tag.BIT_STRING, 0x82, Tag.NULL]);
+    const inner = children(
+      explicit(expectTag(wrapped, contextTag(0, true), 'wrapped'), 'wrapped'),
+      'inner',
+    );
+    assert.deepEqual(
+      inner.map((e) => e.tag),
+      [Tag.OID, Tag.OCTET_STRING, Tag.GENERALIZED_TIME, Tag.BIT_STRING, 0x82, Tag.NULL],
+    );
     assert.equal(readOid(inner[0]!, 'oid'), '1.3.6.1.5.5.7.48.1.1');
     assert.equal(inner[1]!.content.buffer, SAMPLE.buffer, 'content is a view, not a copy');
     assert.deepEqual(readBitString(inner[3]!, 'bits'), hex('ffee'));
@@ -89,11 +112,26 @@ describe('DER structure', () => {
   });
 
   it('names what is missing or unexpected', () => {
-    assert.throws(() => expectTag(undefined, Tag.SEQUENCE, 'tbsCertificate'), /tbsCertificate: missing, expected SEQUENCE/);
-    assert.throws(() => expectTag(element(Tag.INTEGER, hex('01')), Tag.OCTET_STRING, 'hash'), /hash: expected OCTET STRING, found INTEGER/);
-    assert.throws(() => expectTag(element(0xa3, Buffer.alloc(0)), Tag.SEQUENCE, 'x'), /found \[3\]/);
-    assert.throws(() => children(element(Tag.INTEGER, hex('01')), 'serial'), /serial: INTEGER is not constructed/);
-    assert.throws(() => explicit(decode(encode(0xa0, encode(Tag.NULL), encode(Tag.NULL))), 'version'), /must hold one element, found 2/);
+    assert.throws(
+      () => expectTag(undefined, Tag.SEQUENCE, 'tbsCertificate'),
+      /tbsCertificate: missing, expected SEQUENCE/,
+    );
+    assert.throws(
+      () => expectTag(element(Tag.INTEGER, hex('01')), Tag.OCTET_STRING, 'hash'),
+      /hash: expected OCTET STRING, found INTEGER/,
+    );
+    assert.throws(
+      () => expectTag(element(0xa3, Buffer.alloc(0)), Tag.SEQUENCE, 'x'),
+      /found \[3\]/,
+    );
+    assert.throws(
+      () => children(element(Tag.INTEGER, hex('01')), 'serial'),
+      /serial: INTEGER is not constructed/,
+    );
+    assert.throws(
+      () => explicit(decode(encode(0xa0, encode(Tag.NULL), encode(Tag.NULL))), 'version'),
+      /must hold one element, found 2/,
+    );
   });
 
   it('context tags', () => {
@@ -115,7 +153,10 @@ describe('DER values', () => {
 
   it('BIT STRINGs of whole octets only', () => {
     assert.deepEqual(readBitString(element(Tag.BIT_STRING, hex('00')), 'b'), Buffer.alloc(0));
-    assert.throws(() => readBitString(element(Tag.BIT_STRING, Buffer.alloc(0)), 'b'), /empty BIT STRING/);
+    assert.throws(
+      () => readBitString(element(Tag.BIT_STRING, Buffer.alloc(0)), 'b'),
+      /empty BIT STRING/,
+    );
     assert.throws(() => readBitString(element(Tag.BIT_STRING, hex('0380')), 'b'), /3 unused bits/);
   });
 
@@ -138,18 +179,34 @@ describe('DER values', () => {
   });
 
   it('refuses malformed OIDs', () => {
-    for (const bad of ['', '1', '3.1', '1.40', '1.2.x', '1..2', '1.2.-3']) assert.throws(() => encodeOid(bad), RangeError, bad);
-    assert.throws(() => readOid(element(Tag.OID, Buffer.alloc(0)), 'oid'), /truncated or empty OID/);
+    for (const bad of ['', '1', '3.1', '1.40', '1.2.x', '1..2', '1.2.-3'])
+      assert.throws(() => encodeOid(bad), RangeError, bad);
+    assert.throws(
+      () => readOid(element(Tag.OID, Buffer.alloc(0)), 'oid'),
+      /truncated or empty OID/,
+    );
     assert.throws(() => readOid(element(Tag.OID, hex('2b86')), 'oid'), /truncated or empty OID/);
     assert.throws(() => readOid(element(Tag.OID, hex('2b8001')), 'oid'), /leading 0x80/);
-    assert.throws(() => readOid(element(Tag.OID, hex('2b ffffffffffffffff7f')), 'oid'), /too large/);
+    assert.throws(
+      () => readOid(element(Tag.OID, hex('2b ffffffffffffffff7f')), 'oid'),
+      /too large/,
+    );
   });
 
   it('GeneralizedTime in UTC, with an optional fraction', () => {
-    const time = (text: string): Date => readGeneralizedTime(element(Tag.GENERALIZED_TIME, Buffer.from(text)), 'time');
+    const time = (text: string): Date =>
+      readGeneralizedTime(element(Tag.GENERALIZED_TIME, Buffer.from(text)), 'time');
     assert.equal(time('20260102030405Z').toISOString(), '2026-01-02T03:04:05.000Z');
     assert.equal(time('20240229235959.5Z').toISOString(), '2024-02-29T23:59:59.500Z');
-    for (const bad of ['20260230000000Z', '20261301000000Z', '20260101240000Z', '20260102030405', '260102030405Z', '20260102030405+0100', '2026010203Z']) {
+    for (const bad of [
+      '20260230000000Z',
+      '20261301000000Z',
+      '20260101240000Z',
+      '20260102030405',
+      '260102030405Z',
+      '20260102030405+0100',
+      '2026010203Z',
+    ]) {
       assert.throws(() => time(bad), /not a (valid|UTC GeneralizedTime)/, bad);
     }
   });
@@ -169,7 +226,8 @@ describe('DER on hostile input', () => {
       ...Array.from({ length: 3000 }, () => randomBytes(1 + Math.floor(Math.random() * 64))),
       ...Array.from({ length: 3000 }, () => {
         const mutated = Buffer.from(SAMPLE);
-        for (let i = 0; i < 3; i++) mutated[Math.floor(Math.random() * mutated.length)] = Math.floor(Math.random() * 256);
+        for (let i = 0; i < 3; i++)
+          mutated[Math.floor(Math.random() * mutated.length)] = Math.floor(Math.random() * 256);
         return mutated;
       }),
     ];

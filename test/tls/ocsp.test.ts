@@ -59,7 +59,14 @@ const fake = net.createServer((socket) => {
   if (fakeMode === 'big') {
     socket.once('data', () => {
       const body = Buffer.alloc(MAX_RESPONSE_BYTES + 1024);
-      socket.end(Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\ncontent-type: application/ocsp-response\r\ncontent-length: ${body.length}\r\n\r\n`), body]));
+      socket.end(
+        Buffer.concat([
+          Buffer.from(
+            `HTTP/1.1 200 OK\r\ncontent-type: application/ocsp-response\r\ncontent-length: ${body.length}\r\n\r\n`,
+          ),
+          body,
+        ]),
+      );
     });
   }
 });
@@ -74,8 +81,25 @@ function openssl(dir: string, args: string[]): void {
 
 /** Starts `openssl ocsp` as a responder on a port it picks, and returns that port. */
 async function startResponder(dir: string): Promise<number> {
-  const child = spawn('openssl', ['ocsp', '-index', 'index.txt', '-port', '0', '-rsigner', 'ocsp.crt', '-rkey', 'ocsp.key',
-    '-CA', 'ca.crt', '-nmin', '5'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    'openssl',
+    [
+      'ocsp',
+      '-index',
+      'index.txt',
+      '-port',
+      '0',
+      '-rsigner',
+      'ocsp.crt',
+      '-rkey',
+      'ocsp.key',
+      '-CA',
+      'ca.crt',
+      '-nmin',
+      '5',
+    ],
+    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   responder = child;
   // It announces the port on stdout: `ACCEPT [::]:PORT PID=…`.
   let output = '';
@@ -96,22 +120,65 @@ async function startResponder(dir: string): Promise<number> {
 
 async function makePki(dir: string): Promise<Pki> {
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl(dir, ['req', '-x509', ...ec, '-subj', '/CN=Portico Test CA', '-days', '2', '-keyout', 'ca.key', '-out', 'ca.crt',
-    '-addext', 'basicConstraints=critical,CA:true', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
+  openssl(dir, [
+    'req',
+    '-x509',
+    ...ec,
+    '-subj',
+    '/CN=Portico Test CA',
+    '-days',
+    '2',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+    '-addext',
+    'basicConstraints=critical,CA:true',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
   const issue = (name: string, serial: string, extensions: string): void => {
     writeFileSync(join(dir, `${name}.ext`), `basicConstraints = CA:false\n${extensions}\n`);
-    openssl(dir, ['req', ...ec, '-subj', `/CN=${name}`, '-keyout', `${name}.key`, '-out', `${name}.csr`]);
-    openssl(dir, ['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-set_serial', `0x${serial}`,
-      '-days', '2', '-extfile', `${name}.ext`, '-out', `${name}.crt`]);
+    openssl(dir, [
+      'req',
+      ...ec,
+      '-subj',
+      `/CN=${name}`,
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.csr`,
+    ]);
+    openssl(dir, [
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-set_serial',
+      `0x${serial}`,
+      '-days',
+      '2',
+      '-extfile',
+      `${name}.ext`,
+      '-out',
+      `${name}.crt`,
+    ]);
   };
   issue('ocsp', '1001', 'extendedKeyUsage = OCSPSigning');
   // The responder's database: serials are all it looks at. `unknown` is deliberately absent.
   const expiry = '301231235959Z';
-  writeFileSync(join(dir, 'index.txt'), [
-    `V\t${expiry}\t\t${LEAVES.good.serial}\tunknown\t/CN=good`,
-    `R\t${expiry}\t260101000000Z\t${LEAVES.revoked.serial}\tunknown\t/CN=revoked`,
-    '',
-  ].join('\n'));
+  writeFileSync(
+    join(dir, 'index.txt'),
+    [
+      `V\t${expiry}\t\t${LEAVES.good.serial}\tunknown\t/CN=good`,
+      `R\t${expiry}\t260101000000Z\t${LEAVES.revoked.serial}\tunknown\t/CN=revoked`,
+      '',
+    ].join('\n'),
+  );
   // The leaves name the responder's port, so it is started first.
   const ports = { openssl: await startResponder(dir), fake: (fake.address() as AddressInfo).port };
   for (const [name, { serial, responder: which }] of Object.entries(LEAVES)) {
@@ -120,7 +187,8 @@ async function makePki(dir: string): Promise<Pki> {
   }
   const read = (file: string): string => readFileSync(join(dir, file), 'utf8');
   const names = Object.keys(LEAVES) as Leaf[];
-  const record = <T>(f: (name: Leaf) => T): Record<Leaf, T> => Object.fromEntries(names.map((n) => [n, f(n)])) as Record<Leaf, T>;
+  const record = <T>(f: (name: Leaf) => T): Record<Leaf, T> =>
+    Object.fromEntries(names.map((n) => [n, f(n)])) as Record<Leaf, T>;
   const caPem = read('ca.crt');
   return {
     dir,
@@ -142,7 +210,10 @@ function opensslMissing(): boolean {
 }
 
 // Under CI a missing openssl is not skipped over: making the PKI fails instead.
-const SKIP = !process.env.CI && opensslMissing() ? 'openssl is not installed: no certificates and no responder to test against' : false;
+const SKIP =
+  !process.env.CI && opensslMissing()
+    ? 'openssl is not installed: no certificates and no responder to test against'
+    : false;
 
 before(async () => {
   if (SKIP) return;
@@ -164,21 +235,48 @@ function thePki(): Pki {
   return pki;
 }
 
-const certIdOf = (p: Pki, leaf: Leaf): CertId => certIdFor(parseCertificate(p.der[leaf]), parseCertificate(p.caDer));
+const certIdOf = (p: Pki, leaf: Leaf): CertId =>
+  certIdFor(parseCertificate(p.der[leaf]), parseCertificate(p.caDer));
 
 /** `openssl ocsp` answering the request for `leaf` from a file, without a server. */
 function offlineResponse(p: Pki, leaf: Leaf, validity: string[]): Buffer {
   writeFileSync(join(p.dir, `${leaf}.req`), encodeOcspRequest(certIdOf(p, leaf)));
-  openssl(p.dir, ['ocsp', '-index', 'index.txt', '-rsigner', 'ocsp.crt', '-rkey', 'ocsp.key', '-CA', 'ca.crt',
-    '-reqin', `${leaf}.req`, '-respout', `${leaf}.resp`, ...validity]);
+  openssl(p.dir, [
+    'ocsp',
+    '-index',
+    'index.txt',
+    '-rsigner',
+    'ocsp.crt',
+    '-rkey',
+    'ocsp.key',
+    '-CA',
+    'ca.crt',
+    '-reqin',
+    `${leaf}.req`,
+    '-respout',
+    `${leaf}.resp`,
+    ...validity,
+  ]);
   return readFileSync(join(p.dir, `${leaf}.resp`));
 }
 
 describe('OCSP responder URLs', () => {
   it('takes the first http(s) responder and ignores other schemes', () => {
-    const fields = { serialNumber: Buffer.alloc(1), issuer: Buffer.alloc(0), subject: Buffer.alloc(0), publicKey: Buffer.alloc(0) };
-    assert.equal(responderUrl({ ...fields, ocspUris: ['ldap://x/', 'not a url', 'https://ocsp.example/'] })?.href, 'https://ocsp.example/');
-    assert.equal(responderUrl({ ...fields, ocspUris: ['ldap://x/', 'file:///etc/passwd'] }), undefined);
+    const fields = {
+      serialNumber: Buffer.alloc(1),
+      issuer: Buffer.alloc(0),
+      subject: Buffer.alloc(0),
+      publicKey: Buffer.alloc(0),
+    };
+    assert.equal(
+      responderUrl({ ...fields, ocspUris: ['ldap://x/', 'not a url', 'https://ocsp.example/'] })
+        ?.href,
+      'https://ocsp.example/',
+    );
+    assert.equal(
+      responderUrl({ ...fields, ocspUris: ['ldap://x/', 'file:///etc/passwd'] }),
+      undefined,
+    );
   });
 });
 
@@ -197,9 +295,22 @@ describe('OCSP requests and responses', { skip: SKIP }, () => {
   it('builds the same request as `openssl ocsp -reqout -no_nonce`', () => {
     const p = thePki();
     for (const leaf of ['good', 'revoked'] as const) {
-      openssl(p.dir, ['ocsp', '-issuer', 'ca.crt', '-cert', `${leaf}.crt`, '-reqout', `${leaf}.openssl.req`, '-no_nonce']);
+      openssl(p.dir, [
+        'ocsp',
+        '-issuer',
+        'ca.crt',
+        '-cert',
+        `${leaf}.crt`,
+        '-reqout',
+        `${leaf}.openssl.req`,
+        '-no_nonce',
+      ]);
       const expected = readFileSync(join(p.dir, `${leaf}.openssl.req`));
-      assert.equal(encodeOcspRequest(certIdOf(p, leaf)).toString('hex'), expected.toString('hex'), leaf);
+      assert.equal(
+        encodeOcspRequest(certIdOf(p, leaf)).toString('hex'),
+        expected.toString('hex'),
+        leaf,
+      );
     }
   });
 
@@ -208,20 +319,47 @@ describe('OCSP requests and responses', { skip: SKIP }, () => {
     const started = Date.now() - 2000;
     const good = parseOcspResponse(offlineResponse(p, 'good', ['-nmin', '5']), certIdOf(p, 'good'));
     assert.equal(good.certStatus, 'good');
-    assert.ok(good.thisUpdate.getTime() >= started && good.thisUpdate.getTime() <= Date.now(), good.thisUpdate.toISOString());
+    assert.ok(
+      good.thisUpdate.getTime() >= started && good.thisUpdate.getTime() <= Date.now(),
+      good.thisUpdate.toISOString(),
+    );
     assert.equal(good.nextUpdate?.getTime(), good.thisUpdate.getTime() + 5 * 60_000);
-    assert.equal(parseOcspResponse(offlineResponse(p, 'good', []), certIdOf(p, 'good')).nextUpdate, undefined);
-    assert.equal(parseOcspResponse(offlineResponse(p, 'revoked', ['-ndays', '1']), certIdOf(p, 'revoked')).certStatus, 'revoked');
-    assert.equal(parseOcspResponse(offlineResponse(p, 'unknown', ['-ndays', '1']), certIdOf(p, 'unknown')).certStatus, 'unknown');
+    assert.equal(
+      parseOcspResponse(offlineResponse(p, 'good', []), certIdOf(p, 'good')).nextUpdate,
+      undefined,
+    );
+    assert.equal(
+      parseOcspResponse(offlineResponse(p, 'revoked', ['-ndays', '1']), certIdOf(p, 'revoked'))
+        .certStatus,
+      'revoked',
+    );
+    assert.equal(
+      parseOcspResponse(offlineResponse(p, 'unknown', ['-ndays', '1']), certIdOf(p, 'unknown'))
+        .certStatus,
+      'unknown',
+    );
   });
 
   it('refuses a response about another certificate, an unsuccessful one, and damaged ones', () => {
     const p = thePki();
     const response = offlineResponse(p, 'good', ['-nmin', '5']);
-    assert.throws(() => parseOcspResponse(response, certIdOf(p, 'revoked')), /no status for this certificate/);
-    assert.throws(() => parseOcspResponse(encode(Tag.SEQUENCE, encode(Tag.ENUMERATED, Buffer.from([3]))), certIdOf(p, 'good')), /answered tryLater/);
+    assert.throws(
+      () => parseOcspResponse(response, certIdOf(p, 'revoked')),
+      /no status for this certificate/,
+    );
+    assert.throws(
+      () =>
+        parseOcspResponse(
+          encode(Tag.SEQUENCE, encode(Tag.ENUMERATED, Buffer.from([3]))),
+          certIdOf(p, 'good'),
+        ),
+      /answered tryLater/,
+    );
     for (let length = 0; length < response.length; length++) {
-      assert.throws(() => parseOcspResponse(response.subarray(0, length), certIdOf(p, 'good')), DerError);
+      assert.throws(
+        () => parseOcspResponse(response.subarray(0, length), certIdOf(p, 'good')),
+        DerError,
+      );
     }
     for (let i = 0; i < 2000; i++) {
       const mutated = Buffer.from(response);
@@ -230,7 +368,10 @@ describe('OCSP requests and responses', { skip: SKIP }, () => {
       try {
         parseOcspResponse(mutated, certIdOf(p, 'good'));
       } catch (err) {
-        assert.ok(err instanceof Error && !(err instanceof RangeError) && !(err instanceof TypeError), String(err));
+        assert.ok(
+          err instanceof Error && !(err instanceof RangeError) && !(err instanceof TypeError),
+          String(err),
+        );
       }
     }
   });
@@ -245,10 +386,16 @@ interface Staging {
   close(): Promise<void>;
 }
 
-async function stage(p: Pki, leaf: Leaf, options: Partial<OcspStaplerOptions> = {}): Promise<Staging> {
+async function stage(
+  p: Pki,
+  leaf: Leaf,
+  options: Partial<OcspStaplerOptions> = {},
+): Promise<Staging> {
   const logs: string[] = [];
   const stapler = new OcspStapler({ log: (line) => logs.push(line), ...options });
-  const server = tls.createServer({ cert: p.pem[leaf] + p.caPem, key: p.key[leaf] }, (socket) => socket.end());
+  const server = tls.createServer({ cert: p.pem[leaf] + p.caPem, key: p.key[leaf] }, (socket) =>
+    socket.end(),
+  );
   server.on('OCSPRequest', stapler.onOcspRequest);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -265,11 +412,19 @@ async function stage(p: Pki, leaf: Leaf, options: Partial<OcspStaplerOptions> = 
 }
 
 /** One handshake from Node asking for status: the stapled response, if any, and how long it took. */
-async function handshake(p: Pki, port: number): Promise<{ response: Buffer | undefined; ms: number }> {
+async function handshake(
+  p: Pki,
+  port: number,
+): Promise<{ response: Buffer | undefined; ms: number }> {
   const started = performance.now();
   let response: Buffer | undefined;
   // tls.connect passes requestOCSP on to the TLSSocket; @types/node only declares it there.
-  const options: tls.ConnectionOptions & tls.TLSSocketOptions = { host: '127.0.0.1', port, ca: p.caPem, requestOCSP: true };
+  const options: tls.ConnectionOptions & tls.TLSSocketOptions = {
+    host: '127.0.0.1',
+    port,
+    ca: p.caPem,
+    requestOCSP: true,
+  };
   const socket = tls.connect(options);
   // Emitted with null when the server staples nothing.
   socket.on('OCSPResponse', (der: Buffer | null) => {
@@ -286,15 +441,24 @@ async function handshake(p: Pki, port: number): Promise<{ response: Buffer | und
 /** `openssl s_client -status`'s account of the handshake. */
 function sClient(port: number): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = execFile('openssl', ['s_client', '-connect', `127.0.0.1:${port}`, '-status'], { timeout: 10_000 }, (err, stdout) => {
-      if (err) reject(err);
-      else resolve(stdout);
-    });
+    const child = execFile(
+      'openssl',
+      ['s_client', '-connect', `127.0.0.1:${port}`, '-status'],
+      { timeout: 10_000 },
+      (err, stdout) => {
+        if (err) reject(err);
+        else resolve(stdout);
+      },
+    );
     child.stdin?.end();
   });
 }
 
-async function eventually<T>(what: string, attempt: () => Promise<T | undefined>, ms = 5000): Promise<T> {
+async function eventually<T>(
+  what: string,
+  attempt: () => Promise<T | undefined>,
+  ms = 5000,
+): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const result = await attempt();
@@ -313,7 +477,10 @@ describe('OCSP stapling on 127.0.0.1', { skip: SKIP }, () => {
     try {
       const first = await sClient(s.port);
       assert.match(first, /OCSP response: no response sent/);
-      const response = await eventually('a stapled response', async () => (await handshake(p, s.port)).response);
+      const response = await eventually(
+        'a stapled response',
+        async () => (await handshake(p, s.port)).response,
+      );
       assert.equal(parseOcspResponse(response, certIdOf(p, 'good')).certStatus, 'good');
       const later = await sClient(s.port);
       assert.match(later, /OCSP Response Status: successful \(0x0\)/);
@@ -338,7 +505,8 @@ describe('OCSP stapling on 127.0.0.1', { skip: SKIP }, () => {
       const responses = await Promise.all([1, 2, 3].map(() => handshake(p, s.port)));
       const first = responses[0]?.response;
       assert.ok(first);
-      for (const { response } of responses) assert.deepEqual(response, first, 'the same cached DER');
+      for (const { response } of responses)
+        assert.deepEqual(response, first, 'the same cached DER');
       assert.deepEqual(s.logs, []);
     } finally {
       await s.close();
@@ -352,12 +520,22 @@ describe('OCSP stapling on 127.0.0.1', { skip: SKIP }, () => {
     const s = await stage(p, 'good', { refreshMarginMs: 5 * 60_000 - 3000 });
     try {
       s.stapler.prefetch(p.pem.good + p.caPem);
-      const first = await eventually('a stapled response', async () => (await handshake(p, s.port)).response);
+      const first = await eventually(
+        'a stapled response',
+        async () => (await handshake(p, s.port)).response,
+      );
       const firstUpdate = parseOcspResponse(first, certIdOf(p, 'good')).thisUpdate.getTime();
-      const refreshed = await eventually('a newer response', async () => {
-        const { response } = await handshake(p, s.port);
-        return response && parseOcspResponse(response, certIdOf(p, 'good')).thisUpdate.getTime() > firstUpdate ? response : undefined;
-      }, 8000);
+      const refreshed = await eventually(
+        'a newer response',
+        async () => {
+          const { response } = await handshake(p, s.port);
+          return response &&
+            parseOcspResponse(response, certIdOf(p, 'good')).thisUpdate.getTime() > firstUpdate
+            ? response
+            : undefined;
+        },
+        8000,
+      );
       assert.equal(parseOcspResponse(refreshed, certIdOf(p, 'good')).certStatus, 'good');
       assert.deepEqual(s.logs, []);
     } finally {
@@ -375,7 +553,12 @@ describe('OCSP stapling on 127.0.0.1', { skip: SKIP }, () => {
         for (let i = 0; i < 3; i++) assert.equal((await handshake(p, s.port)).response, undefined);
         assert.match(await sClient(s.port), /OCSP response: no response sent/);
         assert.equal(s.logs.length, 1, s.logs.join('\n'));
-        assert.match(s.logs[0] ?? '', new RegExp(`^OCSP stapling: certificate "CN=${leaf}" .* is ${leaf.toUpperCase()} according to http://127\\.0\\.0\\.1:\\d+/; it is served without stapling; asking again in 1 min`));
+        assert.match(
+          s.logs[0] ?? '',
+          new RegExp(
+            `^OCSP stapling: certificate "CN=${leaf}" .* is ${leaf.toUpperCase()} according to http://127\\.0\\.0\\.1:\\d+/; it is served without stapling; asking again in 1 min`,
+          ),
+        );
       } finally {
         await s.close();
       }
@@ -391,7 +574,10 @@ describe('OCSP stapling on 127.0.0.1', { skip: SKIP }, () => {
       assert.match(await sClient(s.port), /OCSP response: no response sent/);
       s.stapler.prefetch(p.pem.noAia);
       assert.equal(s.logs.length, 1, s.logs.join('\n'));
-      assert.match(s.logs[0] ?? '', /^OCSP stapling: certificate "CN=noAia" \(SHA-256 [0-9a-f]{16}…\) is served without stapling: it names no http\(s\) OCSP responder$/);
+      assert.match(
+        s.logs[0] ?? '',
+        /^OCSP stapling: certificate "CN=noAia" \(SHA-256 [0-9a-f]{16}…\) is served without stapling: it names no http\(s\) OCSP responder$/,
+      );
     } finally {
       await s.close();
     }
@@ -404,11 +590,16 @@ describe('OCSP stapling on 127.0.0.1', { skip: SKIP }, () => {
     try {
       // What Node passes when neither the chain nor `ca` holds the issuer.
       for (let i = 0; i < 3; i++) {
-        const answer = await new Promise<Buffer | undefined>((resolve) => stapler.onOcspRequest(p.der.good, null, (err, der) => resolve(err ? undefined : der)));
+        const answer = await new Promise<Buffer | undefined>((resolve) =>
+          stapler.onOcspRequest(p.der.good, null, (err, der) => resolve(err ? undefined : der)),
+        );
         assert.equal(answer, undefined);
       }
       assert.equal(logs.length, 1, logs.join('\n'));
-      assert.match(logs[0] ?? '', /"CN=good" .* is served without stapling: its issuer is not in the certificate chain$/);
+      assert.match(
+        logs[0] ?? '',
+        /"CN=good" .* is served without stapling: its issuer is not in the certificate chain$/,
+      );
       // Prefetching a PEM without the issuer leaves the decision to the handshake: nothing new.
       stapler.prefetch(p.pem.good);
       assert.equal(logs.length, 1);
@@ -431,7 +622,10 @@ describe('OCSP stapling on 127.0.0.1', { skip: SKIP }, () => {
       }
       assert.equal(fakeConnections, 1, 'one fetch; the retry waits for its back-off');
       assert.equal(s.logs.length, 1, s.logs.join('\n'));
-      assert.match(s.logs[0] ?? '', /^OCSP stapling: could not get the status of certificate "CN=fake" .* from http:\/\/127\.0\.0\.1:\d+\/: socket hang up; asking again in 1 min, then less often$/);
+      assert.match(
+        s.logs[0] ?? '',
+        /^OCSP stapling: could not get the status of certificate "CN=fake" .* from http:\/\/127\.0\.0\.1:\d+\/: socket hang up; asking again in 1 min, then less often$/,
+      );
     } finally {
       await s.close();
     }
@@ -448,12 +642,16 @@ describe('OCSP stapling on 127.0.0.1', { skip: SKIP }, () => {
       const { response, ms } = await handshake(p, s.port);
       assert.equal(response, undefined);
       assert.ok(ms < 1500, `handshake took ${ms} ms`);
-      await eventually('the fetch to start', async () => (fakeConnections === 1 ? true : undefined));
+      await eventually('the fetch to start', async () =>
+        fakeConnections === 1 ? true : undefined,
+      );
       assert.ok((await handshake(p, s.port)).ms < 1500, 'while the fetch is pending');
       await eventually('the timeout', async () => (s.logs.length > 0 ? true : undefined));
       assert.equal(s.logs.length, 1, s.logs.join('\n'));
       assert.match(s.logs[0] ?? '', /: no complete answer within 3000 ms; asking again in 1 min/);
-      await eventually('the connection to be closed', async () => (fakeSockets.size === 0 ? true : undefined));
+      await eventually('the connection to be closed', async () =>
+        fakeSockets.size === 0 ? true : undefined,
+      );
     } finally {
       await s.close();
     }
@@ -466,9 +664,13 @@ describe('OCSP stapling on 127.0.0.1', { skip: SKIP }, () => {
     const s = await stage(p, 'fake');
     try {
       s.stapler.prefetch(p.pem.fake + p.caPem);
-      await eventually('the fetch to start', async () => (fakeConnections === 1 ? true : undefined));
+      await eventually('the fetch to start', async () =>
+        fakeConnections === 1 ? true : undefined,
+      );
       s.stapler.close();
-      await eventually('the connection to be closed', async () => (fakeSockets.size === 0 ? true : undefined));
+      await eventually('the connection to be closed', async () =>
+        fakeSockets.size === 0 ? true : undefined,
+      );
       assert.equal((await handshake(p, s.port)).response, undefined);
       assert.equal(fakeConnections, 1);
       assert.deepEqual(s.logs, []);
