@@ -146,6 +146,26 @@ export function send(ctx: Ctx, status: number, headers: RawHeaders, body?: Buffe
   else ctx.res.end(body);
 }
 
+/**
+ * The head of a response whose body the caller writes piece by piece (a proxied one): where to
+ * write it, or undefined when the response has none (HEAD, 204, 205, 304; the head ends it).
+ * `ctx.length` is left to the caller, which counts what it writes.
+ */
+export function startResponse(
+  ctx: Ctx,
+  status: number,
+  headers: RawHeaders,
+): NodeJS.WritableStream | undefined {
+  const sent = finalize(ctx, status, headers);
+  const bodiless = ctx.method === 'HEAD' || NO_CONTENT.has(sent);
+  writeHead(ctx, sent, headers, bodiless && 'stream' in ctx.res);
+  if (bodiless) {
+    if (!('stream' in ctx.res)) ctx.res.end();
+    return undefined;
+  }
+  return ('stream' in ctx.res ? ctx.res.stream : ctx.res) as NodeJS.WritableStream;
+}
+
 /** A streamed response; resolves when the body is written, with backpressure respected. */
 export async function sendStream(
   ctx: Ctx,

@@ -1,5 +1,6 @@
 // The modules `loadModules` can name: adding one is its folder under src/modules/ and one line
 // here. The server provisions them in `loadModules` order; server/config-checks.ts runs their checks.
 import type { Module } from '../plan/module.js';
+import { rproxy } from './rproxy/index.js';
 
-export const MODULES: readonly Module[] = [];
+export const MODULES: readonly Module[] = [rproxy];

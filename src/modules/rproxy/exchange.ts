@@ -1,0 +1,126 @@
+// One request to one backend, streamed both ways: the client's body as the backend reads it, the
+// backend's response to the client as the client reads it (undici's controller pauses the backend
+// while the client's buffer is full). Settles when the exchange is over; rejects only before the
+// response head, when another backend or an error page can still answer. A backend that fails
+// after the head cuts the client's response (no final chunk, or a stream reset on HTTP/2), so a
+// truncated body never looks complete.
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
+import type { Dispatcher, Pool } from 'undici';
+import type { Ctx } from '../../http/ctx.js';
+import { HttpError } from '../../http/http-error.js';
+import type { Logger } from '../../http/logger.js';
+import { startResponse } from '../../http/respond.js';
+import type { Backend } from '../../upstream/backend.js';
+import { relayedHeaders } from '../../upstream/response-headers.js';
+
+// An error page from the backend is read to its end (so the connection stays reusable) up to this
+// much; beyond, the connection is dropped.
+const MAX_DISCARDED = 1024 * 1024;
+
+export interface ExchangeOptions {
+  readonly path: string;
+  readonly headers: string[];
+  readonly body: Readable | undefined;
+  /** `proxyInterceptErrors`: a status ≥ 400 goes to the error responder, its body dropped. */
+  readonly interceptErrors: boolean;
+  readonly errorLog: Logger;
+}
+
+export interface ExchangeFailure {
+  readonly error: unknown;
+  /** The request had started on a connection: the backend may have seen some of it. */
+  readonly started: boolean;
+}
+
+export function exchange(
+  ctx: Ctx,
+  pool: Pool,
+  backend: Backend,
+  options: ExchangeOptions,
+): Promise<void> {
+  return new Promise<void>((resolve, reject: (failure: ExchangeFailure | HttpError) => void) => {
+    let controller: Dispatcher.DispatchController | undefined;
+    let started = false;
+    let headSent = false;
+    let target: NodeJS.WritableStream | undefined;
+    let written = 0;
+    let intercepted: HttpError | undefined;
+    let discarded = 0;
+    let settled = false;
+    const settle = () => {
+      settled = true;
+      ctx.res.off('close', onClientClose);
+    };
+    // The client went away (or its time limit reset it): the backend's work is abandoned too.
+    const onClientClose = () => {
+      if (!settled) controller?.abort(new Error('the client closed the connection'));
+    };
+    ctx.res.once('close', onClientClose);
+    const resume = () => controller?.resume();
+
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(c) {
+        controller = c;
+        started = true;
+        if (ctx.res.destroyed) c.abort(new Error('the client closed the connection'));
+      },
+      onResponseStart(c, status, headers: IncomingHttpHeaders) {
+        controller = c;
+        if (status < 200) return;
+        if (options.interceptErrors && status >= 400) {
+          intercepted = new HttpError(status, 'configured-status');
+          return;
+        }
+        headSent = true;
+        target = startResponse(ctx, status, relayedHeaders(headers));
+        target?.on('drain', resume);
+      },
+      onResponseData(c, chunk) {
+        if (intercepted) {
+          discarded += chunk.length;
+          if (discarded > MAX_DISCARDED) c.abort(new Error('error page too large to drain'));
+          return;
+        }
+        if (!target) return;
+        written += chunk.length;
+        if (!target.write(chunk)) c.pause();
+      },
+      onResponseEnd() {
+        settle();
+        if (intercepted) return reject(intercepted);
+        target?.off('drain', resume);
+        target?.end();
+        ctx.length = written;
+        resolve();
+      },
+      onResponseError(_c, error) {
+        settle();
+        target?.off('drain', resume);
+        if (intercepted) return reject(intercepted);
+        if (!headSent) {
+          // Nobody is waiting for an error page any more.
+          if (ctx.res.destroyed) return resolve();
+          return reject({ error, started });
+        }
+        ctx.length = written;
+        if (!ctx.res.destroyed) {
+          options.errorLog.log(
+            `[upstream-failed] proxy to ${backend.shown}: the response was cut after ${written} body bytes: ${error.message}`,
+          );
+          ctx.res.destroy();
+        }
+        resolve();
+      },
+    };
+    pool.dispatch(
+      {
+        path: options.path,
+        method: ctx.method,
+        headers: options.headers,
+        body: options.body ?? null,
+      },
+      handler,
+    );
+  });
+}

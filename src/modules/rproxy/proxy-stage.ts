@@ -1,0 +1,69 @@
+// The proxy stage: the backend list for the connection's scheme, one attempt per backend at most,
+// the next one only when the connection failed before the request started (its body still
+// untouched), and the failure mapped to 502/503/504 otherwise.
+import type { Pool } from 'undici';
+import type { Logger } from '../../http/logger.js';
+import { HttpError } from '../../http/http-error.js';
+import type { Stage } from '../../http/stage.js';
+import { backendPath, type Backend } from '../../upstream/backend.js';
+import { chooseBackend, type HealthPolicy } from '../../upstream/choice.js';
+import { isConnectFailure, upstreamError } from '../../upstream/failures.js';
+import { hasBody, RequestBody } from '../../upstream/request-body.js';
+import { forwardedHeaders } from '../../upstream/request-headers.js';
+import { exchange, type ExchangeFailure } from './exchange.js';
+
+export interface ProxyRoute {
+  readonly backends: readonly Backend[];
+  readonly pools: ReadonlyMap<Backend, Pool>;
+}
+
+export interface ProxySetup {
+  /** `proxyTo`; undefined: plain-HTTP requests pass on. */
+  readonly plain: ProxyRoute | undefined;
+  /** `secureProxyTo`, else `proxyTo`: for requests over TLS. */
+  readonly secure: ProxyRoute | undefined;
+  readonly health: HealthPolicy | undefined;
+  readonly interceptErrors: boolean;
+  readonly xForwarded: boolean;
+  readonly errorLog: Logger;
+}
+
+export function proxyStage(setup: ProxySetup): Stage {
+  return async (ctx, next) => {
+    const route = ctx.scheme === 'https' ? setup.secure : setup.plain;
+    if (route === undefined) return next();
+    const body = hasBody(ctx.req) ? ctx.req : undefined;
+    const tried = new Set<Backend>();
+    for (;;) {
+      const backend = chooseBackend(route.backends, tried, setup.health)!;
+      tried.add(backend);
+      const requestBody = body && new RequestBody(body);
+      try {
+        return await exchange(ctx, route.pools.get(backend)!, backend, {
+          path: backendPath(backend, ctx.path, ctx.query),
+          headers: forwardedHeaders(ctx, {
+            authority: backend.authority,
+            xForwarded: setup.xForwarded,
+          }),
+          body: requestBody,
+          interceptErrors: setup.interceptErrors,
+          errorLog: setup.errorLog,
+        });
+      } catch (e) {
+        if (e instanceof HttpError) throw e;
+        const { error, started } = e as ExchangeFailure;
+        const connectFailed = !started && isConnectFailure(error);
+        if (connectFailed && setup.health) setup.health.book.failed(backend, setup.health.windowMs);
+        const another = tried.size < route.backends.length;
+        requestBody?.destroy();
+        if (connectFailed && another && !requestBody?.consumed) {
+          setup.errorLog.log(
+            `[${upstreamError(backend, error).code}] proxy to ${backend.shown}: ${(error as Error).message}; trying another backend`,
+          );
+          continue;
+        }
+        throw upstreamError(backend, error);
+      }
+    }
+  };
+}

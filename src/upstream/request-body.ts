@@ -1,0 +1,44 @@
+// The client's request body as the backend reads it: pulled from the client only as the backend
+// takes it (backpressure both ways), and untouched until then, so an attempt whose connection
+// failed can hand the body, still whole, to the next backend.
+import { Readable } from 'node:stream';
+
+export class RequestBody extends Readable {
+  /** Some of the body has left the client's stream: it cannot be sent again. */
+  consumed = false;
+  private readonly onData = (chunk: Buffer) => {
+    this.consumed = true;
+    if (!this.push(chunk)) this.source.pause();
+  };
+  private readonly onEnd = () => this.push(null);
+  private readonly onError = (error: Error) => this.destroy(error);
+
+  constructor(private readonly source: Readable) {
+    super();
+    source.on('data', this.onData).on('end', this.onEnd).on('error', this.onError);
+    source.pause();
+  }
+
+  override _read(): void {
+    this.source.resume();
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.source.off('data', this.onData).off('end', this.onEnd).off('error', this.onError);
+    this.source.pause();
+    callback(error);
+  }
+}
+
+/** Whether the request carries a body (HTTP/1.1 framing, or an HTTP/2 stream left open). */
+export function hasBody(
+  req: Readable & { headers: Record<string, unknown>; httpVersionMajor: number },
+): boolean {
+  if (req.httpVersionMajor === 2)
+    return (
+      !req.readableEnded &&
+      !(req as unknown as { stream: { endAfterHeaders: boolean } }).stream.endAfterHeaders
+    );
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}

@@ -1,0 +1,60 @@
+// The request head a backend receives (REFERENCE §14, CONTRACT point 10): the client's fields less
+// the hop-by-hop ones and HTTP/2 pseudo-fields, `Host` = the backend's authority, the length when
+// the client gave one, and `X-Forwarded-For/-Proto/-Host` set here, never taken from the client.
+// `Expect` is answered by Portico itself (Node sends the 100), so it does not travel on.
+import type { Ctx } from '../http/ctx.js';
+import { connectionListed, isHopByHop } from './hop-by-hop.js';
+
+const OWN = new Set([
+  'host',
+  'expect',
+  'content-length',
+  'cookie',
+  'x-forwarded-for',
+  'x-forwarded-proto',
+  'x-forwarded-host',
+]);
+
+export interface ForwardOptions {
+  /** The backend's `host[:port]`. */
+  readonly authority: string;
+  /** `X-Forwarded-*` are sent (false: `disableProxyXForwarded`, and the client's are dropped too). */
+  readonly xForwarded: boolean;
+  /** Extra fields, after the rest (fauth's `X-Forwarded-Method` and `-Uri`). */
+  readonly extra?: readonly string[];
+  /** Leave out the body's length (fauth's request has no body). */
+  readonly bodyless?: boolean;
+}
+
+/** A flat [name, value, …] list, the form undici takes as it is. */
+export function forwardedHeaders(ctx: Ctx, options: ForwardOptions): string[] {
+  const raw = ctx.req.rawHeaders;
+  const listed = connectionListed(ctx.req.headers.connection);
+  const out: string[] = ['host', options.authority];
+  const cookies: string[] = [];
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    const lower = name.toLowerCase();
+    if (lower.charCodeAt(0) === 58 /* ':' */ || isHopByHop(lower, listed)) continue;
+    if (OWN.has(lower)) {
+      if (lower === 'cookie') cookies.push(raw[i + 1]!);
+      continue;
+    }
+    out.push(name, raw[i + 1]!);
+  }
+  // HTTP/2 may split Cookie into one field per pair; HTTP/1.1 wants one (RFC 9113 §8.2.3).
+  if (cookies.length > 0) out.push('cookie', cookies.join('; '));
+  const length = ctx.req.headers['content-length'];
+  if (
+    !options.bodyless &&
+    length !== undefined &&
+    ctx.req.headers['transfer-encoding'] === undefined
+  )
+    out.push('content-length', length);
+  if (options.xForwarded) {
+    out.push('x-forwarded-for', ctx.clientAddress, 'x-forwarded-proto', ctx.scheme);
+    if (ctx.hostHeader !== undefined) out.push('x-forwarded-host', ctx.hostHeader);
+  }
+  if (options.extra) out.push(...options.extra);
+  return out;
+}
