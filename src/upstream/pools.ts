@@ -1,7 +1,8 @@
 // Keep-alive connection pools, one per backend origin and certificate policy, leased by the Plans
 // that use them: a reload that keeps a backend keeps its warm connections, and rproxy and fauth
 // share one pool per origin.
-import { Pool } from 'undici';
+import { createRequire } from 'node:module';
+import type { Pool } from 'undici';
 import type { Leases } from '../plan/resources.js';
 import type { Backend } from './backend.js';
 
@@ -11,6 +12,12 @@ const CONNECTIONS_PER_BACKEND = 128;
 const CONNECT_TIMEOUT_MS = 10_000;
 // Between two pieces of a response body: a stream (Server-Sent Events) quieter than this is cut.
 const BODY_TIMEOUT_MS = 300_000;
+
+// undici compiles its HTTP parser (WebAssembly) when loaded, tens of MB that a server without a
+// proxy never needs: it is loaded with the first pool.
+let undici: typeof import('undici') | undefined;
+const loadUndici = () =>
+  (undici ??= createRequire(import.meta.url)('undici') as typeof import('undici'));
 
 export interface PoolPolicy {
   /** Backend certificates are checked against Node's trust store (plus NODE_EXTRA_CA_CERTS). */
@@ -24,7 +31,7 @@ export function leasePool(leases: Leases, backend: Backend, policy: PoolPolicy):
   return leases.take(
     key,
     () =>
-      new Pool(backend.origin, {
+      new (loadUndici().Pool)(backend.origin, {
         connections: CONNECTIONS_PER_BACKEND,
         headersTimeout: policy.headersTimeoutMs,
         bodyTimeout: BODY_TIMEOUT_MS,
