@@ -17,11 +17,6 @@ interface Held {
 export class Resources {
   private readonly held = new Map<string, Held>();
 
-  /** The keys of the resources open now (the admin API, tests). */
-  get open(): readonly string[] {
-    return [...this.held.keys()];
-  }
-
   /** A new, empty set of leases for a Plan being compiled. */
   leases(): Leases {
     return new Leases(this);
@@ -53,10 +48,6 @@ export class Leases {
   private released: Promise<void> | undefined;
 
   constructor(private readonly resources: Resources) {}
-
-  get size(): number {
-    return this.taken.size;
-  }
 
   /** The resource under `key`: the one this Plan or another already holds, else `make()`'s. */
   take<T extends Resource>(key: string, make: () => T): T {

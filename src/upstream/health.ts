@@ -12,11 +12,9 @@ interface Record {
 export class HealthBook {
   private readonly records = new Map<string, Record>();
 
-  constructor(private readonly now: () => number = Date.now) {}
-
   /** A failed connection to `backend` (refused, unreachable, TLS handshake…). */
   failed(backend: Backend, windowMs: number): void {
-    const t = this.now();
+    const t = Date.now();
     const r = this.records.get(backend.shown);
     if (r === undefined || t - r.last > windowMs)
       this.records.set(backend.shown, { failures: 1, last: t });
@@ -30,7 +28,7 @@ export class HealthBook {
   failures(backend: Backend, windowMs: number): number {
     const r = this.records.get(backend.shown);
     if (r === undefined) return 0;
-    if (this.now() - r.last > windowMs) {
+    if (Date.now() - r.last > windowMs) {
       this.records.delete(backend.shown);
       return 0;
     }
