@@ -34,6 +34,7 @@ export type FailureCode =
   | 'upstream-unreachable'
   | 'upstream-timeout'
   | 'upstream-failed'
+  | 'upstream-status'
   | 'gateway-exited';
 
 export interface HttpErrorOptions {

@@ -165,8 +165,9 @@ export class Server {
     try {
       await this.swapIn(plan, config);
     } catch (e) {
-      // Nothing of the new Plan is in use: what only it leased closes now.
-      await plan.leases.release();
+      // Unless it became current before the failure, nothing uses the new Plan: what only it
+      // leased closes now.
+      if (this.handler.plan !== plan) await plan.leases.release();
       throw e;
     }
   }

@@ -69,7 +69,7 @@ export function exchange(
         controller = c;
         if (status < 200) return;
         if (options.interceptErrors && status >= 400) {
-          intercepted = new HttpError(status, 'configured-status');
+          intercepted = new HttpError(status, 'upstream-status');
           return;
         }
         headSent = true;
