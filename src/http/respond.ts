@@ -5,6 +5,7 @@
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import type { Ctx } from './ctx.js';
+import { CONNECTION_SPECIFIC } from './hop-by-hop.js';
 
 /** Response headers as a flat [name, value, name, value…] list, the form Node writes fastest. */
 export type RawHeaders = string[];
@@ -79,18 +80,9 @@ function lengthOf(headers: RawHeaders): number | undefined {
   return i < 0 ? undefined : Number(headers[i + 1]);
 }
 
-// Connection-specific fields are malformed in HTTP/2 (RFC 9113 §8.2.2), and Node refuses a head
-// that has one by resetting the stream (ERR_HTTP2_INVALID_CONNECTION_HEADERS). Whoever added it (a
-// customHeaders entry, a module copying a backend's head), the HTTP/2 response goes without it.
-const CONNECTION_SPECIFIC = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'upgrade',
-  'http2-settings',
-]);
-
+// Connection-specific fields are malformed in HTTP/2, and Node refuses a head that has one by
+// resetting the stream (ERR_HTTP2_INVALID_CONNECTION_HEADERS). Whoever added it (a customHeaders
+// entry, a module copying a backend's head), the HTTP/2 response goes without it.
 function isConnectionSpecific(name: string, value: string): boolean {
   // Only names of these lengths (te, upgrade, connection, keep-alive, http2-settings…) can be one.
   const n = name.length;

@@ -1,6 +1,7 @@
 // One backend of a `proxyTo` list (or an `authTo`): its origin, which keys its connection pool,
 // and its base path, joined with the request's as REFERENCE §14 says: the base path without its
 // trailing `/`, then the request's path and query; the base URL's own query is dropped.
+import { isIP } from 'node:net';
 import { redactCredentials } from '../config/redact.js';
 
 export interface Backend {
@@ -22,7 +23,8 @@ export function parseBackend(url: string): Backend {
   const secure = u.protocol === 'https:';
   const port = u.port === '' ? (secure ? 443 : 80) : Number(u.port);
   const host = u.hostname;
-  const literal = host.startsWith('[') || /^\d+\.\d+\.\d+\.\d+$/.test(host);
+  // Node's URL keeps IPv6 literals in brackets; SNI names a host, never an address (RFC 6066 §3).
+  const literal = isIP(host.replace(/^\[|\]$/g, '')) !== 0;
   return {
     origin: `${u.protocol}//${host}:${port}`,
     authority: u.host,

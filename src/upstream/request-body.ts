@@ -2,6 +2,7 @@
 // takes it (backpressure both ways), and untouched until then, so an attempt whose connection
 // failed can hand the body, still whole, to the next backend.
 import { Readable } from 'node:stream';
+import type { Request } from '../http/ctx.js';
 
 export class RequestBody extends Readable {
   /** Some of the body has left the client's stream: it cannot be sent again. */
@@ -31,14 +32,8 @@ export class RequestBody extends Readable {
 }
 
 /** Whether the request carries a body (HTTP/1.1 framing, or an HTTP/2 stream left open). */
-export function hasBody(
-  req: Readable & { headers: Record<string, unknown>; httpVersionMajor: number },
-): boolean {
-  if (req.httpVersionMajor === 2)
-    return (
-      !req.readableEnded &&
-      !(req as unknown as { stream: { endAfterHeaders: boolean } }).stream.endAfterHeaders
-    );
+export function hasBody(req: Request): boolean {
+  if ('stream' in req) return !req.stream.endAfterHeaders && !req.readableEnded;
   const length = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }

@@ -3,7 +3,7 @@
 // the client gave one, and `X-Forwarded-For/-Proto/-Host` set here, never taken from the client.
 // `Expect` is answered by Portico itself (Node sends the 100), so it does not travel on.
 import type { Ctx } from '../http/ctx.js';
-import { connectionListed, isHopByHop } from './hop-by-hop.js';
+import { connectionListed, isHopByHop } from '../http/hop-by-hop.js';
 
 const OWN = new Set([
   'host',
@@ -20,10 +20,6 @@ export interface ForwardOptions {
   readonly authority: string;
   /** `X-Forwarded-*` are sent (false: `disableProxyXForwarded`, and the client's are dropped too). */
   readonly xForwarded: boolean;
-  /** Extra fields, after the rest (fauth's `X-Forwarded-Method` and `-Uri`). */
-  readonly extra?: readonly string[];
-  /** Leave out the body's length (fauth's request has no body). */
-  readonly bodyless?: boolean;
 }
 
 /** A flat [name, value, …] list, the form undici takes as it is. */
@@ -46,7 +42,6 @@ export function forwardedHeaders(ctx: Ctx, options: ForwardOptions): string[] {
   if (cookies.length > 0) out.push('cookie', cookies.join('; '));
   const length = ctx.req.headers['content-length'];
   if (
-    !options.bodyless &&
     length !== undefined &&
     ctx.req.headers['transfer-encoding'] === undefined
   )
@@ -55,6 +50,5 @@ export function forwardedHeaders(ctx: Ctx, options: ForwardOptions): string[] {
     out.push('x-forwarded-for', ctx.clientAddress, 'x-forwarded-proto', ctx.scheme);
     if (ctx.hostHeader !== undefined) out.push('x-forwarded-host', ctx.hostHeader);
   }
-  if (options.extra) out.push(...options.extra);
   return out;
 }

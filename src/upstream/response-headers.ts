@@ -2,7 +2,7 @@
 // the flat list the response path takes (Set-Cookie and other repeated fields stay repeated).
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RawHeaders } from '../http/respond.js';
-import { connectionListed, isHopByHop } from './hop-by-hop.js';
+import { connectionListed, isHopByHop } from '../http/hop-by-hop.js';
 
 export function relayedHeaders(headers: IncomingHttpHeaders): RawHeaders {
   const listed = connectionListed(headers.connection);

@@ -11,11 +11,12 @@ import { createServer as createHttpsServer } from 'node:https';
 import { connect as netConnect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { hashPassword } from '../../src/auth/password.js';
 import { BIN, ROOT } from '../helpers/cli.js';
 import { request } from '../helpers/http.js';
-import { freePort, startServer } from '../helpers/server.js';
+import { freePort, type RunningServer, type StartOptions, startServer } from '../helpers/server.js';
 
 const TLS = join(ROOT, 'test/fixtures/tls');
 
@@ -31,10 +32,21 @@ interface Backend {
     headers: http.IncomingHttpHeaders;
     rawHeaders: string[];
   }[];
-  close(): Promise<void>;
 }
 
-async function backend(handler: Handler, secure = false): Promise<Backend> {
+/** Portico with this configuration (the helper adds the port), stopped when the test ends. */
+async function proxy(
+  t: TestContext,
+  yaml: string,
+  options: StartOptions = {},
+): Promise<RunningServer> {
+  const s = await startServer(yaml, options);
+  t.after(() => s.close());
+  return s;
+}
+
+/** A backend on 127.0.0.1, closed when the test ends. */
+async function backend(t: TestContext, handler: Handler, secure = false): Promise<Backend> {
   const seen: Backend['seen'] = [];
   const wrapped: Handler = (req, res) => {
     seen.push({
@@ -53,15 +65,15 @@ async function backend(handler: Handler, secure = false): Promise<Backend> {
     : http.createServer(wrapped);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
+  t.after(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
   const { port } = server.address() as AddressInfo;
   return {
     port,
     url: `${secure ? 'https://localhost' : 'http://127.0.0.1'}:${port}`,
     seen,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    },
   };
 }
 
@@ -97,89 +109,74 @@ function proxyConfig(proxyTo: string | string[], extra = ''): string {
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 describe('rproxy: the request a backend receives', () => {
-  it('joins the base path, drops the base query, sets Host and X-Forwarded-*, strips hop-by-hop fields', async () => {
-    const b = await backend(echo);
-    const s = await startServer(proxyConfig(`${b.url}/app/?secret=1`));
-    try {
-      const r = await request(s.port, '/x/y?q=1', {
-        headers: {
-          host: 'LocalHost',
-          'x-forwarded-for': '6.6.6.6',
-          'x-forwarded-host': 'evil.example',
-          'x-forwarded-proto': 'https',
-          connection: 'keep-alive, x-private',
-          'x-private': 'hop',
-          'keep-alive': 'timeout=5',
-          te: 'trailers',
-          'proxy-connection': 'keep-alive',
-          'x-end-to-end': 'kept',
-        },
-      });
-      assert.equal(r.status, 200);
-      const got = JSON.parse(r.text) as { url: string; headers: Record<string, string> };
-      assert.equal(got.url, '/app/x/y?q=1');
-      assert.equal(got.headers.host, `127.0.0.1:${b.port}`);
-      assert.equal(got.headers['x-forwarded-for'], '127.0.0.1');
-      assert.equal(got.headers['x-forwarded-proto'], 'http');
-      assert.equal(got.headers['x-forwarded-host'], 'localhost');
-      assert.equal(got.headers['x-end-to-end'], 'kept');
-      for (const name of ['x-private', 'keep-alive', 'te', 'proxy-connection'])
-        assert.equal(got.headers[name], undefined, name);
-      assert.equal(r.headers.server, 'Portico');
-    } finally {
-      await s.close();
-      await b.close();
-    }
+  it('joins the base path, drops the base query, sets Host and X-Forwarded-*, strips hop-by-hop fields', async (t) => {
+    const b = await backend(t, echo);
+    const s = await proxy(t, proxyConfig(`${b.url}/app/?secret=1`));
+    const r = await request(s.port, '/x/y?q=1', {
+      headers: {
+        host: 'LocalHost',
+        'x-forwarded-for': '6.6.6.6',
+        'x-forwarded-host': 'evil.example',
+        'x-forwarded-proto': 'https',
+        connection: 'keep-alive, x-private',
+        'x-private': 'hop',
+        'keep-alive': 'timeout=5',
+        te: 'trailers',
+        'proxy-connection': 'keep-alive',
+        'x-end-to-end': 'kept',
+      },
+    });
+    assert.equal(r.status, 200);
+    const got = JSON.parse(r.text) as { url: string; headers: Record<string, string> };
+    assert.equal(got.url, '/app/x/y?q=1');
+    assert.equal(got.headers.host, `127.0.0.1:${b.port}`);
+    assert.equal(got.headers['x-forwarded-for'], '127.0.0.1');
+    assert.equal(got.headers['x-forwarded-proto'], 'http');
+    assert.equal(got.headers['x-forwarded-host'], 'localhost');
+    assert.equal(got.headers['x-end-to-end'], 'kept');
+    for (const name of ['x-private', 'keep-alive', 'te', 'proxy-connection'])
+      assert.equal(got.headers[name], undefined, name);
+    assert.equal(r.headers.server, 'Portico');
   });
 
-  it('sends no X-Forwarded-* at all with disableProxyXForwarded, not even the client’s', async () => {
-    const b = await backend(echo);
-    const s = await startServer(proxyConfig(b.url, '  disableProxyXForwarded: true\n'));
-    try {
-      const r = await request(s.port, '/', {
-        headers: {
-          host: 'localhost',
-          'x-forwarded-for': '6.6.6.6',
-          'x-forwarded-host': 'evil',
-          'x-forwarded-proto': 'https',
-        },
-      });
-      const got = JSON.parse(r.text) as { headers: Record<string, string> };
-      for (const name of ['x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto'])
-        assert.equal(got.headers[name], undefined, name);
-    } finally {
-      await s.close();
-      await b.close();
-    }
+  it('sends no X-Forwarded-* at all with disableProxyXForwarded, not even the client’s', async (t) => {
+    const b = await backend(t, echo);
+    const s = await proxy(t, proxyConfig(b.url, '  disableProxyXForwarded: true\n'));
+    const r = await request(s.port, '/', {
+      headers: {
+        host: 'localhost',
+        'x-forwarded-for': '6.6.6.6',
+        'x-forwarded-host': 'evil',
+        'x-forwarded-proto': 'https',
+      },
+    });
+    const got = JSON.parse(r.text) as { headers: Record<string, string> };
+    for (const name of ['x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto'])
+      assert.equal(got.headers[name], undefined, name);
   });
 
-  it('never lets Transfer-Encoding with Content-Length reach the backend as two requests', async () => {
-    const b = await backend(echo);
-    const s = await startServer(proxyConfig(b.url));
-    try {
-      const socket = netConnect(s.port, '127.0.0.1');
-      await once(socket, 'connect');
-      const smuggled = 'GET /admin HTTP/1.1\r\nHost: localhost\r\n\r\n';
-      socket.write(
-        `POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: ${4 + smuggled.length}\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n${smuggled}`,
-      );
-      let answer = '';
-      socket.setEncoding('utf8').on('data', (d: string) => (answer += d));
-      await Promise.race([once(socket, 'close'), sleep(2000)]);
-      socket.destroy();
-      assert.match(answer, /^HTTP\/1\.1 400/);
-      assert.equal(b.seen.filter((r) => r.url === '/admin').length, 0);
-    } finally {
-      await s.close();
-      await b.close();
-    }
+  it('never lets Transfer-Encoding with Content-Length reach the backend as two requests', async (t) => {
+    const b = await backend(t, echo);
+    const s = await proxy(t, proxyConfig(b.url));
+    const socket = netConnect(s.port, '127.0.0.1');
+    await once(socket, 'connect');
+    const smuggled = 'GET /admin HTTP/1.1\r\nHost: localhost\r\n\r\n';
+    socket.write(
+      `POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: ${4 + smuggled.length}\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n${smuggled}`,
+    );
+    let answer = '';
+    socket.setEncoding('utf8').on('data', (d: string) => (answer += d));
+    await Promise.race([once(socket, 'close'), sleep(2000)]);
+    socket.destroy();
+    assert.match(answer, /^HTTP\/1\.1 400/);
+    assert.equal(b.seen.filter((r) => r.url === '/admin').length, 0);
   });
 });
 
 describe('rproxy: bodies', () => {
-  it('carries 10 MB up and down intact, fixed-length and chunked', async () => {
+  it('carries 10 MB up and down intact, fixed-length and chunked', async (t) => {
     const big = randomBytes(10 * 1024 * 1024);
-    const b = await backend((req, res) => {
+    const b = await backend(t, (req, res) => {
       if (req.url === '/down-fixed') {
         res.writeHead(200, { 'Content-Length': big.length });
         return void res.end(big);
@@ -191,152 +188,132 @@ describe('rproxy: bodies', () => {
       }
       echo(req, res);
     });
-    const s = await startServer(proxyConfig(b.url));
-    try {
-      for (const path of ['/down-fixed', '/down-chunked']) {
-        const r = await request(s.port, path, { headers: { host: 'localhost' } });
-        assert.equal(r.body.length, big.length, path);
-        assert.equal(sha256(r.body), sha256(big), path);
-      }
-      const fixed = JSON.parse(
-        (
-          await request(s.port, '/up', {
-            method: 'POST',
-            headers: { host: 'localhost' },
-            body: big,
-          })
-        ).text,
-      ) as { length: number; sha256: string };
-      assert.deepEqual([fixed.length, fixed.sha256], [big.length, sha256(big)]);
-      const chunked = await new Promise<{ length: number; sha256: string }>((resolve, reject) => {
-        const req = http.request(
-          {
-            port: s.port,
-            host: '127.0.0.1',
-            path: '/up',
-            method: 'POST',
-            headers: { host: 'localhost' },
-          },
-          (res) => {
-            let text = '';
-            res
-              .setEncoding('utf8')
-              .on('data', (d: string) => (text += d))
-              .on('end', () => resolve(JSON.parse(text)));
-          },
-        );
-        req.on('error', reject);
-        for (let i = 0; i < big.length; i += 1 << 20) req.write(big.subarray(i, i + (1 << 20)));
-        req.end();
-      });
-      assert.deepEqual([chunked.length, chunked.sha256], [big.length, sha256(big)]);
-    } finally {
-      await s.close();
-      await b.close();
+    const s = await proxy(t, proxyConfig(b.url));
+    for (const path of ['/down-fixed', '/down-chunked']) {
+      const r = await request(s.port, path, { headers: { host: 'localhost' } });
+      assert.equal(r.body.length, big.length, path);
+      assert.equal(sha256(r.body), sha256(big), path);
     }
+    const fixed = JSON.parse(
+      (
+        await request(s.port, '/up', {
+          method: 'POST',
+          headers: { host: 'localhost' },
+          body: big,
+        })
+      ).text,
+    ) as { length: number; sha256: string };
+    assert.deepEqual([fixed.length, fixed.sha256], [big.length, sha256(big)]);
+    const chunked = await new Promise<{ length: number; sha256: string }>((resolve, reject) => {
+      const req = http.request(
+        {
+          port: s.port,
+          host: '127.0.0.1',
+          path: '/up',
+          method: 'POST',
+          headers: { host: 'localhost' },
+        },
+        (res) => {
+          let text = '';
+          res
+            .setEncoding('utf8')
+            .on('data', (d: string) => (text += d))
+            .on('end', () => resolve(JSON.parse(text)));
+        },
+      );
+      req.on('error', reject);
+      for (let i = 0; i < big.length; i += 1 << 20) req.write(big.subarray(i, i + (1 << 20)));
+      req.end();
+    });
+    assert.deepEqual([chunked.length, chunked.sha256], [big.length, sha256(big)]);
   });
 
-  it('relays Server-Sent Events one by one', async () => {
+  it('relays Server-Sent Events one by one', async (t) => {
     let sendSecond: () => void = () => undefined;
-    const b = await backend((_req, res) => {
+    const b = await backend(t, (_req, res) => {
       res.writeHead(200, { 'Content-Type': 'text/event-stream' });
       res.write('data: one\n\n');
       sendSecond = () => res.end('data: two\n\n');
     });
-    const s = await startServer(proxyConfig(b.url, '  enableCompression: true\n'));
-    try {
-      const res = await new Promise<IncomingMessage>((resolve) =>
-        http.get(
-          {
-            port: s.port,
-            host: '127.0.0.1',
-            path: '/events',
-            headers: { host: 'localhost', 'accept-encoding': 'gzip' },
-          },
-          resolve,
-        ),
-      );
-      res.setEncoding('utf8');
-      const [first] = (await once(res, 'data')) as [string];
-      assert.equal(first, 'data: one\n\n', 'the first event arrives before the stream ends');
-      sendSecond();
-      const [second] = (await once(res, 'data')) as [string];
-      assert.equal(second, 'data: two\n\n');
-    } finally {
-      await s.close();
-      await b.close();
-    }
-  });
-
-  it('answers Expect: 100-continue and forwards the body', async () => {
-    const b = await backend(echo);
-    const s = await startServer(proxyConfig(b.url));
-    try {
-      const result = await new Promise<{ continued: boolean; length: number }>(
-        (resolve, reject) => {
-          let continued = false;
-          const req = http.request({
-            port: s.port,
-            host: '127.0.0.1',
-            method: 'POST',
-            path: '/',
-            headers: { host: 'localhost', expect: '100-continue', 'content-length': 5 },
-          });
-          req.on('continue', () => {
-            continued = true;
-            req.end('hello');
-          });
-          req.on('response', (res) => {
-            let text = '';
-            res
-              .setEncoding('utf8')
-              .on('data', (d: string) => (text += d))
-              .on('end', () =>
-                resolve({ continued, length: (JSON.parse(text) as { length: number }).length }),
-              );
-          });
-          req.on('error', reject);
+    const s = await proxy(t, proxyConfig(b.url, '  enableCompression: true\n'));
+    const res = await new Promise<IncomingMessage>((resolve) =>
+      http.get(
+        {
+          port: s.port,
+          host: '127.0.0.1',
+          path: '/events',
+          headers: { host: 'localhost', 'accept-encoding': 'gzip' },
         },
-      );
-      assert.deepEqual(result, { continued: true, length: 5 });
-    } finally {
-      await s.close();
-      await b.close();
-    }
+        resolve,
+      ),
+    );
+    res.setEncoding('utf8');
+    const [first] = (await once(res, 'data')) as [string];
+    assert.equal(first, 'data: one\n\n', 'the first event arrives before the stream ends');
+    sendSecond();
+    const [second] = (await once(res, 'data')) as [string];
+    assert.equal(second, 'data: two\n\n');
   });
 
-  it('proxies HTTP/2 clients to HTTP/1.1 backends', async () => {
-    const b = await backend(echo);
+  it('answers Expect: 100-continue and forwards the body', async (t) => {
+    const b = await backend(t, echo);
+    const s = await proxy(t, proxyConfig(b.url));
+    const result = await new Promise<{ continued: boolean; length: number }>((resolve, reject) => {
+      let continued = false;
+      const req = http.request({
+        port: s.port,
+        host: '127.0.0.1',
+        method: 'POST',
+        path: '/',
+        headers: { host: 'localhost', expect: '100-continue', 'content-length': 5 },
+      });
+      req.on('continue', () => {
+        continued = true;
+        req.end('hello');
+      });
+      req.on('response', (res) => {
+        let text = '';
+        res
+          .setEncoding('utf8')
+          .on('data', (d: string) => (text += d))
+          .on('end', () =>
+            resolve({ continued, length: (JSON.parse(text) as { length: number }).length }),
+          );
+      });
+      req.on('error', reject);
+    });
+    assert.deepEqual(result, { continued: true, length: 5 });
+  });
+
+  it('proxies HTTP/2 clients to HTTP/1.1 backends', async (t) => {
+    const b = await backend(t, echo);
     const sport = await freePort();
-    const s2 = await startServer(
+    await proxy(
+      t,
       `global:\n  loadModules: [rproxy]\n  secure: true\n  sport: "127.0.0.1:${sport}"\n  cert: ${join(TLS, 'server.crt')}\n  key: ${join(TLS, 'server.key')}\n  proxyTo: ${b.url}\n`,
     );
-    try {
-      const session = http2Connect(`https://localhost:${sport}`, {
-        ca: readFileSync(join(TLS, 'ca.crt')),
-      });
-      const stream = session.request({ ':path': '/h2?x=1', cookie: 'a=1', 'x-h2': 'yes' });
-      stream.end();
-      let text = '';
-      stream.setEncoding('utf8').on('data', (d: string) => (text += d));
-      const [headers] = (await once(stream, 'response')) as [Record<string, string>];
-      await once(stream, 'end');
-      session.close();
-      assert.equal(headers[':status'], 200);
-      const got = JSON.parse(text) as { url: string; headers: Record<string, string> };
-      assert.equal(got.url, '/h2?x=1');
-      assert.equal(got.headers['x-h2'], 'yes');
-      assert.equal(got.headers['x-forwarded-proto'], 'https');
-    } finally {
-      await s2.close();
-      await b.close();
-    }
+    const session = http2Connect(`https://localhost:${sport}`, {
+      ca: readFileSync(join(TLS, 'ca.crt')),
+    });
+    const stream = session.request({ ':path': '/h2?x=1', cookie: ['a=1', 'b=2'], 'x-h2': 'yes' });
+    stream.end();
+    let text = '';
+    stream.setEncoding('utf8').on('data', (d: string) => (text += d));
+    const [headers] = (await once(stream, 'response')) as [Record<string, string>];
+    await once(stream, 'end');
+    session.close();
+    assert.equal(headers[':status'], 200);
+    const got = JSON.parse(text) as { url: string; headers: Record<string, string> };
+    assert.equal(got.url, '/h2?x=1');
+    assert.equal(got.headers['x-h2'], 'yes');
+    assert.equal(got.headers.cookie, 'a=1; b=2', 'HTTP/2 cookie fields joined into one');
+    assert.equal(got.headers['x-forwarded-proto'], 'https');
   });
 });
 
 describe('rproxy: the response a client receives', () => {
-  it('relays status and repeated fields, adds customHeaders, drops hop-by-hop fields', async () => {
-    const b = await backend((_req, res) => {
+  it('relays status and repeated fields, adds customHeaders, drops hop-by-hop fields', async (t) => {
+    const b = await backend(t, (_req, res) => {
       res.writeHead(
         201,
         [
@@ -349,159 +326,147 @@ describe('rproxy: the response a client receives', () => {
       );
       res.end('ok');
     });
-    const s = await startServer(proxyConfig(b.url, '  customHeaders:\n    X-Site: portico\n'));
-    try {
-      const r = await request(s.port, '/', { headers: { host: 'localhost' } });
-      assert.equal(r.status, 201);
-      assert.deepEqual(r.headers['set-cookie'], ['a=1', 'b=2']);
-      assert.equal(r.headers['x-internal'], undefined);
-      assert.equal(r.headers['x-site'], 'portico');
-      assert.equal(r.text, 'ok');
-    } finally {
-      await s.close();
-      await b.close();
-    }
+    const s = await proxy(t, proxyConfig(b.url, '  customHeaders:\n    X-Site: portico\n'));
+    const r = await request(s.port, '/', { headers: { host: 'localhost' } });
+    assert.equal(r.status, 201);
+    assert.deepEqual(r.headers['set-cookie'], ['a=1', 'b=2']);
+    assert.equal(r.headers['x-internal'], undefined);
+    assert.equal(r.headers['x-site'], 'portico');
+    assert.equal(r.text, 'ok');
   });
 
-  it('sends a backend error through the error responder with proxyInterceptErrors', async () => {
-    const b = await backend((_req, res) => {
+  it('sends a backend error through the error responder with proxyInterceptErrors', async (t) => {
+    const b = await backend(t, (_req, res) => {
       res.writeHead(404, { 'Content-Type': 'text/plain' });
       res.end('backend page');
     });
-    const s = await startServer(proxyConfig(b.url, '  proxyInterceptErrors: true\n'));
-    try {
-      const r = await request(s.port, '/missing', { headers: { host: 'localhost' } });
-      assert.equal(r.status, 404);
-      assert.doesNotMatch(r.text, /backend page/);
-      assert.match(r.text, /404/);
-    } finally {
-      await s.close();
-      await b.close();
-    }
+    const s = await proxy(t, proxyConfig(b.url, '  proxyInterceptErrors: true\n'));
+    const r = await request(s.port, '/missing', { headers: { host: 'localhost' } });
+    assert.equal(r.status, 404);
+    assert.doesNotMatch(r.text, /backend page/);
+    assert.match(r.text, /404/);
+  });
+});
+
+describe('rproxy: the access log', () => {
+  it('names the authenticated user of a proxied request', async (t) => {
+    const b = await backend(t, echo);
+    const dir = mkdtempSync(join(tmpdir(), 'portico-rproxy-log-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const accessLog = join(dir, 'access.log');
+    const pass = await hashPassword('right');
+    const s = await proxy(
+      t,
+      proxyConfig(
+        b.url,
+        `  logFilePath: ${accessLog}\n  users: [{ name: alice, pass: "${pass}" }]\n  nonStandardCodes: [{ scode: 401, regex: "^/" }]\n`,
+      ),
+    );
+    const authorization = `Basic ${Buffer.from('alice:right').toString('base64')}`;
+    assert.equal(
+      (await request(s.port, '/private', { headers: { host: 'localhost', authorization } })).status,
+      200,
+    );
+    await s.close();
+    assert.match(
+      readFileSync(accessLog, 'utf8'),
+      /^127\.0\.0\.1 - alice \[[^\]]+\] "GET \/private HTTP\/1\.1" 200 /m,
+    );
   });
 });
 
 describe('rproxy: failures', () => {
-  it('answers 503 for a refused or unresolvable backend and 502 for one that closes before its head', async () => {
+  it('answers 503 for a refused or unresolvable backend and 502 for one that closes before its head', async (t) => {
     const dead = await freePort();
-    const rude = await backend((req) => req.socket.destroy());
-    const s = await startServer(
+    const rude = await backend(t, (req) => req.socket.destroy());
+    const s = await proxy(
+      t,
       `global:\n  loadModules: [rproxy]\nhosts:\n  - domain: localhost\n    locations:\n      - path: /dead\n        proxyTo: http://127.0.0.1:${dead}\n      - path: /nowhere\n        proxyTo: http://nonexistent.invalid\n      - path: /rude\n        proxyTo: ${rude.url}\n`,
     );
-    try {
-      assert.equal(
-        (await request(s.port, '/dead', { headers: { host: 'localhost' } })).status,
-        503,
-      );
-      assert.equal(
-        (await request(s.port, '/nowhere', { headers: { host: 'localhost' } })).status,
-        503,
-      );
-      assert.equal(
-        (await request(s.port, '/rude', { headers: { host: 'localhost' } })).status,
-        502,
-      );
-      const log = s.stderr();
-      assert.match(
-        log,
-        new RegExp(`\\[upstream-refused\\] proxy to http://127\\.0\\.0\\.1:${dead}`),
-      );
-      assert.match(log, /\[upstream-unreachable\] proxy to http:\/\/nonexistent\.invalid/);
-      assert.match(log, /\[upstream-failed\] proxy to http:\/\/127\.0\.0\.1:\d+/);
-    } finally {
-      await s.close();
-      await rude.close();
-    }
+    assert.equal((await request(s.port, '/dead', { headers: { host: 'localhost' } })).status, 503);
+    assert.equal(
+      (await request(s.port, '/nowhere', { headers: { host: 'localhost' } })).status,
+      503,
+    );
+    assert.equal((await request(s.port, '/rude', { headers: { host: 'localhost' } })).status, 502);
+    const log = s.stderr();
+    assert.match(log, new RegExp(`\\[upstream-refused\\] proxy to http://127\\.0\\.0\\.1:${dead}`));
+    assert.match(log, /\[upstream-unreachable\] proxy to http:\/\/nonexistent\.invalid/);
+    assert.match(log, /\[upstream-failed\] proxy to http:\/\/127\.0\.0\.1:\d+/);
   });
 
-  it('retries a refused connection on another backend; health checks then avoid the dead one', async () => {
+  it('retries a refused connection on another backend; health checks then avoid the dead one', async (t) => {
     const dead = await freePort();
-    const b = await backend(echo);
-    const s = await startServer(
+    const b = await backend(t, echo);
+    const s = await proxy(
+      t,
       proxyConfig(
         [`http://127.0.0.1:${dead}`, b.url],
         '  enableLoadBalancerHealthCheck: true\n  loadBalancerHealthCheckMaximumFails: 1\n  loadBalancerHealthCheckWindow: 60000\n',
       ),
     );
-    try {
-      for (let i = 0; i < 20; i++)
-        assert.equal(
-          (await request(s.port, `/r${i}`, { headers: { host: 'localhost' } })).status,
-          200,
-        );
-      const retries = s.stderr().match(/trying another backend/g)?.length ?? 0;
-      assert.ok(
-        retries >= 1 && retries <= 2,
-        `the dead backend is tried until it is marked bad (${retries})`,
+    for (let i = 0; i < 20; i++)
+      assert.equal(
+        (await request(s.port, `/r${i}`, { headers: { host: 'localhost' } })).status,
+        200,
       );
-      const status = s.server.status() as {
-        modules: { rproxy: { backends: { url: string; healthy: boolean }[] }[] };
-      };
-      const health = Object.fromEntries(
-        status.modules.rproxy[0]!.backends.map((x) => [x.url, x.healthy]),
-      );
-      assert.deepEqual(health, { [`http://127.0.0.1:${dead}`]: false, [b.url]: true });
-    } finally {
-      await s.close();
-      await b.close();
-    }
+    const retries = s.stderr().match(/trying another backend/g)?.length ?? 0;
+    assert.ok(
+      retries >= 1 && retries <= 2,
+      `the dead backend is tried until it is marked bad (${retries})`,
+    );
+    const status = s.server.status() as {
+      modules: { rproxy: { backends: { url: string; healthy: boolean }[] }[] };
+    };
+    const health = Object.fromEntries(
+      status.modules.rproxy[0]!.backends.map((x) => [x.url, x.healthy]),
+    );
+    assert.deepEqual(health, { [`http://127.0.0.1:${dead}`]: false, [b.url]: true });
   });
 
-  it('cuts the client’s response when the backend dies mid-body', async () => {
-    const b = await backend((req, res) => {
+  it('cuts the client’s response when the backend dies mid-body', async (t) => {
+    const b = await backend(t, (req, res) => {
       const fixed = req.url === '/fixed';
       res.writeHead(200, fixed ? { 'Content-Length': 1_000_000 } : {});
       res.write(Buffer.alloc(1000, 97));
       setTimeout(() => res.socket?.destroy(), 50);
     });
-    const s = await startServer(proxyConfig(b.url));
-    try {
-      for (const path of ['/fixed', '/chunked']) {
-        const outcome = await new Promise<string>((resolve) => {
-          http
-            .get(
-              { port: s.port, host: '127.0.0.1', path, headers: { host: 'localhost' } },
-              (res) => {
-                res.on('data', () => undefined);
-                res.on('end', () => resolve(res.complete ? 'complete' : 'incomplete'));
-                res.on('error', () => resolve('error'));
-                res.on('aborted', () => resolve('aborted'));
-              },
-            )
-            .on('error', () => resolve('error'));
-        });
-        assert.notEqual(outcome, 'complete', path);
-      }
-    } finally {
-      await s.close();
-      await b.close();
+    const s = await proxy(t, proxyConfig(b.url));
+    for (const path of ['/fixed', '/chunked']) {
+      const outcome = await new Promise<string>((resolve) => {
+        http
+          .get({ port: s.port, host: '127.0.0.1', path, headers: { host: 'localhost' } }, (res) => {
+            res.on('data', () => undefined);
+            res.on('end', () => resolve(res.complete ? 'complete' : 'incomplete'));
+            res.on('error', () => resolve('error'));
+            res.on('aborted', () => resolve('aborted'));
+          })
+          .on('error', () => resolve('error'));
+      });
+      assert.notEqual(outcome, 'complete', path);
     }
   });
 });
 
 describe('rproxy: TLS to backends', () => {
-  it('refuses a backend certificate Node does not trust (502), unless verification is off', async () => {
-    const b = await backend(echo, true);
-    const s = await startServer(
+  it('refuses a backend certificate Node does not trust (502), unless verification is off', async (t) => {
+    const b = await backend(t, echo, true);
+    const s = await proxy(
+      t,
       `global:\n  loadModules: [rproxy]\nhosts:\n  - domain: localhost\n    locations:\n      - path: /checked\n        proxyTo: ${b.url}\n      - path: /unchecked\n        proxyTo: ${b.url}\n        disableProxyCertificateVerification: true\n`,
     );
-    try {
-      assert.equal(
-        (await request(s.port, '/checked', { headers: { host: 'localhost' } })).status,
-        502,
-      );
-      assert.equal(
-        (await request(s.port, '/unchecked', { headers: { host: 'localhost' } })).status,
-        200,
-      );
-    } finally {
-      await s.close();
-      await b.close();
-    }
+    assert.equal(
+      (await request(s.port, '/checked', { headers: { host: 'localhost' } })).status,
+      502,
+    );
+    assert.equal(
+      (await request(s.port, '/unchecked', { headers: { host: 'localhost' } })).status,
+      200,
+    );
   });
 
-  it('trusts a CA given in NODE_EXTRA_CA_CERTS, with SNI set to the backend’s name', async () => {
-    const b = await backend(echo, true);
+  it('trusts a CA given in NODE_EXTRA_CA_CERTS, with SNI set to the backend’s name', async (t) => {
+    const b = await backend(t, echo, true);
     const port = await freePort();
     const dir = mkdtempSync(join(tmpdir(), 'portico-rproxy-'));
     writeFileSync(
@@ -512,21 +477,19 @@ describe('rproxy: TLS to backends', () => {
       env: { ...process.env, NODE_EXTRA_CA_CERTS: join(TLS, 'ca.crt') },
       stdio: 'ignore',
     });
-    after(() => rmSync(dir, { recursive: true, force: true }));
-    try {
-      let status = 0;
-      for (let i = 0; i < 100 && status === 0; i++) {
-        status = await request(port, '/', {}).then(
-          (r) => r.status,
-          () => 0,
-        );
-        if (status === 0) await sleep(50);
-      }
-      assert.equal(status, 200);
-    } finally {
+    t.after(async () => {
       child.kill('SIGTERM');
-      await once(child, 'exit');
-      await b.close();
+      if (child.exitCode === null) await once(child, 'exit');
+      rmSync(dir, { recursive: true, force: true });
+    });
+    let status = 0;
+    for (let i = 0; i < 100 && status === 0; i++) {
+      status = await request(port, '/', {}).then(
+        (r) => r.status,
+        () => 0,
+      );
+      if (status === 0) await sleep(50);
     }
+    assert.equal(status, 200);
   });
 });

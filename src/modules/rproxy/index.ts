@@ -7,6 +7,7 @@ import { defineModule } from '../../plan/module.js';
 import { parseBackend } from '../../upstream/backend.js';
 import { HealthBook } from '../../upstream/health.js';
 import { leasePool } from '../../upstream/pools.js';
+import { checkBackendUrls } from './check.js';
 import { proxyStage, type ProxyRoute } from './proxy-stage.js';
 
 export interface RproxyOptions {
@@ -43,6 +44,7 @@ function options(s: ResolvedSettings): RproxyOptions | undefined {
 
 export const rproxy = defineModule<RproxyOptions>({
   name: 'rproxy',
+  check: checkBackendUrls,
   options,
   provision: (o, leases, { errorLog }) => {
     const book = leases.take('upstream:health', () => new HealthBook());

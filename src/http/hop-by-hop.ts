@@ -1,0 +1,34 @@
+// Fields that describe one connection, not the message (RFC 9110 §7.6.1): they never cross a
+// proxy, in either direction, nor do the fields a Connection header lists; HTTP/2 forbids them in
+// any message (RFC 9113 §8.2.2), `TE: trailers` excepted.
+
+export const CONNECTION_SPECIFIC: ReadonlySet<string> = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'transfer-encoding',
+  'upgrade',
+  'http2-settings',
+]);
+
+/** The lower-cased names a Connection field lists (undefined when there is none). */
+export function connectionListed(connection: string | string[] | undefined): Set<string> | undefined {
+  if (connection === undefined) return undefined;
+  const listed = new Set<string>();
+  for (const value of Array.isArray(connection) ? connection : [connection]) {
+    for (const token of value.split(',')) {
+      const name = token.trim().toLowerCase();
+      if (name !== '') listed.add(name);
+    }
+  }
+  return listed;
+}
+
+/**
+ * `lower` does not cross a proxy: connection-specific, listed by Connection, or `Trailer`
+ * (Portico relays no trailers, so a field announcing them would be false).
+ */
+export function isHopByHop(lower: string, listed: ReadonlySet<string> | undefined): boolean {
+  return CONNECTION_SPECIFIC.has(lower) || lower === 'trailer' || (listed !== undefined && listed.has(lower));
+}
