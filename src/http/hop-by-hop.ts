@@ -13,7 +13,9 @@ export const CONNECTION_SPECIFIC: ReadonlySet<string> = new Set([
 ]);
 
 /** The lower-cased names a Connection field lists (undefined when there is none). */
-export function connectionListed(connection: string | string[] | undefined): Set<string> | undefined {
+export function connectionListed(
+  connection: string | string[] | undefined,
+): Set<string> | undefined {
   if (connection === undefined) return undefined;
   const listed = new Set<string>();
   for (const value of Array.isArray(connection) ? connection : [connection]) {
@@ -30,5 +32,9 @@ export function connectionListed(connection: string | string[] | undefined): Set
  * (Portico relays no trailers, so a field announcing them would be false).
  */
 export function isHopByHop(lower: string, listed: ReadonlySet<string> | undefined): boolean {
-  return CONNECTION_SPECIFIC.has(lower) || lower === 'trailer' || (listed !== undefined && listed.has(lower));
+  return (
+    CONNECTION_SPECIFIC.has(lower) ||
+    lower === 'trailer' ||
+    (listed !== undefined && listed.has(lower))
+  );
 }

@@ -41,10 +41,7 @@ export function forwardedHeaders(ctx: Ctx, options: ForwardOptions): string[] {
   // HTTP/2 may split Cookie into one field per pair; HTTP/1.1 wants one (RFC 9113 §8.2.3).
   if (cookies.length > 0) out.push('cookie', cookies.join('; '));
   const length = ctx.req.headers['content-length'];
-  if (
-    length !== undefined &&
-    ctx.req.headers['transfer-encoding'] === undefined
-  )
+  if (length !== undefined && ctx.req.headers['transfer-encoding'] === undefined)
     out.push('content-length', length);
   if (options.xForwarded) {
     out.push('x-forwarded-for', ctx.clientAddress, 'x-forwarded-proto', ctx.scheme);
