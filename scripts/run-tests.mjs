@@ -14,7 +14,12 @@ function findTests(dir) {
 
 const args = process.argv.slice(2);
 const files = args.some((a) => a.endsWith('.ts')) ? [] : findTests('test').sort();
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', ...args, ...files], {
-  stdio: 'inherit',
-});
+// A test that hangs fails after two minutes instead of holding CI until its own limit.
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-timeout=120000', ...args, ...files],
+  {
+    stdio: 'inherit',
+  },
+);
 process.exit(result.status ?? 1);

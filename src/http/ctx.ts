@@ -3,6 +3,7 @@
 // the client address, which later stages and the access log then see.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import type { Duplex } from 'node:stream';
 import { HttpError, type FailureCode, type HeaderPairs } from './http-error.js';
 import type { Resolved } from './resolved.js';
 
@@ -36,6 +37,8 @@ export interface CtxInit {
   readonly hostHeader?: string | undefined;
   /** The host name alone: no port, no trailing dot. */
   readonly hostname?: string | undefined;
+  /** The connection, when an HTTP/1.1 request asked to switch protocols (Upgrade). */
+  readonly upgrade?: Duplex | undefined;
 }
 
 export class Ctx {
@@ -51,6 +54,12 @@ export class Ctx {
   readonly localPort: number;
   readonly hostHeader: string | undefined;
   readonly hostname: string | undefined;
+  /**
+   * The connection, when an HTTP/1.1 request asked to switch protocols: a module that agrees
+   * answers 101 (respond.ts switchProtocols) and takes it over; anything else answers as usual
+   * and the connection closes after.
+   */
+  readonly upgrade: Duplex | undefined;
   /** Status and length of what was sent, for the access log. */
   status = 0;
   length: number | undefined = undefined;
@@ -90,6 +99,7 @@ export class Ctx {
     this.localPort = init.addresses.localPort;
     this.hostHeader = init.hostHeader;
     this.hostname = init.hostname;
+    this.upgrade = init.upgrade;
   }
 
   get method(): string {

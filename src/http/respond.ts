@@ -3,7 +3,7 @@
 // records status and length for the access log, leaves HEAD responses and statuses without content
 // (204, 205, 304) without a body, and keeps HTTP/1-only headers out of HTTP/2 responses.
 import { pipeline } from 'node:stream/promises';
-import type { Readable } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 import type { Ctx } from './ctx.js';
 import { CONNECTION_SPECIFIC } from './hop-by-hop.js';
 
@@ -156,6 +156,24 @@ export function startResponse(
     return undefined;
   }
   return ('stream' in ctx.res ? ctx.res.stream : ctx.res) as NodeJS.WritableStream;
+}
+
+/**
+ * The 101 that agrees to an HTTP/1.1 Upgrade (RFC 9110 §15.2.2): the head goes out with
+ * `customHeaders` and `Server` like any other, and the connection is handed back for the new
+ * protocol, its time limit lifted. The access log's line comes when the connection closes.
+ */
+export function switchProtocols(ctx: Ctx, protocol: string, headers: RawHeaders): Duplex {
+  const socket = ctx.upgrade;
+  if (socket === undefined || 'stream' in ctx.res)
+    throw new Error('no HTTP/1.1 upgrade to agree to');
+  headers.push('Connection', 'Upgrade', 'Upgrade', protocol);
+  const sent = finalize(ctx, 101, headers);
+  ctx.res.writeHead(sent, headers as unknown as Record<string, string>);
+  ctx.res.flushHeaders();
+  (socket as Duplex & { setTimeout(ms: number): void }).setTimeout(0);
+  ctx.length = 0;
+  return socket;
 }
 
 /** A streamed response; resolves when the body is written, with backpressure respected. */

@@ -12,6 +12,7 @@ import {
 } from 'node:http';
 import type { Http2SecureServer, ServerHttp2Session } from 'node:http2';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { SecureContext, TLSSocket } from 'node:tls';
 import type { TlsSetup } from '../plan/compile.js';
 import type { ListenerSpec } from '../plan/listener-spec.js';
@@ -19,7 +20,13 @@ import type { Request, Response } from '../http/ctx.js';
 import { Http1Connections } from './http1-connections.js';
 import { http2Module, httpsModule } from '../tls/lazy-modules.js';
 
-export type Dispatch = (req: Request, res: Response, scheme: 'http' | 'https') => void;
+/** `upgrade`: the connection of an HTTP/1.1 request that asked to switch protocols (WebSocket). */
+export type Dispatch = (
+  req: Request,
+  res: Response,
+  scheme: 'http' | 'https',
+  upgrade?: Duplex,
+) => void;
 
 /** Connection time limits. The defaults defeat slow clients (slowloris) without hurting real ones. */
 export interface ConnectionLimits {
@@ -51,8 +58,8 @@ export class ListenError extends Error {}
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 const HTTP2_IDLE_MS = 120_000;
 const HTTP2_LIVENESS_MS = 30_000;
-// How long an HTTP/1 CONNECT's socket may take to receive its answer.
-const CONNECT_ANSWER_MS = 10_000;
+// How long an HTTP/1 CONNECT's or Upgrade request's socket may take to receive its answer.
+const BARE_ANSWER_MS = 10_000;
 // setTimeout's largest delay; shutdownTimeout (a u32) may exceed it.
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -181,9 +188,17 @@ export class ProtocolServer {
         },
       );
     }
+    const scheme = spec.secure ? 'https' : 'http';
     this.server.on('connect', (req: Request, second: Socket | Response) =>
-      this.connect(req, second, dispatch, spec.secure ? 'https' : 'http'),
+      this.connect(req, second, dispatch, scheme),
     );
+    this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+      // Nothing reads the socket until a module takes it over; what the client sent after its
+      // head is put back first, so the new protocol's first bytes are not lost.
+      socket.pause();
+      if (head.length > 0) socket.unshift(head);
+      dispatch(req, bareResponse(req, socket), scheme, socket);
+    });
     // A client that sends garbage gets a 400 and is closed; nothing reaches the log as a crash.
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
       if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
@@ -270,17 +285,7 @@ export class ProtocolServer {
     scheme: 'http' | 'https',
   ): void {
     if (req.httpVersionMajor >= 2) return dispatch(req, second as Response, scheme);
-    // Node has taken its parser, its time limits and its error listener off this socket: a reset
-    // while the answer is written would be an uncaught error, and a client that never reads it
-    // would keep the socket for ever. Both are settled here.
-    const socket = second as Socket;
-    socket.on('error', () => socket.destroy());
-    socket.setTimeout(CONNECT_ANSWER_MS, () => socket.destroy());
-    const res = new ServerResponse(req as IncomingMessage);
-    res.shouldKeepAlive = false;
-    res.assignSocket(socket);
-    res.once('finish', () => socket.destroySoon());
-    dispatch(req, res, scheme);
+    dispatch(req, bareResponse(req as IncomingMessage, second as Socket), scheme);
   }
 
   private trackSession(session: ServerHttp2Session, socket: TLSSocket | undefined): void {
@@ -438,4 +443,20 @@ function explain(err: NodeJS.ErrnoException): string {
     default:
       return err.message;
   }
+}
+
+/**
+ * A response on a socket Node's HTTP/1 parser has let go of (CONNECT, an Upgrade request): the last
+ * on that connection. Node has taken its time limits and its error listener off the socket too: a
+ * reset while the answer is written would be an uncaught error, and a client that never reads it
+ * would keep the socket for ever. Both are settled here; a 101 lifts the time limit.
+ */
+function bareResponse(req: IncomingMessage, socket: Socket): ServerResponse {
+  socket.on('error', () => socket.destroy());
+  socket.setTimeout(BARE_ANSWER_MS, () => socket.destroy());
+  const res = new ServerResponse(req);
+  res.shouldKeepAlive = false;
+  res.assignSocket(socket);
+  res.once('finish', () => socket.destroySoon());
+  return res;
 }

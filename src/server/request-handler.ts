@@ -2,6 +2,7 @@
 // the client address and check the blocklist (first, whatever the request: CONTRACT.md, point 5),
 // refuse what is malformed, run the Resolved's chain under the request time limit, render any
 // error, log the line.
+import type { Duplex } from 'node:stream';
 import type { Plan } from '../plan/compile.js';
 import type { Site } from '../plan/site.js';
 import { applyForwardedFor } from '../stages/client-address.js';
@@ -57,7 +58,7 @@ export class RequestHandler {
     private readonly errors: ErrorResponder,
   ) {}
 
-  handle(req: Request, res: Response, scheme: 'http' | 'https'): void {
+  handle(req: Request, res: Response, scheme: 'http' | 'https', upgrade?: Duplex): void {
     this.requestsTotal++;
     const plan = this.plan;
     // CONNECT's target is an authority (`a.test:443`; HTTP/2 puts it in `:authority`, with no path).
@@ -89,6 +90,7 @@ export class RequestHandler {
       req,
       res,
       scheme,
+      upgrade,
       addresses: a,
       hostHeader,
       hostname: hostHeader === undefined ? undefined : hostnameOf(hostHeader),

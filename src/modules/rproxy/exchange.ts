@@ -10,9 +10,10 @@ import type { Dispatcher, Pool } from 'undici';
 import type { Ctx } from '../../http/ctx.js';
 import { HttpError } from '../../http/http-error.js';
 import type { Logger } from '../../http/logger.js';
-import { startResponse } from '../../http/respond.js';
+import { startResponse, switchProtocols } from '../../http/respond.js';
 import type { Backend } from '../../upstream/backend.js';
 import { relayedHeaders } from '../../upstream/response-headers.js';
+import { tunnel } from '../../upstream/tunnel.js';
 
 // An error page from the backend is read to its end (so the connection stays reusable) up to this
 // much; beyond, the connection is dropped.
@@ -25,6 +26,8 @@ export interface ExchangeOptions {
   /** `proxyInterceptErrors`: a status ≥ 400 goes to the error responder, its body dropped. */
   readonly interceptErrors: boolean;
   readonly errorLog: Logger;
+  /** The protocol an HTTP/1.1 Upgrade asks for (`websocket`): the backend's 101 joins the two connections. */
+  readonly upgrade?: string | undefined;
 }
 
 export interface ExchangeFailure {
@@ -64,6 +67,13 @@ export function exchange(
         controller = c;
         started = true;
         if (ctx.res.destroyed) c.abort(new Error('the client closed the connection'));
+      },
+      onRequestUpgrade(_c, _status, headers: IncomingHttpHeaders, backendSocket) {
+        settle();
+        headSent = true;
+        const protocol = String(headers.upgrade ?? options.upgrade);
+        tunnel(switchProtocols(ctx, protocol, relayedHeaders(headers)), backendSocket);
+        resolve();
       },
       onResponseStart(c, status, headers: IncomingHttpHeaders) {
         controller = c;
@@ -119,6 +129,7 @@ export function exchange(
         method: ctx.method,
         headers: options.headers,
         body: options.body ?? null,
+        ...(options.upgrade ? { upgrade: options.upgrade } : {}),
       },
       handler,
     );

@@ -12,6 +12,8 @@ import { hasBody, RequestBody } from '../../upstream/request-body.js';
 import { forwardedHeaders } from '../../upstream/request-headers.js';
 import { exchange, type ExchangeFailure } from './exchange.js';
 
+const WEBSOCKET = /^websocket$/i;
+
 export interface ProxyRoute {
   readonly backends: readonly Backend[];
   readonly pools: ReadonlyMap<Backend, Pool>;
@@ -33,6 +35,9 @@ export function proxyStage(setup: ProxySetup): Stage {
     const route = ctx.scheme === 'https' ? setup.secure : setup.plain;
     if (route === undefined) return next();
     const body = hasBody(ctx.req) ? ctx.req : undefined;
+    // A WebSocket handshake goes to the backend first; only its own 101 is relayed (CONTRACT point 10).
+    const upgrade =
+      ctx.upgrade && WEBSOCKET.test(String(ctx.req.headers.upgrade)) ? 'websocket' : undefined;
     const tried = new Set<Backend>();
     for (;;) {
       const backend = chooseBackend(route.backends, tried, setup.health)!;
@@ -48,6 +53,7 @@ export function proxyStage(setup: ProxySetup): Stage {
           body: requestBody,
           interceptErrors: setup.interceptErrors,
           errorLog: setup.errorLog,
+          upgrade,
         });
       } catch (e) {
         if (e instanceof HttpError) throw e;

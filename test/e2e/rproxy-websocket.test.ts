@@ -1,0 +1,136 @@
+// WebSocket through the reverse proxy, with `ws` on both ends as real peers: the backend's own 101
+// is relayed (never one before it agrees), its refusal reaches the client as a normal response,
+// frames flow both ways, and either side closing closes the other with nothing left open.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, it, type TestContext } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import WebSocket, { WebSocketServer } from 'ws';
+import { startServer, type RunningServer } from '../helpers/server.js';
+
+interface Backend {
+  readonly url: string;
+  readonly server: WebSocketServer;
+  readonly handshakes: IncomingMessage[];
+}
+
+/** An echo server on 127.0.0.1 that refuses paths with /refuse in them with 403; closed when the test ends. */
+async function wsBackend(t: TestContext): Promise<Backend> {
+  const handshakes: IncomingMessage[] = [];
+  // An HTTP server of its own, so the end of the test can close its keep-alive connections too
+  // (the proxy's pool keeps one open after a refusal).
+  const http = createServer();
+  const server = new WebSocketServer({
+    server: http,
+    handleProtocols: (protocols) => (protocols.has('chat') ? 'chat' : false),
+    verifyClient: ({ req }, done) => {
+      handshakes.push(req);
+      if (req.url?.includes('/refuse')) done(false, 403, 'not here');
+      else done(true);
+    },
+  });
+  http.listen(0, '127.0.0.1');
+  await once(http, 'listening');
+  server.on('connection', (socket, req) => {
+    socket.on('message', (data, binary) =>
+      socket.send(binary ? data : `echo ${data.toString()} ${req.url}`, { binary }),
+    );
+  });
+  t.after(() => {
+    for (const client of server.clients) client.terminate();
+    server.close();
+    http.closeAllConnections();
+    return new Promise<void>((resolve) => http.close(() => resolve()));
+  });
+  return { url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`, server, handshakes };
+}
+
+async function proxy(t: TestContext, backend: Backend): Promise<RunningServer> {
+  const s = await startServer(
+    `global:\n  loadModules: [rproxy]\nhosts:\n  - domain: localhost\n    locations:\n      - path: /ws\n        proxyTo: ${backend.url}/base\n`,
+  );
+  t.after(() => s.close());
+  return s;
+}
+
+function connect(port: number, path: string, protocols: string[] = []): WebSocket {
+  return new WebSocket(`ws://localhost:${port}${path}`, protocols);
+}
+
+async function until(condition: () => boolean, ms = 2000): Promise<void> {
+  for (let waited = 0; !condition() && waited < ms; waited += 10) await sleep(10);
+}
+
+describe('rproxy: WebSocket', () => {
+  it('relays the backend’s 101 and frames both ways, with the subprotocol it chose', async (t) => {
+    const b = await wsBackend(t);
+    const s = await proxy(t, b);
+    const client = connect(s.port, '/ws/room?x=1', ['chat', 'other']);
+    const opened = once(client, 'open');
+    const [response] = (await once(client, 'upgrade')) as [IncomingMessage];
+    await opened;
+    assert.equal(client.protocol, 'chat');
+    assert.equal(response.headers.server, 'Portico');
+    client.send('hello');
+    const [text] = (await once(client, 'message')) as [Buffer];
+    assert.equal(text.toString(), 'echo hello /base/ws/room?x=1');
+    const big = Buffer.alloc(1024 * 1024, 7);
+    client.send(big);
+    const [echoed] = (await once(client, 'message')) as [Buffer];
+    assert.ok(Buffer.compare(echoed, big) === 0, 'a 1 MiB binary frame comes back intact');
+    const handshake = b.handshakes[0]!;
+    assert.equal(handshake.headers['x-forwarded-for'], '127.0.0.1');
+    assert.equal(handshake.headers.host, b.url.slice('http://'.length));
+    client.close();
+    await once(client, 'close');
+  });
+
+  it('relays a refusal as a normal response, without a 101 first', async (t) => {
+    const b = await wsBackend(t);
+    const s = await proxy(t, b);
+    const client = connect(s.port, '/ws/refuse/x');
+    client.on('error', () => undefined);
+    const [, response] = (await once(client, 'unexpected-response')) as [unknown, IncomingMessage];
+    assert.equal(response.statusCode, 403);
+    assert.equal(b.handshakes.length, 1, 'the backend was asked first');
+    response.resume();
+    client.terminate();
+    assert.equal(b.server.clients.size, 0);
+  });
+
+  it('answers an upgrade where nothing proxies as a normal request', async (t) => {
+    const b = await wsBackend(t);
+    const s = await proxy(t, b);
+    const client = connect(s.port, '/elsewhere');
+    client.on('error', () => undefined);
+    const [, response] = (await once(client, 'unexpected-response')) as [unknown, IncomingMessage];
+    assert.equal(response.statusCode, 404);
+    response.resume();
+    client.terminate();
+  });
+
+  it('closes the client when the backend goes, and the backend when the client goes; nothing stays open', async (t) => {
+    const b = await wsBackend(t);
+    const s = await proxy(t, b);
+    const first = connect(s.port, '/ws/a');
+    await once(first, 'open');
+    for (const peer of b.server.clients) peer.terminate();
+    const [code] = (await once(first, 'close')) as [number];
+    assert.equal(
+      code,
+      1006,
+      'the connection ended without a closing handshake, as the backend’s did',
+    );
+
+    const second = connect(s.port, '/ws/b');
+    await once(second, 'open');
+    await until(() => b.server.clients.size === 1);
+    second.terminate();
+    await until(() => b.server.clients.size === 0);
+    assert.equal(b.server.clients.size, 0, 'the backend side was closed');
+    await until(() => s.server.connectionsActive === 0);
+    assert.equal(s.server.connectionsActive, 0, 'no client connection is left');
+  });
+});
