@@ -158,22 +158,39 @@ export function startResponse(
   return ('stream' in ctx.res ? ctx.res.stream : ctx.res) as NodeJS.WritableStream;
 }
 
+/** A connection after a switch of protocols: what the client sends, and where to write to it. */
+export interface SwitchedConnection {
+  readonly input: Readable;
+  readonly output: Duplex;
+}
+
 /**
- * The 101 that agrees to an HTTP/1.1 Upgrade (RFC 9110 §15.2.2): the head goes out with
- * `customHeaders` and `Server` like any other, and the connection is handed back for the new
- * protocol, its time limit lifted. The access log's line comes when the connection closes.
+ * Agrees to a switch of protocols and hands back the connection for the new one: a 101 to an
+ * HTTP/1.1 Upgrade (RFC 9110 §15.2.2), its time limit lifted, or a 200 to an HTTP/2 extended
+ * CONNECT (RFC 8441 §5, without Sec-WebSocket-Accept), its stream. The head goes out with
+ * `customHeaders` and `Server` like any other; the access log's line comes when it closes.
  */
-export function switchProtocols(ctx: Ctx, protocol: string, headers: RawHeaders): Duplex {
+export function switchProtocols(
+  ctx: Ctx,
+  protocol: string,
+  headers: RawHeaders,
+): SwitchedConnection {
+  ctx.length = 0;
+  if ('stream' in ctx.res) {
+    const i = indexOfHeader(headers, 'sec-websocket-accept');
+    if (i >= 0) headers.splice(i, 2);
+    writeHead(ctx, finalize(ctx, 200, headers), headers, false);
+    // The compatibility request is what reads the stream's data: reading the stream beside it
+    // would stall once the request's unread buffer filled.
+    return { input: ctx.req as Readable, output: ctx.res.stream };
+  }
   const socket = ctx.upgrade;
-  if (socket === undefined || 'stream' in ctx.res)
-    throw new Error('no HTTP/1.1 upgrade to agree to');
+  if (socket === undefined) throw new Error('no HTTP/1.1 upgrade to agree to');
   headers.push('Connection', 'Upgrade', 'Upgrade', protocol);
-  const sent = finalize(ctx, 101, headers);
-  ctx.res.writeHead(sent, headers as unknown as Record<string, string>);
+  ctx.res.writeHead(finalize(ctx, 101, headers), headers as unknown as Record<string, string>);
   ctx.res.flushHeaders();
   (socket as Duplex & { setTimeout(ms: number): void }).setTimeout(0);
-  ctx.length = 0;
-  return socket;
+  return { input: socket, output: socket };
 }
 
 /** A streamed response; resolves when the body is written, with backpressure respected. */

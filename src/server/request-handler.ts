@@ -62,7 +62,8 @@ export class RequestHandler {
     this.requestsTotal++;
     const plan = this.plan;
     // CONNECT's target is an authority (`a.test:443`; HTTP/2 puts it in `:authority`, with no path).
-    const connect = req.method === 'CONNECT';
+    // HTTP/2's extended CONNECT (RFC 8441, a WebSocket) names a path and is routed like any request.
+    const connect = req.method === 'CONNECT' && req.headers[':protocol'] === undefined;
     const rawTarget =
       (connect ? (req.url ?? (req.headers[':authority'] as string | undefined)) : req.url) ?? '/';
     const target = connect ? CONNECT_TARGET : parseTarget(rawTarget);

@@ -2,14 +2,16 @@
 // ways with backpressure, an end on one side ends the other, and either side closing or failing
 // closes both, so neither is left open.
 import type { Duplex } from 'node:stream';
+import type { SwitchedConnection } from '../http/respond.js';
 
-export function tunnel(a: Duplex, b: Duplex): void {
+export function tunnel(client: SwitchedConnection, backend: Duplex): void {
   const close = () => {
-    a.destroy();
-    b.destroy();
+    client.output.destroy();
+    backend.destroy();
   };
-  a.on('error', close).on('close', close);
-  b.on('error', close).on('close', close);
-  a.pipe(b);
-  b.pipe(a);
+  client.input.on('error', close);
+  client.output.on('error', close).on('close', close);
+  backend.on('error', close).on('close', close);
+  client.input.pipe(backend);
+  backend.pipe(client.output);
 }

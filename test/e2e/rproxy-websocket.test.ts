@@ -2,13 +2,20 @@
 // is relayed (never one before it agrees), its refusal reaches the client as a normal response,
 // frames flow both ways, and either side closing closes the other with nothing left open.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
+import { connect as http2Connect } from 'node:http2';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket, { WebSocketServer } from 'ws';
-import { startServer, type RunningServer } from '../helpers/server.js';
+import { ROOT } from '../helpers/cli.js';
+import { freePort, startServer, type RunningServer } from '../helpers/server.js';
+
+const TLS = join(ROOT, 'test/fixtures/tls');
 
 interface Backend {
   readonly url: string;
@@ -133,4 +140,62 @@ describe('rproxy: WebSocket', () => {
     await until(() => s.server.connectionsActive === 0);
     assert.equal(s.server.connectionsActive, 0, 'no client connection is left');
   });
+
+  it('bridges an HTTP/2 extended CONNECT (RFC 8441) to the backend’s HTTP/1.1 upgrade', async (t) => {
+    const b = await wsBackend(t);
+    const sport = await freePort();
+    const s = await startServer(
+      `global:\n  loadModules: [rproxy]\n  secure: true\n  sport: "127.0.0.1:${sport}"\n  cert: ${join(TLS, 'server.crt')}\n  key: ${join(TLS, 'server.key')}\n  http2Settings:\n    enableConnectProtocol: true\n  proxyTo: ${b.url}/base\n`,
+    );
+    t.after(() => s.close());
+    const session = http2Connect(`https://localhost:${sport}`, {
+      ca: readFileSync(join(TLS, 'ca.crt')),
+    });
+    t.after(() => session.destroy());
+    const [settings] = (await once(session, 'remoteSettings')) as [
+      { enableConnectProtocol?: boolean },
+    ];
+    assert.equal(settings.enableConnectProtocol, true);
+    const stream = session.request({
+      ':method': 'CONNECT',
+      ':protocol': 'websocket',
+      ':scheme': 'https',
+      ':path': '/ws/h2',
+      ':authority': `localhost:${sport}`,
+      'sec-websocket-version': '13',
+      'sec-websocket-protocol': 'chat',
+    });
+    const [headers] = (await once(stream, 'response')) as [Record<string, string>];
+    assert.equal(headers[':status'], 200);
+    assert.equal(headers['sec-websocket-protocol'], 'chat');
+    assert.equal(
+      headers['sec-websocket-accept'],
+      undefined,
+      'RFC 8441 §5: no Sec-WebSocket-Accept',
+    );
+    stream.write(maskedText('hello'));
+    const [frame] = (await once(stream, 'data')) as [Buffer];
+    assert.equal(unmaskedText(frame), 'echo hello /base/ws/h2');
+    assert.equal(b.handshakes[0]?.headers['x-forwarded-proto'], 'https');
+    stream.close();
+    await until(() => b.server.clients.size === 0);
+    assert.equal(b.server.clients.size, 0, 'closing the stream closed the backend connection');
+  });
 });
+
+/** A client's text frame (RFC 6455 §5.2: masked), payload under 126 bytes. */
+function maskedText(text: string): Buffer {
+  const payload = Buffer.from(text);
+  const mask = randomBytes(4);
+  return Buffer.concat([
+    Buffer.from([0x81, 0x80 | payload.length]),
+    mask,
+    payload.map((byte, i) => byte ^ mask[i % 4]!),
+  ]);
+}
+
+/** A server's text frame (unmasked), payload under 126 bytes. */
+function unmaskedText(frame: Buffer): string {
+  assert.equal(frame[0], 0x81, 'a final text frame');
+  return frame.subarray(2, 2 + (frame[1]! & 0x7f)).toString();
+}

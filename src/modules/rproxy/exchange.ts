@@ -26,7 +26,10 @@ export interface ExchangeOptions {
   /** `proxyInterceptErrors`: a status ≥ 400 goes to the error responder, its body dropped. */
   readonly interceptErrors: boolean;
   readonly errorLog: Logger;
-  /** The protocol an HTTP/1.1 Upgrade asks for (`websocket`): the backend's 101 joins the two connections. */
+  /**
+   * The protocol the client asks to switch to (`websocket`, by an HTTP/1.1 Upgrade or an HTTP/2
+   * extended CONNECT): the backend is asked by an HTTP/1.1 GET Upgrade, and its 101 joins the two.
+   */
   readonly upgrade?: string | undefined;
 }
 
@@ -126,7 +129,7 @@ export function exchange(
     pool.dispatch(
       {
         path: options.path,
-        method: ctx.method,
+        method: options.upgrade ? 'GET' : ctx.method,
         headers: options.headers,
         body: options.body ?? null,
         ...(options.upgrade ? { upgrade: options.upgrade } : {}),

@@ -1,6 +1,7 @@
 // The proxy stage: the backend list for the connection's scheme, one attempt per backend at most,
 // the next one only when the connection failed before the request started (its body still
 // untouched), and the failure mapped to 502/503/504 otherwise.
+import { randomBytes } from 'node:crypto';
 import type { Pool } from 'undici';
 import type { Logger } from '../../http/logger.js';
 import { HttpError } from '../../http/http-error.js';
@@ -34,10 +35,14 @@ export function proxyStage(setup: ProxySetup): Stage {
   return async (ctx, next) => {
     const route = ctx.scheme === 'https' ? setup.secure : setup.plain;
     if (route === undefined) return next();
-    const body = hasBody(ctx.req) ? ctx.req : undefined;
     // A WebSocket handshake goes to the backend first; only its own 101 is relayed (CONTRACT point 10).
+    const extended =
+      ctx.method === 'CONNECT' && WEBSOCKET.test(String(ctx.req.headers[':protocol']));
     const upgrade =
-      ctx.upgrade && WEBSOCKET.test(String(ctx.req.headers.upgrade)) ? 'websocket' : undefined;
+      extended || (ctx.upgrade && WEBSOCKET.test(String(ctx.req.headers.upgrade)))
+        ? 'websocket'
+        : undefined;
+    const body = upgrade === undefined && hasBody(ctx.req) ? ctx.req : undefined;
     const tried = new Set<Backend>();
     for (;;) {
       const backend = chooseBackend(route.backends, tried, setup.health)!;
@@ -46,10 +51,10 @@ export function proxyStage(setup: ProxySetup): Stage {
       try {
         return await exchange(ctx, route.pools.get(backend)!, backend, {
           path: backendPath(backend, ctx.path, ctx.query),
-          headers: forwardedHeaders(ctx, {
-            authority: backend.authority,
-            xForwarded: setup.xForwarded,
-          }),
+          headers: withKey(
+            forwardedHeaders(ctx, { authority: backend.authority, xForwarded: setup.xForwarded }),
+            extended,
+          ),
           body: requestBody,
           interceptErrors: setup.interceptErrors,
           errorLog: setup.errorLog,
@@ -72,4 +77,13 @@ export function proxyStage(setup: ProxySetup): Stage {
       }
     }
   };
+}
+
+/**
+ * An HTTP/2 WebSocket carries no Sec-WebSocket-Key (RFC 8441 §5); the HTTP/1.1 handshake toward
+ * the backend needs one (RFC 6455 §4.1), so the proxy makes it.
+ */
+function withKey(headers: string[], extended: boolean): string[] {
+  if (extended) headers.push('sec-websocket-key', randomBytes(16).toString('base64'));
+  return headers;
 }
