@@ -11,7 +11,7 @@ import { chooseBackend, type HealthPolicy } from '../../upstream/choice.js';
 import { isConnectFailure, upstreamError } from '../../upstream/failures.js';
 import { hasBody, RequestBody } from '../../upstream/request-body.js';
 import { forwardedHeaders } from '../../upstream/request-headers.js';
-import { exchange, type ExchangeFailure } from './exchange.js';
+import { exchange, type ExchangeFailure, type Kept } from '../../upstream/exchange.js';
 
 const WEBSOCKET = /^websocket$/i;
 
@@ -32,6 +32,7 @@ export interface ProxySetup {
 }
 
 export function proxyStage(setup: ProxySetup): Stage {
+  const intercept = (status: number) => setup.interceptErrors && status >= 400;
   return async (ctx, next) => {
     const route = ctx.scheme === 'https' ? setup.secure : setup.plain;
     if (route === undefined) return next();
@@ -48,20 +49,20 @@ export function proxyStage(setup: ProxySetup): Stage {
       const backend = chooseBackend(route.backends, tried, setup.health)!;
       tried.add(backend);
       const requestBody = body && new RequestBody(body);
+      let kept: Kept | undefined;
       try {
-        return await exchange(ctx, route.pools.get(backend)!, backend, {
+        kept = await exchange(ctx, route.pools.get(backend)!, backend, {
           path: backendPath(backend, ctx.path, ctx.query),
           headers: withKey(
             forwardedHeaders(ctx, { authority: backend.authority, xForwarded: setup.xForwarded }),
             extended,
           ),
           body: requestBody,
-          interceptErrors: setup.interceptErrors,
+          keep: intercept,
           errorLog: setup.errorLog,
           upgrade,
         });
       } catch (e) {
-        if (e instanceof HttpError) throw e;
         const { error, started } = e as ExchangeFailure;
         const connectFailed = !started && isConnectFailure(error);
         if (connectFailed && setup.health) setup.health.book.failed(backend, setup.health.windowMs);
@@ -75,6 +76,9 @@ export function proxyStage(setup: ProxySetup): Stage {
         }
         throw upstreamError(backend, error);
       }
+      // proxyInterceptErrors: the backend's error goes to the error responder, its page dropped.
+      if (kept) throw new HttpError(kept.status, 'upstream-status');
+      return;
     }
   };
 }

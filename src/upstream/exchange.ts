@@ -1,36 +1,44 @@
 // One request to one backend, streamed both ways: the client's body as the backend reads it, the
 // backend's response to the client as the client reads it (undici's controller pauses the backend
-// while the client's buffer is full). Settles when the exchange is over; rejects only before the
-// response head, when another backend or an error page can still answer. A backend that fails
-// after the head cuts the client's response (no final chunk, or a stream reset on HTTP/2), so a
-// truncated body never looks complete.
+// while the client's buffer is full). The caller may keep a response instead of relaying it (an
+// intercepted error page, an authentication server's yes): its body is then drained, bounded, so
+// the connection can be reused. Rejects only before a response head reached the client, when
+// another backend or an error page can still answer. A backend that fails after the head cuts the
+// client's response (no final chunk, or a stream reset on HTTP/2), so a truncated body never looks
+// complete.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Dispatcher, Pool } from 'undici';
-import type { Ctx } from '../../http/ctx.js';
-import { HttpError } from '../../http/http-error.js';
-import type { Logger } from '../../http/logger.js';
-import { startResponse, switchProtocols } from '../../http/respond.js';
-import type { Backend } from '../../upstream/backend.js';
-import { relayedHeaders } from '../../upstream/response-headers.js';
-import { tunnel } from '../../upstream/tunnel.js';
+import type { Ctx } from '../http/ctx.js';
+import type { Logger } from '../http/logger.js';
+import { startResponse, switchProtocols } from '../http/respond.js';
+import type { Backend } from './backend.js';
+import { relayedHeaders } from './response-headers.js';
+import { tunnel } from './tunnel.js';
 
-// An error page from the backend is read to its end (so the connection stays reusable) up to this
-// much; beyond, the connection is dropped.
+// A kept response's body is read to its end up to this much; beyond, the connection is dropped.
 const MAX_DISCARDED = 1024 * 1024;
 
 export interface ExchangeOptions {
+  /** GET when `upgrade` is set; the client's method otherwise. */
+  readonly method?: string;
   readonly path: string;
   readonly headers: string[];
   readonly body: Readable | undefined;
-  /** `proxyInterceptErrors`: a status ≥ 400 goes to the error responder, its body dropped. */
-  readonly interceptErrors: boolean;
+  /** True: the response is kept (its head returned, its body drained) rather than relayed. */
+  readonly keep: (status: number) => boolean;
   readonly errorLog: Logger;
   /**
    * The protocol the client asks to switch to (`websocket`, by an HTTP/1.1 Upgrade or an HTTP/2
    * extended CONNECT): the backend is asked by an HTTP/1.1 GET Upgrade, and its 101 joins the two.
    */
   readonly upgrade?: string | undefined;
+}
+
+/** A response the caller kept; undefined when the exchange answered the client itself. */
+export interface Kept {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
 }
 
 export interface ExchangeFailure {
@@ -44,14 +52,14 @@ export function exchange(
   pool: Pool,
   backend: Backend,
   options: ExchangeOptions,
-): Promise<void> {
-  return new Promise<void>((resolve, reject: (failure: ExchangeFailure | HttpError) => void) => {
+): Promise<Kept | undefined> {
+  return new Promise((resolve, reject: (failure: ExchangeFailure) => void) => {
     let controller: Dispatcher.DispatchController | undefined;
     let started = false;
     let headSent = false;
     let target: NodeJS.WritableStream | undefined;
     let written = 0;
-    let intercepted: HttpError | undefined;
+    let kept: Kept | undefined;
     let discarded = 0;
     let settled = false;
     const settle = () => {
@@ -76,13 +84,13 @@ export function exchange(
         headSent = true;
         const protocol = String(headers.upgrade ?? options.upgrade);
         tunnel(switchProtocols(ctx, protocol, relayedHeaders(headers)), backendSocket);
-        resolve();
+        resolve(undefined);
       },
       onResponseStart(c, status, headers: IncomingHttpHeaders) {
         controller = c;
         if (status < 200) return;
-        if (options.interceptErrors && status >= 400) {
-          intercepted = new HttpError(status, 'upstream-status');
+        if (options.keep(status)) {
+          kept = { status, headers };
           return;
         }
         headSent = true;
@@ -90,9 +98,9 @@ export function exchange(
         target?.on('drain', resume);
       },
       onResponseData(c, chunk) {
-        if (intercepted) {
+        if (kept) {
           discarded += chunk.length;
-          if (discarded > MAX_DISCARDED) c.abort(new Error('error page too large to drain'));
+          if (discarded > MAX_DISCARDED) c.abort(new Error('a kept response too large to drain'));
           return;
         }
         if (!target) return;
@@ -101,19 +109,20 @@ export function exchange(
       },
       onResponseEnd() {
         settle();
-        if (intercepted) return reject(intercepted);
+        if (kept) return resolve(kept);
         target?.off('drain', resume);
         target?.end();
         ctx.length = written;
-        resolve();
+        resolve(undefined);
       },
       onResponseError(_c, error) {
         settle();
         target?.off('drain', resume);
-        if (intercepted) return reject(intercepted);
+        // Its head is all the caller needs; the rest of its body is not worth a failure.
+        if (kept) return resolve(kept);
         if (!headSent) {
           // Nobody is waiting for an error page any more.
-          if (ctx.res.destroyed) return resolve();
+          if (ctx.res.destroyed) return resolve(undefined);
           return reject({ error, started });
         }
         ctx.length = written;
@@ -123,13 +132,13 @@ export function exchange(
           );
           ctx.res.destroy();
         }
-        resolve();
+        resolve(undefined);
       },
     };
     pool.dispatch(
       {
         path: options.path,
-        method: options.upgrade ? 'GET' : ctx.method,
+        method: options.upgrade ? 'GET' : (options.method ?? ctx.method),
         headers: options.headers,
         body: options.body ?? null,
         ...(options.upgrade ? { upgrade: options.upgrade } : {}),
