@@ -41,9 +41,10 @@ const TLS_VERIFY = new Set([
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
 
-export function upstreamError(backend: Backend, error: unknown): HttpError {
+/** `role` names the exchange in the error log: `proxy to`, `authentication at`. */
+export function upstreamError(backend: Backend, error: unknown, role = 'proxy to'): HttpError {
   const code = codeOf(error) ?? 'unknown';
-  const detail = `proxy to ${backend.shown}: ${(error as Error).message ?? String(error)} (${code})`;
+  const detail = `${role} ${backend.shown}: ${(error as Error).message ?? String(error)} (${code})`;
   if (UNAVAILABLE.has(code))
     return new HttpError(
       503,

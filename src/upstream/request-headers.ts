@@ -1,6 +1,7 @@
-// The request head a backend receives (REFERENCE §14, CONTRACT point 10): the client's fields less
-// the hop-by-hop ones and HTTP/2 pseudo-fields, `Host` = the backend's authority, the length when
-// the client gave one, and `X-Forwarded-For/-Proto/-Host` set here, never taken from the client.
+// The request head a backend receives (REFERENCE §14 and §17, CONTRACT points 10 and 11): the
+// client's fields less the hop-by-hop ones and HTTP/2 pseudo-fields, `Host` = the backend's
+// authority, the length when the client gave one, and `X-Forwarded-*` set here, never taken from
+// the client.
 // `Expect` is answered by Portico itself (Node sends the 100), so it does not travel on.
 import type { Ctx } from '../http/ctx.js';
 import { connectionListed, isHopByHop } from '../http/hop-by-hop.js';
@@ -13,6 +14,8 @@ const OWN = new Set([
   'x-forwarded-for',
   'x-forwarded-proto',
   'x-forwarded-host',
+  'x-forwarded-method',
+  'x-forwarded-uri',
 ]);
 
 export interface ForwardOptions {
@@ -20,6 +23,11 @@ export interface ForwardOptions {
   readonly authority: string;
   /** `X-Forwarded-*` are sent (false: `disableProxyXForwarded`, and the client's are dropped too). */
   readonly xForwarded: boolean;
+  /**
+   * The request to a forwarded-authentication server: it carries no body (so no length), and
+   * `X-Forwarded-Method` and `-Uri` name the original request.
+   */
+  readonly authentication?: boolean;
 }
 
 /** A flat [name, value, …] list, the form undici takes as it is. */
@@ -41,11 +49,17 @@ export function forwardedHeaders(ctx: Ctx, options: ForwardOptions): string[] {
   // HTTP/2 may split Cookie into one field per pair; HTTP/1.1 wants one (RFC 9113 §8.2.3).
   if (cookies.length > 0) out.push('cookie', cookies.join('; '));
   const length = ctx.req.headers['content-length'];
-  if (length !== undefined && ctx.req.headers['transfer-encoding'] === undefined)
+  if (
+    !options.authentication &&
+    length !== undefined &&
+    ctx.req.headers['transfer-encoding'] === undefined
+  )
     out.push('content-length', length);
   if (options.xForwarded) {
     out.push('x-forwarded-for', ctx.clientAddress, 'x-forwarded-proto', ctx.scheme);
     if (ctx.hostHeader !== undefined) out.push('x-forwarded-host', ctx.hostHeader);
   }
+  if (options.authentication)
+    out.push('x-forwarded-method', ctx.method, 'x-forwarded-uri', ctx.path + ctx.query);
   return out;
 }

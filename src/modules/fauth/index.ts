@@ -1,0 +1,72 @@
+// Forwarded authentication (`fauth`, REFERENCE §17 with CONTRACT point 11): before the request goes
+// on, a GET to `authTo` carrying its headers asks whether it may. A 2xx lets it through with the
+// `forwardedAuthCopyHeaders` of that answer; anything else (a 302 to a login page, a 401) is the
+// answer the client gets, headers and body. Works with Authelia, Authentik and oauth2-proxy.
+import type { ResolvedSettings } from '../../config/defaults.js';
+import { defineModule } from '../../plan/module.js';
+import { parseBackend } from '../../upstream/backend.js';
+import { exchange, type ExchangeFailure } from '../../upstream/exchange.js';
+import { upstreamError } from '../../upstream/failures.js';
+import { leasePool } from '../../upstream/pools.js';
+import { forwardedHeaders } from '../../upstream/request-headers.js';
+import { replaceRequestHeaders } from './copy-headers.js';
+
+export interface FauthOptions {
+  readonly authTo: string;
+  /** Lower-cased. */
+  readonly copy: readonly string[];
+  readonly headersTimeoutMs: number;
+}
+
+// With `timeout: null` the wait for the answer still ends (undici's own default).
+const HEADERS_TIMEOUT_MS = 300_000;
+
+function options(s: ResolvedSettings): FauthOptions | undefined {
+  if (s.authTo === undefined) return undefined;
+  return {
+    authTo: s.authTo,
+    copy: (s.forwardedAuthCopyHeaders ?? []).map((name) => name.toLowerCase()),
+    headersTimeoutMs: s.timeout === null ? HEADERS_TIMEOUT_MS : s.timeout + 1000,
+  };
+}
+
+const allowed = (status: number) => status >= 200 && status < 300;
+
+export const fauth = defineModule<FauthOptions>({
+  name: 'fauth',
+  options,
+  provision: (o, leases, { errorLog }) => {
+    const server = parseBackend(o.authTo);
+    // The authentication server's own path and query; the original path is not appended.
+    const url = new URL(o.authTo);
+    const path = url.pathname + url.search;
+    // Always verified: there is no option to turn it off for authentication (REFERENCE §17).
+    const pool = leasePool(leases, server, { verify: true, headersTimeoutMs: o.headersTimeoutMs });
+    return {
+      stage: async (ctx, next) => {
+        const headers = forwardedHeaders(ctx, {
+          authority: server.authority,
+          xForwarded: true,
+          authentication: true,
+        });
+        let answer: Awaited<ReturnType<typeof exchange>>;
+        try {
+          answer = await exchange(ctx, pool, server, {
+            method: 'GET',
+            path,
+            headers,
+            body: undefined,
+            keep: allowed,
+            errorLog,
+          });
+        } catch (e) {
+          throw upstreamError(server, (e as ExchangeFailure).error, 'authentication at');
+        }
+        // Not allowed: the authentication server's answer has gone to the client.
+        if (answer === undefined) return;
+        replaceRequestHeaders(ctx.req, answer.headers, o.copy);
+        return next();
+      },
+    };
+  },
+});
