@@ -15,10 +15,25 @@ need() {
 # A temporary directory, and the server in $pid (when set) stopped, whatever way the script ends.
 tmp=$(mktemp -d)
 pid=
-trap '[[ -n $pid ]] && kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 
 # wait_for URL — until it answers (10 s at most; curl -k: the test certificates).
 wait_for() {
   for _ in $(seq 100); do curl -skf -o /dev/null "$1" && return 0; sleep 0.1; done
   echo "no answer from $1"; [[ -f $tmp/err ]] && cat "$tmp/err"; exit 1
 }
+
+# For scripts that run several servers one after another: every process started is in pids[],
+# killed with the temporary directory whatever way the script ends.
+pids=()
+trap 'for p in "${pids[@]}" $pid; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"' EXIT
+
+# start NAME COMMAND... — runs a server alone on CPU 0 until $check_url answers (10 s at most).
+start() {
+  local name=$1; shift
+  taskset -c 0 "$@" >"$tmp/$name.out" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 100); do curl -sf -o /dev/null "$check_url" && return 0; sleep 0.1; done
+  echo "$name did not start:"; cat "$tmp/$name.out"; exit 1
+}
+# stop — the server started last, and a pause for its port to be free.
+stop() { kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true; unset 'pids[-1]'; sleep 0.5; }

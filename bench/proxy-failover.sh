@@ -12,9 +12,8 @@ B=18782
 
 source bench/common.sh
 need wrk:wrk taskset:util-linux
-pids=()
-cleanup() { for p in "${pids[@]}" ${a:-}; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
-trap cleanup EXIT
+a=
+trap 'for p in "${pids[@]}" $a; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"' EXIT
 
 cat > "$tmp/portico.yaml" <<YAML
 global:

@@ -15,9 +15,6 @@ BACKEND=18681
 
 source bench/common.sh
 need wrk:wrk nginx:nginx caddy:caddy haproxy:haproxy taskset:util-linux
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
-trap cleanup EXIT
 mkdir -p "$tmp/www" "$tmp/hp"
 head -c 1024 /dev/urandom | base64 -w 76 | head -c 1024 > "$tmp/www/1k.html"
 (cd "$tmp/hp" && npm install --silent --no-audit --no-fund http-proxy@1 >/dev/null 2>&1)
@@ -91,14 +88,7 @@ taskset -c 1 nginx -c "$tmp/backend.conf" -g 'daemon off;' &
 pids+=($!)
 for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$BACKEND/1k.html" && break; sleep 0.1; done
 
-start() { # name, command...
-  local name=$1; shift
-  taskset -c 0 "$@" >"$tmp/$name.out" 2>&1 &
-  pids+=($!)
-  for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/1k.html" && return 0; sleep 0.1; done
-  echo "$name did not start:"; cat "$tmp/$name.out"; exit 1
-}
-stop() { kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true; unset 'pids[-1]'; sleep 0.5; }
+check_url="http://127.0.0.1:$PORT/1k.html"
 measure() { # → "requests/s p99"
   taskset -c 1 wrk -t1 -c64 -d2s "http://127.0.0.1:$PORT/1k.html" >/dev/null
   taskset -c 1 wrk -t1 -c64 -d"${SECONDS_PER_RUN}s" --latency "http://127.0.0.1:$PORT/1k.html" |

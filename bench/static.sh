@@ -12,9 +12,6 @@ PORT=18480
 
 source bench/common.sh
 need wrk:wrk nginx:nginx caddy:caddy taskset:util-linux
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
-trap cleanup EXIT
 mkdir -p "$tmp/www" "$tmp/hs"
 head -c 1024 /dev/urandom | base64 -w 76 | head -c 1024 > "$tmp/www/1k.html"
 head -c 65536 /dev/urandom | base64 -w 76 | head -c 65536 > "$tmp/www/64k.html"
@@ -50,14 +47,7 @@ http://127.0.0.1:$PORT {
 }
 CADDY
 
-start() { # name, command...
-  local name=$1; shift
-  taskset -c 0 "$@" >"$tmp/$name.out" 2>&1 &
-  pids+=($!)
-  for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/1k.html" && return 0; sleep 0.1; done
-  echo "$name did not start:"; cat "$tmp/$name.out"; exit 1
-}
-stop() { kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true; unset 'pids[-1]'; sleep 0.5; }
+check_url="http://127.0.0.1:$PORT/1k.html"
 measure() { # path → requests/s
   taskset -c 1 wrk -t1 -c64 -d2s "http://127.0.0.1:$PORT/$1" >/dev/null  # warm-up
   taskset -c 1 wrk -t1 -c64 -d"${SECONDS_PER_RUN}s" "http://127.0.0.1:$PORT/$1" | awk '/Requests\/sec/ { printf "%d", $2 }'
