@@ -131,7 +131,7 @@ export class LogFile {
     this.bufferedBytes = 0;
     try {
       // A pipe or a full disk may take part of a write; the rest must follow in order.
-      for (let offset = 0; offset < data.length; ) {
+      for (let offset = 0; offset < data.length;) {
         offset += (await handle.write(data, offset)).bytesWritten;
       }
     } catch (error) {

@@ -59,7 +59,7 @@ export class HostTable {
     if (hostname) {
       consider(this.exact.get(hostname));
       // `*.example.com` matches example.com itself and any name below it: try every suffix.
-      for (let rest = hostname; ; ) {
+      for (let rest = hostname; ;) {
         consider(this.wildcard.get(rest));
         const dot = rest.indexOf('.');
         if (dot < 0) break;

@@ -56,7 +56,7 @@ async function* multipartChunks(
   for (let i = 0; i < ranges.length; i++) {
     yield parts.heads[i]!;
     const { start, end } = ranges[i]!;
-    for (let position = start; position <= end; ) {
+    for (let position = start; position <= end;) {
       // A fresh buffer per chunk: the stream keeps it until the socket has written it.
       const chunk = Buffer.allocUnsafe(Math.min(CHUNK, end - position + 1));
       const { bytesRead } = await handle.read(chunk, 0, chunk.length, position);

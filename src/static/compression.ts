@@ -82,7 +82,7 @@ function parseAcceptEncoding(header: string): Encoding | undefined {
   let bestQ = 0;
   for (const encoding of ENCODINGS) {
     const weight = q.get(encoding) ?? any ?? 0;
-    if (weight > bestQ) (best = encoding), (bestQ = weight);
+    if (weight > bestQ) ((best = encoding), (bestQ = weight));
   }
   // identity is acceptable unless refused; it wins only when the client ranks it strictly higher.
   const identity = q.get('identity');

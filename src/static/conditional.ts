@@ -54,7 +54,7 @@ export function tagListMatches(list: string, tag: string | undefined, strong: bo
       continue;
     }
     let weak = false;
-    if (list.startsWith('W/', i)) (weak = true), (i += 2);
+    if (list.startsWith('W/', i)) ((weak = true), (i += 2));
     if (list[i] !== '"') return false;
     const close = list.indexOf('"', i + 1);
     if (close < 0) return false;

@@ -49,7 +49,7 @@ const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
 export function formatSize(bytes: number): string {
   let value = bytes;
   let unit = 0;
-  while (value >= 1024 && unit < UNITS.length - 1) (value /= 1024), unit++;
+  while (value >= 1024 && unit < UNITS.length - 1) ((value /= 1024), unit++);
   if (unit === 0) return `${bytes} B`;
   const text = value < 100 ? value.toFixed(1).replace(/\.0$/, '') : String(Math.round(value));
   return `${text} ${UNITS[unit]}`;

@@ -108,7 +108,7 @@ export function loadCertificates(g: ResolvedSettings): CertificateSet {
       const found = exact.get(name);
       if (found) return found;
       // `*.example.com` covers example.com and any name below it; the longest suffix wins.
-      for (let rest = name; ; ) {
+      for (let rest = name; ;) {
         const w = wildcards.get(rest);
         if (w) return w;
         const dot = rest.indexOf('.');

@@ -82,7 +82,7 @@ function readAt(buf: Buffer, offset: number): { element: DerElement; end: number
 /** The elements that fill `buf` exactly, in order. */
 export function readElements(buf: Buffer): DerElement[] {
   const elements: DerElement[] = [];
-  for (let offset = 0; offset < buf.length; ) {
+  for (let offset = 0; offset < buf.length;) {
     const { element, end } = readAt(buf, offset);
     elements.push(element);
     offset = end;

@@ -58,7 +58,7 @@ global:
     });
   const run = async (net: string, count: number): Promise<Set<number>> => {
     const statuses = new Set<number>();
-    for (let next = 0; next < count; ) {
+    for (let next = 0; next < count;) {
       const batch = Array.from({ length: Math.min(64, count - next) }, (_, k) =>
         fail(net, next + k),
       );

@@ -61,7 +61,7 @@ function summarizePng(file: Buffer): PngSummary {
   assert.ok(file.subarray(0, 8).equals(PNG_SIGNATURE), 'PNG signature');
   let header: Buffer | undefined;
   const idat: Buffer[] = [];
-  for (let at = 8; at < file.length; ) {
+  for (let at = 8; at < file.length;) {
     const length = file.readUInt32BE(at);
     const type = file.toString('latin1', at + 4, at + 8);
     const data = file.subarray(at + 8, at + 8 + length);

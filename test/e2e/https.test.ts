@@ -380,33 +380,37 @@ describe('HTTP/2', () => {
   });
 
   // A regression shows as a stream that never settles: the timeout turns it into a failure.
-  it('lets a client that sent GOAWAY read its last response as slowly as it likes (the liveness check leaves closing sessions alone)', {
-    timeout: 20_000,
-  }, async () => {
-    const sport = await freePort();
-    const s = await startServer(`global:\n  sport: "127.0.0.1:${sport}"\n${tlsBlock()}`, {
-      limits: { ...DEFAULT_LIMITS, http2LivenessMs: 200 },
-    });
-    try {
-      const session = http2Connect(`https://localhost:${sport}`, {
-        ca: CA,
-        host: '127.0.0.1',
-      } as never);
-      const stream = session.request({ ':path': '/large.bin' });
-      await new Promise((resolve) => stream.once('response', resolve));
-      stream.pause();
-      session.close();
-      await sleep(1000);
-      let length = 0;
-      stream.on('data', (d: Buffer) => (length += d.length));
-      stream.resume();
-      // 'close' comes whether the stream ended or was cut off; the length tells which.
-      await new Promise((resolve) => stream.once('close', resolve).on('error', () => undefined));
-      assert.equal(length, 3 * 1024 * 1024);
-    } finally {
-      await s.close();
-    }
-  });
+  it(
+    'lets a client that sent GOAWAY read its last response as slowly as it likes (the liveness check leaves closing sessions alone)',
+    {
+      timeout: 20_000,
+    },
+    async () => {
+      const sport = await freePort();
+      const s = await startServer(`global:\n  sport: "127.0.0.1:${sport}"\n${tlsBlock()}`, {
+        limits: { ...DEFAULT_LIMITS, http2LivenessMs: 200 },
+      });
+      try {
+        const session = http2Connect(`https://localhost:${sport}`, {
+          ca: CA,
+          host: '127.0.0.1',
+        } as never);
+        const stream = session.request({ ':path': '/large.bin' });
+        await new Promise((resolve) => stream.once('response', resolve));
+        stream.pause();
+        session.close();
+        await sleep(1000);
+        let length = 0;
+        stream.on('data', (d: Buffer) => (length += d.length));
+        stream.resume();
+        // 'close' comes whether the stream ended or was cut off; the length tells which.
+        await new Promise((resolve) => stream.once('close', resolve).on('error', () => undefined));
+        assert.equal(length, 3 * 1024 * 1024);
+      } finally {
+        await s.close();
+      }
+    },
+  );
 
   it('is not offered with enableHTTP2: false', async () => {
     const { s, sport } = await secureServer('  enableHTTP2: false\n');

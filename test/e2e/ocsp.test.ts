@@ -67,96 +67,100 @@ function sClient(port: number): Promise<string> {
   });
 }
 
-it('staples the responder’s answer for the served certificate', {
-  skip: !hasOpenssl && !process.env.CI ? 'openssl is not installed' : false,
-}, async () => {
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl([
-    'req',
-    '-x509',
-    ...ec,
-    '-subj',
-    '/CN=OCSP Test CA',
-    '-days',
-    '2',
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.crt',
-    '-addext',
-    'basicConstraints=critical,CA:true',
-    '-addext',
-    'keyUsage=critical,keyCertSign,cRLSign',
-  ]);
-  const issue = (name: string, serial: string, ext: string) => {
-    writeFileSync(join(dir, `${name}.ext`), `basicConstraints = CA:false\n${ext}\n`);
+it(
+  'staples the responder’s answer for the served certificate',
+  {
+    skip: !hasOpenssl && !process.env.CI ? 'openssl is not installed' : false,
+  },
+  async () => {
+    const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
     openssl([
       'req',
+      '-x509',
       ...ec,
       '-subj',
-      `/CN=${name}`,
-      '-keyout',
-      `${name}.key`,
-      '-out',
-      `${name}.csr`,
-    ]);
-    openssl([
-      'x509',
-      '-req',
-      '-in',
-      `${name}.csr`,
-      '-CA',
-      'ca.crt',
-      '-CAkey',
-      'ca.key',
-      '-set_serial',
-      `0x${serial}`,
+      '/CN=OCSP Test CA',
       '-days',
       '2',
-      '-extfile',
-      `${name}.ext`,
+      '-keyout',
+      'ca.key',
       '-out',
-      `${name}.crt`,
+      'ca.crt',
+      '-addext',
+      'basicConstraints=critical,CA:true',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
     ]);
-  };
-  issue('ocsp', '1001', 'extendedKeyUsage = OCSPSigning');
-  writeFileSync(join(dir, 'index.txt'), 'V\t301231235959Z\t\t2002\tunknown\t/CN=localhost\n');
-  const responderPort = await startResponder();
-  issue(
-    'localhost',
-    '2002',
-    `subjectAltName = DNS:localhost\nauthorityInfoAccess = OCSP;URI:http://127.0.0.1:${responderPort}`,
-  );
-  mkdirSync(join(dir, 'www'));
-  writeFileSync(join(dir, 'www', 'index.html'), 'stapled');
-  writeFileSync(
-    join(dir, 'chain.pem'),
-    readFileSync(join(dir, 'localhost.crt'), 'utf8') + readFileSync(join(dir, 'ca.crt'), 'utf8'),
-  );
+    const issue = (name: string, serial: string, ext: string) => {
+      writeFileSync(join(dir, `${name}.ext`), `basicConstraints = CA:false\n${ext}\n`);
+      openssl([
+        'req',
+        ...ec,
+        '-subj',
+        `/CN=${name}`,
+        '-keyout',
+        `${name}.key`,
+        '-out',
+        `${name}.csr`,
+      ]);
+      openssl([
+        'x509',
+        '-req',
+        '-in',
+        `${name}.csr`,
+        '-CA',
+        'ca.crt',
+        '-CAkey',
+        'ca.key',
+        '-set_serial',
+        `0x${serial}`,
+        '-days',
+        '2',
+        '-extfile',
+        `${name}.ext`,
+        '-out',
+        `${name}.crt`,
+      ]);
+    };
+    issue('ocsp', '1001', 'extendedKeyUsage = OCSPSigning');
+    writeFileSync(join(dir, 'index.txt'), 'V\t301231235959Z\t\t2002\tunknown\t/CN=localhost\n');
+    const responderPort = await startResponder();
+    issue(
+      'localhost',
+      '2002',
+      `subjectAltName = DNS:localhost\nauthorityInfoAccess = OCSP;URI:http://127.0.0.1:${responderPort}`,
+    );
+    mkdirSync(join(dir, 'www'));
+    writeFileSync(join(dir, 'www', 'index.html'), 'stapled');
+    writeFileSync(
+      join(dir, 'chain.pem'),
+      readFileSync(join(dir, 'localhost.crt'), 'utf8') + readFileSync(join(dir, 'ca.crt'), 'utf8'),
+    );
 
-  const sport = await freePort();
-  const s = await startServer(
-    `global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  cert: ${join(dir, 'chain.pem')}\n  key: ${join(dir, 'localhost.key')}\n  wwwroot: ${join(dir, 'www')}\n`,
-  );
-  try {
-    // The staple is fetched in the background at start; handshakes never wait for it.
-    let output = '';
-    for (let i = 0; i < 40 && !/OCSP Response Status: successful/.test(output); i++) {
-      await sleep(100);
-      output = await sClient(sport);
+    const sport = await freePort();
+    const s = await startServer(
+      `global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  cert: ${join(dir, 'chain.pem')}\n  key: ${join(dir, 'localhost.key')}\n  wwwroot: ${join(dir, 'www')}\n`,
+    );
+    try {
+      // The staple is fetched in the background at start; handshakes never wait for it.
+      let output = '';
+      for (let i = 0; i < 40 && !/OCSP Response Status: successful/.test(output); i++) {
+        await sleep(100);
+        output = await sClient(sport);
+      }
+      assert.match(output, /OCSP Response Status: successful/);
+      assert.match(output, /Cert Status: good/);
+    } finally {
+      await s.close();
     }
-    assert.match(output, /OCSP Response Status: successful/);
-    assert.match(output, /Cert Status: good/);
-  } finally {
-    await s.close();
-  }
-  const off = await startServer(
-    `global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  enableOCSPStapling: false\n  cert: ${join(dir, 'chain.pem')}\n  key: ${join(dir, 'localhost.key')}\n  wwwroot: ${join(dir, 'www')}\n`,
-  );
-  try {
-    await sleep(300);
-    assert.match(await sClient(sport), /OCSP response: no response sent/);
-  } finally {
-    await off.close();
-  }
-});
+    const off = await startServer(
+      `global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  enableOCSPStapling: false\n  cert: ${join(dir, 'chain.pem')}\n  key: ${join(dir, 'localhost.key')}\n  wwwroot: ${join(dir, 'www')}\n`,
+    );
+    try {
+      await sleep(300);
+      assert.match(await sClient(sport), /OCSP response: no response sent/);
+    } finally {
+      await off.close();
+    }
+  },
+);

@@ -176,20 +176,27 @@ const SETPRIV = ['setpriv', '--bounding-set=-dac_override,-dac_read_search', '--
 const canDropRoot = !AS_ROOT || spawnSync(SETPRIV[0] ?? '', ['--version']).status === 0;
 
 const noSetpriv = !canDropRoot && 'needs setpriv as root';
-test('a directory without write permission is EACCES, naming the path', {
-  skip: noSetpriv,
-}, async (t) => {
-  const dir = await tempDir(t);
-  await chmod(dir, 0o555); // stays empty, so removing it needs no write permission
-  const path = join(dir, 'a.log');
-  const script =
-    `const { LogFile } = await import(${JSON.stringify(SOURCE)});` +
-    `await LogFile.open(process.argv[1]).then(() => process.exit(3), (error) => console.log(error.message));`;
-  const node = [process.execPath, '--import', 'tsx', '--input-type=module', '-e', script, path];
-  const [command = '', ...args] = [...(AS_ROOT ? SETPRIV : []), ...node];
-  const output = execFileSync(command, args, { encoding: 'utf8' });
-  assert.equal(output, `cannot open log file ${path}: EACCES: permission denied, open '${path}'\n`);
-});
+test(
+  'a directory without write permission is EACCES, naming the path',
+  {
+    skip: noSetpriv,
+  },
+  async (t) => {
+    const dir = await tempDir(t);
+    await chmod(dir, 0o555); // stays empty, so removing it needs no write permission
+    const path = join(dir, 'a.log');
+    const script =
+      `const { LogFile } = await import(${JSON.stringify(SOURCE)});` +
+      `await LogFile.open(process.argv[1]).then(() => process.exit(3), (error) => console.log(error.message));`;
+    const node = [process.execPath, '--import', 'tsx', '--input-type=module', '-e', script, path];
+    const [command = '', ...args] = [...(AS_ROOT ? SETPRIV : []), ...node];
+    const output = execFileSync(command, args, { encoding: 'utf8' });
+    assert.equal(
+      output,
+      `cannot open log file ${path}: EACCES: permission denied, open '${path}'\n`,
+    );
+  },
+);
 
 test('a reopen that fails keeps logging to the previous file and says so', async (t) => {
   const dir = await tempDir(t);
@@ -208,60 +215,68 @@ test('a reopen that fails keeps logging to the previous file and says so', async
 });
 
 const noDevFull = !existsSync('/dev/full') && 'needs /dev/full';
-test('a write failure is reported once, disables the log, a reopen enables it', {
-  skip: noDevFull,
-}, async () => {
-  const stderr = capture();
-  const file = await LogFile.open('/dev/full', { stderr: stderr.stream });
-  file.write('lost\n');
-  await waitFor(() => stderr.lines().length > 0, 'the failure report');
-  for (let i = 0; i < 100; i++) file.write(`ignored ${i}\n`);
-  await idle(250);
-  assert.deepEqual(stderr.lines(), [
-    'portico: cannot write log file /dev/full: ENOSPC: no space left on device, write; logging to it stops until reopened',
-  ]);
-  await file.reopen();
-  file.write('fails again\n');
-  await waitFor(() => stderr.lines().length === 2, 'the second report');
-  await file.close();
-});
+test(
+  'a write failure is reported once, disables the log, a reopen enables it',
+  {
+    skip: noDevFull,
+  },
+  async () => {
+    const stderr = capture();
+    const file = await LogFile.open('/dev/full', { stderr: stderr.stream });
+    file.write('lost\n');
+    await waitFor(() => stderr.lines().length > 0, 'the failure report');
+    for (let i = 0; i < 100; i++) file.write(`ignored ${i}\n`);
+    await idle(250);
+    assert.deepEqual(stderr.lines(), [
+      'portico: cannot write log file /dev/full: ENOSPC: no space left on device, write; logging to it stops until reopened',
+    ]);
+    await file.reopen();
+    file.write('fails again\n');
+    await waitFor(() => stderr.lines().length === 2, 'the second report');
+    await file.close();
+  },
+);
 
 const noFifo = process.platform === 'win32' && 'needs a FIFO';
-test('a stalled writer: memory stays bounded, lines are dropped, counted and reported in place', {
-  skip: noFifo,
-}, async (t) => {
-  const fifo = join(await tempDir(t), 'fifo');
-  execFileSync('mkfifo', [fifo]);
-  // The reader is paused: once the pipe and the reader's buffer are full, the write blocks.
-  const reader = createReadStream(fifo, { encoding: 'utf8' });
-  const file = await LogFile.open(fifo);
-  const lineOf = (i: number) => `${String(i).padStart(8, '0')} ${'x'.repeat(1014)}\n`; // 1 KiB
-  const total = 24 * 1024;
-  for (let i = 0; i < total; i++) {
-    file.write(lineOf(i));
-    if (i % 1024 === 1023) await idle(5);
-  }
-  let text = '';
-  reader.on('data', (chunk) => {
-    text += String(chunk);
-  });
-  const ended = new Promise<void>((resolve) => reader.on('end', () => resolve()));
-  await waitFor(() => text.includes('portico: dropped'), 'the drop notice');
-  file.write('after the stall\n');
-  await file.close();
-  await ended;
+test(
+  'a stalled writer: memory stays bounded, lines are dropped, counted and reported in place',
+  {
+    skip: noFifo,
+  },
+  async (t) => {
+    const fifo = join(await tempDir(t), 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    // The reader is paused: once the pipe and the reader's buffer are full, the write blocks.
+    const reader = createReadStream(fifo, { encoding: 'utf8' });
+    const file = await LogFile.open(fifo);
+    const lineOf = (i: number) => `${String(i).padStart(8, '0')} ${'x'.repeat(1014)}\n`; // 1 KiB
+    const total = 24 * 1024;
+    for (let i = 0; i < total; i++) {
+      file.write(lineOf(i));
+      if (i % 1024 === 1023) await idle(5);
+    }
+    let text = '';
+    reader.on('data', (chunk) => {
+      text += String(chunk);
+    });
+    const ended = new Promise<void>((resolve) => reader.on('end', () => resolve()));
+    await waitFor(() => text.includes('portico: dropped'), 'the drop notice');
+    file.write('after the stall\n');
+    await file.close();
+    await ended;
 
-  const lines = text.split('\n');
-  assert.equal(lines.pop(), '');
-  assert.equal(lines.pop(), 'after the stall');
-  const notice = /^portico: dropped (\d+) log lines: the log file could not keep up$/.exec(
-    lines.pop() ?? '',
-  );
-  assert.ok(notice, 'the notice precedes the first line logged after the stall');
-  // What got through is the first lines, in order and whole; the rest were counted.
-  lines.forEach((line, i) => assert.equal(`${line}\n`, lineOf(i)));
-  assert.equal(lines.length + Number(notice[1]), total);
-  // Pending bytes count until their write completes, so no more than 8 MiB was ever held.
-  assert.ok(lines.length * 1024 <= 8 * 1024 * 1024, `${lines.length} KiB got through`);
-  assert.ok(Number(notice[1]) >= 15 * 1024, `${notice[1]} dropped`);
-});
+    const lines = text.split('\n');
+    assert.equal(lines.pop(), '');
+    assert.equal(lines.pop(), 'after the stall');
+    const notice = /^portico: dropped (\d+) log lines: the log file could not keep up$/.exec(
+      lines.pop() ?? '',
+    );
+    assert.ok(notice, 'the notice precedes the first line logged after the stall');
+    // What got through is the first lines, in order and whole; the rest were counted.
+    lines.forEach((line, i) => assert.equal(`${line}\n`, lineOf(i)));
+    assert.equal(lines.length + Number(notice[1]), total);
+    // Pending bytes count until their write completes, so no more than 8 MiB was ever held.
+    assert.ok(lines.length * 1024 <= 8 * 1024 * 1024, `${lines.length} KiB got through`);
+    assert.ok(Number(notice[1]) >= 15 * 1024, `${notice[1]} dropped`);
+  },
+);

@@ -43,73 +43,77 @@ describe('the module lifecycle', () => {
     ]);
   });
 
-  it('shares a stage among equal options, keeps resources across reloads, releases them after in-flight requests, and at stop', {
-    timeout: 30_000,
-  }, async () => {
-    const handlesBefore = tcpServers();
-    const opened = ProbeResource.opened;
-    const provisioned = probe.provisioned;
-    const s = await startServer(config('tcp://127.0.0.1:4001/'), { modules });
-    const get = async (path: string) =>
-      (await request(s.port, path, { headers: { host: 'localhost' } })).text;
-    try {
-      // Fifty locations, one provisioned stage; the odd one out has its own.
-      assert.equal(probe.provisioned - provisioned, 2);
-      assert.equal(ProbeResource.opened - opened, 2);
-      const first = await get('/l0/x');
-      assert.match(first, /^stage \d+ resource \d+ tcp:\/\/127\.0\.0\.1:4001\/$/);
-      assert.equal(await get('/l49/y'), first);
-      assert.notEqual(await get('/own/z'), first);
-      const status = JSON.parse(JSON.stringify(s.server.status())) as {
-        modules: { scgi: { target: string }[] };
-      };
-      assert.deepEqual(status.modules.scgi.map((m) => m.target).sort(), [
-        'tcp://127.0.0.1:4001/',
-        'tcp://127.0.0.1:4002/',
-      ]);
+  it(
+    'shares a stage among equal options, keeps resources across reloads, releases them after in-flight requests, and at stop',
+    {
+      timeout: 30_000,
+    },
+    async () => {
+      const handlesBefore = tcpServers();
+      const opened = ProbeResource.opened;
+      const provisioned = probe.provisioned;
+      const s = await startServer(config('tcp://127.0.0.1:4001/'), { modules });
+      const get = async (path: string) =>
+        (await request(s.port, path, { headers: { host: 'localhost' } })).text;
+      try {
+        // Fifty locations, one provisioned stage; the odd one out has its own.
+        assert.equal(probe.provisioned - provisioned, 2);
+        assert.equal(ProbeResource.opened - opened, 2);
+        const first = await get('/l0/x');
+        assert.match(first, /^stage \d+ resource \d+ tcp:\/\/127\.0\.0\.1:4001\/$/);
+        assert.equal(await get('/l49/y'), first);
+        assert.notEqual(await get('/own/z'), first);
+        const status = JSON.parse(JSON.stringify(s.server.status())) as {
+          modules: { scgi: { target: string }[] };
+        };
+        assert.deepEqual(status.modules.scgi.map((m) => m.target).sort(), [
+          'tcp://127.0.0.1:4001/',
+          'tcp://127.0.0.1:4002/',
+        ]);
 
-      // Same options: a new stage, the same resource.
-      s.rewrite(config('tcp://127.0.0.1:4001/'));
-      assert.deepEqual(await s.server.reloadFromSource(), { ok: true, reloads: 1 });
-      const again = await get('/l7/x');
-      assert.notEqual(again, first, 'a new Plan provisions its own stage');
-      assert.equal(
-        again.split(' ').slice(2).join(' '),
-        first.split(' ').slice(2).join(' '),
-        'and keeps the resource',
-      );
-      assert.equal(ProbeResource.opened - opened, 2);
+        // Same options: a new stage, the same resource.
+        s.rewrite(config('tcp://127.0.0.1:4001/'));
+        assert.deepEqual(await s.server.reloadFromSource(), { ok: true, reloads: 1 });
+        const again = await get('/l7/x');
+        assert.notEqual(again, first, 'a new Plan provisions its own stage');
+        assert.equal(
+          again.split(' ').slice(2).join(' '),
+          first.split(' ').slice(2).join(' '),
+          'and keeps the resource',
+        );
+        assert.equal(ProbeResource.opened - opened, 2);
 
-      // Options dropped while a request is in flight: the resource stays until it ends.
-      probe.hold();
-      const slow = get('/l3/slow');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      s.rewrite(config('tcp://127.0.0.1:4003/'));
-      assert.deepEqual(await s.server.reloadFromSource(), { ok: true, reloads: 2 });
-      assert.match(await get('/l3/x'), /tcp:\/\/127\.0\.0\.1:4003\/$/);
-      const targets = () => [...ProbeResource.live].map((r) => r.target).sort();
-      assert.deepEqual(targets(), [
-        'tcp://127.0.0.1:4001/',
-        'tcp://127.0.0.1:4002/',
-        'tcp://127.0.0.1:4003/',
-      ]);
-      probe.release();
-      assert.match(
-        await slow,
-        /tcp:\/\/127\.0\.0\.1:4001\/$/,
-        'the request in flight finished on its own Plan',
-      );
-      for (let i = 0; i < 50 && targets().includes('tcp://127.0.0.1:4001/'); i++)
+        // Options dropped while a request is in flight: the resource stays until it ends.
+        probe.hold();
+        const slow = get('/l3/slow');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        s.rewrite(config('tcp://127.0.0.1:4003/'));
+        assert.deepEqual(await s.server.reloadFromSource(), { ok: true, reloads: 2 });
+        assert.match(await get('/l3/x'), /tcp:\/\/127\.0\.0\.1:4003\/$/);
+        const targets = () => [...ProbeResource.live].map((r) => r.target).sort();
+        assert.deepEqual(targets(), [
+          'tcp://127.0.0.1:4001/',
+          'tcp://127.0.0.1:4002/',
+          'tcp://127.0.0.1:4003/',
+        ]);
+        probe.release();
+        assert.match(
+          await slow,
+          /tcp:\/\/127\.0\.0\.1:4001\/$/,
+          'the request in flight finished on its own Plan',
+        );
+        for (let i = 0; i < 50 && targets().includes('tcp://127.0.0.1:4001/'); i++)
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        assert.deepEqual(targets(), ['tcp://127.0.0.1:4002/', 'tcp://127.0.0.1:4003/']);
+      } finally {
+        probe.release();
+        await s.close();
+      }
+      assert.equal(ProbeResource.live.size, 0, 'stop releases every resource');
+      // A closed handle leaves Node's list on a later turn of the event loop.
+      for (let i = 0; i < 100 && tcpServers() > handlesBefore; i++)
         await new Promise((resolve) => setTimeout(resolve, 10));
-      assert.deepEqual(targets(), ['tcp://127.0.0.1:4002/', 'tcp://127.0.0.1:4003/']);
-    } finally {
-      probe.release();
-      await s.close();
-    }
-    assert.equal(ProbeResource.live.size, 0, 'stop releases every resource');
-    // A closed handle leaves Node's list on a later turn of the event loop.
-    for (let i = 0; i < 100 && tcpServers() > handlesBefore; i++)
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    assert.equal(tcpServers(), handlesBefore, 'no listening handle is left open');
-  });
+      assert.equal(tcpServers(), handlesBefore, 'no listening handle is left open');
+    },
+  );
 });

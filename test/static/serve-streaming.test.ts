@@ -106,19 +106,23 @@ describe('large files', () => {
     ['a single range', '/big.bin', { range: 'bytes=100-' }],
     ['a multipart range', '/big.bin', { range: 'bytes=0-10,1000-4000000' }],
   ] as const) {
-    it(`closes the file when the client leaves ${label}`, {
-      skip: HAS_PROC ? false : 'no /proc/self/fd',
-    }, async () => {
-      const file = join(root, path);
-      const before = readdirSync('/proc/self/fd').length;
-      await abortAfterFirstChunk(rig, path, headers);
-      await rig.idle();
-      assert.ok(await settle(() => descriptorsOn(file) === 0), 'no descriptor left on the file');
-      assert.ok(
-        await settle(() => readdirSync('/proc/self/fd').length <= before),
-        'no descriptor left at all',
-      );
-      assert.deepEqual(rig.unexpected, []);
-    });
+    it(
+      `closes the file when the client leaves ${label}`,
+      {
+        skip: HAS_PROC ? false : 'no /proc/self/fd',
+      },
+      async () => {
+        const file = join(root, path);
+        const before = readdirSync('/proc/self/fd').length;
+        await abortAfterFirstChunk(rig, path, headers);
+        await rig.idle();
+        assert.ok(await settle(() => descriptorsOn(file) === 0), 'no descriptor left on the file');
+        assert.ok(
+          await settle(() => readdirSync('/proc/self/fd').length <= before),
+          'no descriptor left at all',
+        );
+        assert.deepEqual(rig.unexpected, []);
+      },
+    );
   }
 });
