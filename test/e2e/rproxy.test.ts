@@ -106,6 +106,34 @@ function proxyConfig(proxyTo: string | string[], extra = ''): string {
   return `global:\n  loadModules: [rproxy]\n${extra}hosts:\n  - domain: localhost\n    proxyTo:\n${list}`;
 }
 
+/**
+ * A loopback port whose listen queue is full and never drained: SYNs are dropped, so a connection
+ * attempt hangs as it does to a host that is down (Node accepts every connection, Python need not).
+ */
+async function blackhole(t: TestContext): Promise<number | undefined> {
+  const script = [
+    'import socket, sys',
+    "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(0)",
+    'port = s.getsockname()[1]; held = []',
+    'for _ in range(8):',
+    '    c = socket.socket(); c.setblocking(False)',
+    "    try: c.connect(('127.0.0.1', port))",
+    '    except BlockingIOError: pass',
+    '    held.append(c)',
+    'print(port, flush=True); sys.stdin.read()',
+  ].join('\n');
+  const child = spawn('python3', ['-c', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const spawned = await Promise.race([
+    once(child.stdout, 'data').then(([chunk]) => Number(String(chunk).trim())),
+    once(child, 'error').then(() => undefined),
+  ]);
+  t.after(() => {
+    child.kill();
+  });
+  if (spawned === undefined && process.env.CI) throw new Error('CI must have python3');
+  return spawned;
+}
+
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 describe('rproxy: the request a backend receives', () => {
@@ -422,6 +450,18 @@ describe('rproxy: failures', () => {
       status.modules.rproxy[0]!.backends.map((x) => [x.url, x.healthy]),
     );
     assert.deepEqual(health, { [`http://127.0.0.1:${dead}`]: false, [b.url]: true });
+  });
+
+  it('answers 504 when the backend accepts no connection within the connect timeout (10 s)', async (t) => {
+    const port = await blackhole(t);
+    if (port === undefined) return t.skip('python3 is needed for a listener that never accepts');
+    const s = await proxy(t, proxyConfig(`http://127.0.0.1:${port}`, '  timeout: 30000\n'));
+    const started = Date.now();
+    const res = await request(s.port, '/', { headers: { host: 'localhost' } });
+    const waited = Date.now() - started;
+    assert.equal(res.status, 504);
+    assert.ok(waited >= 9_000 && waited < 20_000, `waited ${waited} ms`);
+    assert.match(s.stderr(), /\[upstream-timeout\] proxy to http:\/\/127\.0\.0\.1:\d+/);
   });
 
   it('cuts the client’s response when the backend dies mid-body', async (t) => {
