@@ -6,6 +6,7 @@ import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { Duplex } from 'node:stream';
 import { HttpError, type FailureCode, type HeaderPairs } from './http-error.js';
 import type { Resolved } from './resolved.js';
+import type { ResponseTap } from './response-tap.js';
 
 export type Request = IncomingMessage | Http2ServerRequest;
 export type Response = ServerResponse | Http2ServerResponse;
@@ -87,6 +88,14 @@ export class Ctx {
   /** When the `timeout` limit resets the connection (ms since the epoch), and who watches it. */
   deadline = 0;
   deadlines: DeadlineWatch | undefined = undefined;
+  /** A stage watching what the stages after it answer (the cache; response-tap.ts). */
+  tap: ResponseTap | undefined = undefined;
+  /**
+   * Request fields a stage replaced for the stages after it (lower-case name → value, undefined
+   * removes the field): the cache's revalidation asks with its own validators. What is sent to a
+   * backend reads them.
+   */
+  requestFields: ReadonlyMap<string, string | undefined> | undefined = undefined;
 
   constructor(init: CtxInit) {
     this.req = init.req;

@@ -23,6 +23,7 @@ export type FailureCode =
   | 'forbidden'
   | 'precondition-failed'
   | 'range-not-satisfiable'
+  | 'not-cached'
   // what the server made of it
   | 'redirect-without-host'
   | 'rewrite-invalid'

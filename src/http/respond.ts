@@ -2,10 +2,11 @@
 // have, `{path}` filled in), sets `Server: Portico`, keeps an errorConfig page's error status,
 // records status and length for the access log, leaves HEAD responses and statuses without content
 // (204, 205, 304) without a body, and keeps HTTP/1-only headers out of HTTP/2 responses.
+import { Transform, Writable, type Duplex, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { Duplex, Readable } from 'node:stream';
 import type { Ctx } from './ctx.js';
 import { CONNECTION_SPECIFIC } from './hop-by-hop.js';
+import { TappedTarget, type BodyTap, type BodyTarget } from './response-tap.js';
 
 /** Response headers as a flat [name, value, name, value…] list, the form Node writes fastest. */
 export type RawHeaders = string[];
@@ -128,6 +129,12 @@ function writeHead(ctx: Ctx, status: number, headers: RawHeaders, endStream: boo
 
 /** A complete response from memory. */
 export function send(ctx: Ctx, status: number, headers: RawHeaders, body?: Buffer | string): void {
+  const tap = ctx.tap?.head(status, headers);
+  if (tap) {
+    if (body !== undefined) tap.data(typeof body === 'string' ? Buffer.from(body) : body);
+    tap.end();
+    if (tap.absorb) return;
+  }
   const sent = finalize(ctx, status, headers);
   ctx.length = lengthOf(headers);
   const bodiless = body === undefined || ctx.method === 'HEAD' || NO_CONTENT.has(sent);
@@ -147,15 +154,19 @@ export function startResponse(
   ctx: Ctx,
   status: number,
   headers: RawHeaders,
-): NodeJS.WritableStream | undefined {
+): BodyTarget | undefined {
+  const tap = ctx.tap?.head(status, headers);
+  if (tap?.absorb) return new TappedTarget(undefined, tap);
   const sent = finalize(ctx, status, headers);
   const bodiless = ctx.method === 'HEAD' || NO_CONTENT.has(sent);
   writeHead(ctx, sent, headers, bodiless && 'stream' in ctx.res);
   if (bodiless) {
     if (!('stream' in ctx.res)) ctx.res.end();
-    return undefined;
+    // What a HEAD or a 304 leaves out is still the tap's to see (it does not store it).
+    return tap && new TappedTarget(undefined, tap);
   }
-  return ('stream' in ctx.res ? ctx.res.stream : ctx.res) as NodeJS.WritableStream;
+  const target = ('stream' in ctx.res ? ctx.res.stream : ctx.res) as BodyTarget;
+  return tap ? new TappedTarget(target, tap) : target;
 }
 
 /** A connection after a switch of protocols: what the client sends, and where to write to it. */
@@ -200,14 +211,47 @@ export async function sendStream(
   headers: RawHeaders,
   body: Readable,
 ): Promise<void> {
+  const tap = ctx.tap?.head(status, headers);
+  if (tap?.absorb) return pipeline(body, tapWritable(tap));
   const sent = finalize(ctx, status, headers);
   ctx.length = lengthOf(headers);
   const bodiless = ctx.method === 'HEAD' || NO_CONTENT.has(sent);
   writeHead(ctx, sent, headers, bodiless && 'stream' in ctx.res);
   if (bodiless) {
     body.destroy();
+    tap?.end();
     if (!('stream' in ctx.res)) ctx.res.end();
     return;
   }
-  await pipeline(body, ('stream' in ctx.res ? ctx.res.stream : ctx.res) as NodeJS.WritableStream);
+  const target = ('stream' in ctx.res ? ctx.res.stream : ctx.res) as NodeJS.WritableStream;
+  if (tap) return pipeline(body, tapTransform(tap), target);
+  await pipeline(body, target);
+}
+
+/** Feeds a tap alone (an absorbed response). */
+function tapWritable(tap: BodyTap): Writable {
+  return new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      tap.data(chunk);
+      done();
+    },
+    final(done) {
+      tap.end();
+      done();
+    },
+  });
+}
+
+/** Shows each piece to a tap on its way to the client. */
+function tapTransform(tap: BodyTap): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      tap.data(chunk);
+      done(null, chunk);
+    },
+    flush(done) {
+      tap.end();
+      done();
+    },
+  });
 }

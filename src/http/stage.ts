@@ -2,7 +2,11 @@
 // once per Resolved at compile time; a request only walks the array.
 import type { Ctx } from './ctx.js';
 
-export type Next = () => Promise<void> | void;
+/**
+ * The stages after this one. Given a Ctx, they run for it instead: the cache revalidates in the
+ * background with a copy of the request whose response goes nowhere.
+ */
+export type Next = (ctx?: Ctx) => Promise<void> | void;
 export type Stage = (ctx: Ctx, next: Next) => Promise<void> | void;
 
 /**
@@ -12,9 +16,9 @@ export type Stage = (ctx: Ctx, next: Next) => Promise<void> | void;
 export function compose(stages: readonly Stage[], fallback: Stage): Stage {
   if (stages.length === 0) return fallback;
   const count = stages.length;
-  return (ctx, outerNext) => {
-    const run = (i: number): Promise<void> | void =>
-      i < count ? stages[i]!(ctx, () => run(i + 1)) : fallback(ctx, outerNext);
-    return run(0);
-  };
+  const run = (ctx: Ctx, i: number, outerNext: Next): Promise<void> | void =>
+    i < count
+      ? stages[i]!(ctx, (other = ctx) => run(other, i + 1, outerNext))
+      : fallback(ctx, outerNext);
+  return (ctx, outerNext) => run(ctx, 0, outerNext);
 }

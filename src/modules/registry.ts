@@ -1,7 +1,8 @@
 // The modules `loadModules` can name: adding one is its folder under src/modules/ and one line
 // here. The server provisions them in `loadModules` order; server/config-checks.ts runs their checks.
 import type { Module } from '../plan/module.js';
+import { cache } from './cache/index.js';
 import { fauth } from './fauth/index.js';
 import { rproxy } from './rproxy/index.js';
 
-export const MODULES: readonly Module[] = [fauth, rproxy];
+export const MODULES: readonly Module[] = [cache, fauth, rproxy];

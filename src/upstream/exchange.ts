@@ -12,6 +12,7 @@ import type { Dispatcher, Pool } from 'undici';
 import type { Ctx } from '../http/ctx.js';
 import type { Logger } from '../http/logger.js';
 import { startResponse, switchProtocols } from '../http/respond.js';
+import type { BodyTarget } from '../http/response-tap.js';
 import type { Backend } from './backend.js';
 import { relayedHeaders } from './response-headers.js';
 import { tunnel } from './tunnel.js';
@@ -57,7 +58,7 @@ export function exchange(
     let controller: Dispatcher.DispatchController | undefined;
     let started = false;
     let headSent = false;
-    let target: NodeJS.WritableStream | undefined;
+    let target: BodyTarget | undefined;
     let written = 0;
     let kept: Kept | undefined;
     let discarded = 0;

@@ -1,0 +1,40 @@
+// The Cache-Status field (RFC 9211) each response that passed through the cache carries, in place
+// of Ferron's X-Ferron-Cache: `hit` when the origin was not asked, else `fwd=` why it was, with
+// what it answered and whether the answer was stored.
+
+export type Forwarded =
+  | 'bypass' // the cache was told not to take part (request no-store, a range, an upgrade)
+  | 'method' // the method's responses are not reused
+  | 'uri-miss' // nothing stored for the URL
+  | 'vary-miss' // responses stored for the URL, none for these varied request fields
+  | 'miss'
+  | 'request' // a stored response was there, the request's directives asked for the origin
+  | 'stale'; // a stored response was there, stale: validated or replaced
+
+export interface CacheStatusParts {
+  readonly hit?: boolean;
+  readonly fwd?: Forwarded;
+  readonly fwdStatus?: number;
+  /** Seconds of freshness left (negative: stale). */
+  readonly ttl?: number;
+  readonly stored?: boolean;
+  /** Waited for another request's fetch of the same response. */
+  readonly collapsed?: boolean;
+  /** Why the response was not stored, or how a stale one was used (a token). */
+  readonly detail?: string;
+}
+
+export const CACHE_STATUS = 'Cache-Status';
+const CACHE_NAME = 'Portico';
+
+export function cacheStatus(p: CacheStatusParts): string {
+  let out = CACHE_NAME;
+  if (p.hit) out += '; hit';
+  if (p.fwd) out += `; fwd=${p.fwd}`;
+  if (p.fwdStatus !== undefined) out += `; fwd-status=${p.fwdStatus}`;
+  if (p.ttl !== undefined) out += `; ttl=${Math.round(p.ttl)}`;
+  if (p.stored) out += '; stored';
+  if (p.collapsed) out += '; collapsed';
+  if (p.detail) out += `; detail=${p.detail}`;
+  return out;
+}

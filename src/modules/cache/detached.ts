@@ -1,0 +1,37 @@
+// A copy of a request whose response goes nowhere: what a background validation sends through the
+// stages after the cache (RFC 5861 §3) once the client has had its stale response.
+import { type IncomingMessage, ServerResponse } from 'node:http';
+import { Ctx } from '../../http/ctx.js';
+import { hasBody } from '../../upstream/request-body.js';
+
+/** Undefined when the request had a body: it is gone, and a copy could not send it again. */
+export function detachedCopy(ctx: Ctx): Ctx | undefined {
+  if (hasBody(ctx.req)) return undefined;
+  // Never written to: the cache's tap absorbs every response of the copy.
+  const res = new ServerResponse({
+    method: ctx.method,
+    httpVersionMajor: 1,
+    httpVersionMinor: 1,
+    headers: {},
+  } as IncomingMessage);
+  const copy = new Ctx({
+    req: ctx.req,
+    res,
+    scheme: ctx.scheme,
+    addresses: {
+      remote: ctx.clientAddress,
+      remotePort: ctx.clientPort,
+      local: ctx.localAddress,
+      localPort: ctx.localPort,
+    },
+    hostHeader: ctx.hostHeader,
+    hostname: ctx.hostname,
+  });
+  copy.routed = ctx.routed;
+  copy.resolved = ctx.resolved;
+  copy.user = ctx.user;
+  copy.originalPath = ctx.originalPath;
+  copy.path = ctx.path;
+  copy.query = ctx.query;
+  return copy;
+}

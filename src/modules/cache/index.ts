@@ -1,0 +1,70 @@
+// The HTTP cache (`cache`, REFERENCE §15 with CONTRACT point 12): an RFC 9111 shared cache in
+// memory in front of whatever the later stages are. One store per server, leased by every Plan
+// with the same `maximumCacheEntries`, so a reload that keeps it keeps what was stored.
+import type { ResolvedSettings } from '../../config/defaults.js';
+import { defineModule } from '../../plan/module.js';
+import { cacheStage } from './cache-stage.js';
+import { checkModuleOrder } from './check.js';
+import { Fills } from './fills.js';
+import { MemoryStore } from './memory-store.js';
+
+export interface CacheOptions {
+  /** maximumCacheEntries; null: bounded by bytes alone. */
+  readonly maxEntries: number | null;
+  /** maximumCacheResponseSize; null: bounded by the store's bytes. */
+  readonly maxResponseBytes: number | null;
+  /** cacheVaryHeaders and cacheIgnoreHeaders, lower-cased. */
+  readonly varyHeaders: readonly string[];
+  readonly ignored: readonly string[];
+}
+
+/**
+ * The most the store holds whatever the settings, so that `null` limits (unlimited in Ferron's
+ * terms) still leave memory bounded: least recently used entries go first.
+ */
+export const MAX_STORE_BYTES = 512 * 1024 * 1024;
+
+function options(s: ResolvedSettings): CacheOptions {
+  return {
+    maxEntries: s.maximumCacheEntries,
+    maxResponseBytes: s.maximumCacheResponseSize,
+    varyHeaders: (s.cacheVaryHeaders ?? []).map((n) => n.toLowerCase()),
+    ignored: (s.cacheIgnoreHeaders ?? []).map((n) => n.toLowerCase()),
+  };
+}
+
+class CacheResource {
+  readonly fills = new Fills();
+  readonly store: MemoryStore;
+
+  constructor(maxEntries: number | null) {
+    this.store = new MemoryStore(maxEntries ?? undefined, MAX_STORE_BYTES);
+  }
+
+  close(): void {
+    this.store.close();
+  }
+}
+
+export const cache = defineModule<CacheOptions>({
+  name: 'cache',
+  check: checkModuleOrder,
+  options,
+  provision: (o, leases, { errorLog }) => {
+    const shared = leases.take(
+      `cache:store entries=${o.maxEntries ?? 'unbounded'}`,
+      () => new CacheResource(o.maxEntries),
+    );
+    return {
+      stage: cacheStage({
+        store: shared.store,
+        fills: shared.fills,
+        maxResponseBytes: Math.min(o.maxResponseBytes ?? MAX_STORE_BYTES, MAX_STORE_BYTES),
+        varyHeaders: o.varyHeaders,
+        ignored: new Set(o.ignored),
+        errorLog,
+      }),
+      status: () => shared.store.stats(),
+    };
+  },
+});

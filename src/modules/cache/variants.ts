@@ -1,0 +1,39 @@
+// Cache keys (RFC 9111 §4.1, §2): the URL as the cache saw it after rewrites, with the scheme and
+// the Host the client asked for (Ferron's key uses Host too), so hosts never share entries; then,
+// per stored variant, the request fields its Vary names, normalised.
+import type { Ctx } from '../../http/ctx.js';
+
+/** scheme://host/path?query, with the rewritten path. */
+export function primaryKey(ctx: Ctx): string {
+  return `${ctx.scheme}://${ctx.hostHeader ?? ''}${ctx.path}${ctx.query}`;
+}
+
+/**
+ * A request field's value as Vary compares it: all its lines as one list, whitespace around the
+ * commas and at the ends removed (§4.1 allows normalising what has identical semantics).
+ */
+export function varyValue(ctx: Ctx, field: string): string | undefined {
+  const value = ctx.req.headers[field];
+  if (value === undefined) return undefined;
+  const joined = Array.isArray(value) ? value.join(',') : value;
+  return joined
+    .trim()
+    .replace(/[ \t]*,[ \t]*/g, ',')
+    .replace(/[ \t]+/g, ' ');
+}
+
+export function varyValues(ctx: Ctx, fields: readonly string[]): (string | undefined)[] {
+  return fields.map((f) => varyValue(ctx, f));
+}
+
+/** The key of one variant: the URL's, then each varied field's value (absent ≠ empty). */
+export function variantKey(
+  primary: string,
+  fields: readonly string[],
+  values: readonly (string | undefined)[],
+): string {
+  let key = primary;
+  for (let i = 0; i < fields.length; i++)
+    key += values[i] === undefined ? `\n${fields[i]}` : `\n${fields[i]}: ${values[i]}`;
+  return key;
+}
