@@ -32,7 +32,8 @@ export function cacheStatus(p: CacheStatusParts): string {
   if (p.hit) out += '; hit';
   if (p.fwd) out += `; fwd=${p.fwd}`;
   if (p.fwdStatus !== undefined) out += `; fwd-status=${p.fwdStatus}`;
-  if (p.ttl !== undefined) out += `; ttl=${Math.round(p.ttl)}`;
+  // Whole seconds left, rounded down: a response stale by a fraction of a second says -1.
+  if (p.ttl !== undefined) out += `; ttl=${Math.floor(p.ttl)}`;
   if (p.stored) out += '; stored';
   if (p.collapsed) out += '; collapsed';
   if (p.detail) out += `; detail=${p.detail}`;
