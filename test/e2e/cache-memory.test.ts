@@ -68,7 +68,7 @@ it(
     assert.ok(held.bytes <= ENTRIES * 101 * KIB, `${held.bytes} bytes held`);
     // 9,600 more responses (940 MiB) went through: RSS may not grow with them. What it does grow by
     // is garbage not yet collected (57 MB measured); without the entry bound the store alone would take
-  // up to its 512 MiB ceiling.
+    // up to its 512 MiB ceiling.
     const grown = (peak - before) / MB;
     t.diagnostic(
       `RSS grew ${grown.toFixed(1)} MB; the cache holds ${held.entries} entries, ${held.bytes} bytes`,
