@@ -302,7 +302,8 @@ export const PROPERTIES = {
     scopes: G,
     module: 'cache',
     since: V1,
-    summary: 'Maximum cache entries. Null means unlimited.',
+    summary:
+      'Maximum cache entries; the least recently used go first. Null: no limit on the count (the whole cache holds at most 512 MiB).',
   }),
   wsgiClearModuleImportPath: row({
     type: bool(),
@@ -658,7 +659,8 @@ export const PROPERTIES = {
     scopes: ALL,
     module: 'cache',
     since: V1,
-    summary: 'Largest cached response in bytes. Null means unlimited.',
+    summary:
+      'Largest cached response in bytes; a larger one streams to the client and is not stored. Null: no limit per response (the whole cache holds at most 512 MiB).',
   }),
   cgiScriptExtensions: row({
     type: list(str('file-extension')),
