@@ -89,11 +89,6 @@ pids+=($!)
 for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$BACKEND/1k.html" && break; sleep 0.1; done
 
 check_url="http://127.0.0.1:$PORT/1k.html"
-measure() { # → "requests/s p99"
-  taskset -c 1 wrk -t1 -c64 -d2s "http://127.0.0.1:$PORT/1k.html" >/dev/null
-  taskset -c 1 wrk -t1 -c64 -d"${SECONDS_PER_RUN}s" --latency "http://127.0.0.1:$PORT/1k.html" |
-    awk '/Requests\/sec/ { r = $2 } /^ +99%/ { p = $2 } END { printf "%d %s", r, p }'
-}
 
 declare -A runs
 servers=(portico minimal nginx caddy haproxy http-proxy)
@@ -108,15 +103,13 @@ for round in $(seq "$ROUNDS"); do
       haproxy) start haproxy haproxy -f "$tmp/haproxy.cfg" ;;
       http-proxy) start http-proxy node "$tmp/http-proxy.mjs" ;;
     esac
-    result=$(measure)
+    result=$(wrk_p99 "$check_url")
     stop
     runs[$name]+="${result%% *} "
     printf '%-6s %-11s %9s %9s\n' "$round" "$name" $result
   done
 done
 
-median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 declare -A med
 echo
 for name in "${servers[@]}"; do med[$name]=$(median "${runs[$name]}"); printf 'median %-11s %9s\n' "$name" "${med[$name]}"; done

@@ -70,7 +70,6 @@ run_server nginx nginx -c "$tmp/nginx.conf" -g 'daemon off;'
 run_server caddy env GOMAXPROCS=1 caddy run --config "$tmp/Caddyfile" --adapter caddyfile
 run_server http-server node "$tmp/hs/node_modules/http-server/bin/http-server" "$tmp/www" -a 127.0.0.1 -p "$PORT" -s -c-1
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 echo
 echo "portico / minimal:     1k $(ratio "${rps1[portico]}" "${rps1[minimal]}")   64k $(ratio "${rps64[portico]}" "${rps64[minimal]}")   (target ≥ 0.75)"
 echo "portico / caddy:       1k $(ratio "${rps1[portico]}" "${rps1[caddy]}")   (target ≥ 2)"
