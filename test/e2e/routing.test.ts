@@ -183,8 +183,8 @@ describe('listen addresses', () => {
 
   it('refuses to start with a module this build does not have, naming it', async () => {
     await assert.rejects(
-      startServer('global:\n  loadModules: [cache]\n'),
-      /module "cache" \(loadModules\) is not available in this build/,
+      startServer('global:\n  loadModules: [asgi]\n'),
+      /module "asgi" \(loadModules\) is not available in this build/,
     );
   });
 });
