@@ -135,13 +135,13 @@ function headerBytes(headers: RawHeaders): number {
   return n;
 }
 
-// §3.2: a 304 replaces the stored fields it carries, except those about the stored content.
+// §3.2: a 304 replaces the stored fields it carries, except Content-Length and those the stored
+// body depends on (it is kept as it was coded).
 const KEPT_ON_UPDATE = new Set([
   'content-length',
   'content-encoding',
   'transfer-encoding',
   'content-range',
-  'content-type',
 ]);
 
 /**
@@ -165,6 +165,11 @@ export function freshened(
     if (KEPT_ON_UPDATE.has(lower) || isHopByHop(lower, undefined)) continue;
     replaced.add(lower);
     added.push(notModified[i]!, notModified[i + 1]!);
+  }
+  // A 304 without a Date was generated when it arrived; the stored Date would make it look old.
+  if (!replaced.has('date')) {
+    replaced.add('date');
+    added.push('Date', new Date(exchange.responseTime).toUTCString());
   }
   const headers = [...withoutFields(entry.headers, replaced), ...added];
   return storedResponse({
