@@ -1,0 +1,67 @@
+// The cache's side of the response path: a stored response served (with Age, RFC 9111 §5.1, or as
+// a 304 to a client's own conditions, §4.3.2), and the later stages run with a tap watching, every
+// response and error page marked with Cache-Status (RFC 9211).
+import type { Ctx } from '../../http/ctx.js';
+import { HttpError, isHttpError } from '../../http/http-error.js';
+import { send, type RawHeaders } from '../../http/respond.js';
+import type { ResponseTap } from '../../http/response-tap.js';
+import type { Next } from '../../http/stage.js';
+import { CACHE_STATUS, cacheStatus, type CacheStatusParts } from './cache-status.js';
+import { isNotModified, notModifiedFields } from './client-conditionals.js';
+import { currentAge } from './freshness.js';
+import type { StoredResponse } from './stored-response.js';
+
+export function ttl(entry: StoredResponse, now: number): number {
+  return entry.lifetime - currentAge(entry, now);
+}
+
+/** A stored response to the client: with its Age (§5.1), or a 304 when its conditions hold (§4.3.2). */
+export function serve(ctx: Ctx, entry: StoredResponse, now: number, parts: CacheStatusParts): void {
+  const age = String(Math.floor(currentAge(entry, now)));
+  const status = cacheStatus(parts);
+  if (isNotModified(entry, ctx.req.headers))
+    return send(ctx, 304, [...notModifiedFields(entry.headers), 'Age', age, CACHE_STATUS, status]);
+  const headers: RawHeaders = [];
+  for (let i = 0; i < entry.headers.length; i += 2) {
+    const lower = entry.headers[i]!.toLowerCase();
+    if (lower !== 'content-length' && lower !== 'transfer-encoding')
+      headers.push(entry.headers[i]!, entry.headers[i + 1]!);
+  }
+  headers.push('Content-Length', String(entry.body.length), 'Age', age, CACHE_STATUS, status);
+  send(ctx, entry.status, headers, entry.body);
+}
+
+/** Runs the stages after this one with `tap` watching; an error page carries Cache-Status too. */
+export async function withTap(ctx: Ctx, next: Next, tap: ResponseTap, parts: CacheStatusParts) {
+  ctx.tap = tap;
+  try {
+    await next();
+  } catch (e) {
+    throw withCacheStatus(e, parts);
+  } finally {
+    ctx.tap = undefined;
+  }
+}
+
+export function withCacheStatus(e: unknown, parts: CacheStatusParts): unknown {
+  if (!isHttpError(e)) return e;
+  return new HttpError(e.status, e.code, {
+    headers: [...e.headers, [CACHE_STATUS, cacheStatus({ ...parts, fwdStatus: e.status })]],
+    ...(e.detail === undefined ? {} : { detail: e.detail }),
+  });
+}
+
+/** Passes the request on untouched but for the Cache-Status the response gets. */
+export function forward(ctx: Ctx, next: Next, parts: CacheStatusParts): Promise<void> {
+  return withTap(
+    ctx,
+    next,
+    {
+      head(status, headers) {
+        headers.push(CACHE_STATUS, cacheStatus({ ...parts, fwdStatus: status }));
+        return undefined;
+      },
+    },
+    parts,
+  );
+}
