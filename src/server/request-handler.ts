@@ -68,12 +68,13 @@ export class RequestHandler {
       (connect ? (req.url ?? (req.headers[':authority'] as string | undefined)) : req.url) ?? '/';
     const target = connect ? CONNECT_TARGET : parseTarget(rawTarget);
     const host = req.headers.host;
-    // An absolute-form target names the host itself, and Host is then ignored (RFC 9112 §3.2.2).
+    // An absolute-form target names the host itself, and Host is then ignored (RFC 9112 §3.2.2);
+    // over HTTP/2, `:authority` wins over a Host field beside it (RFC 9113 §8.3.1).
     const absolute = target.kind === 'path' ? target.authority : undefined;
     const authority = (
       absolute ??
-      host ??
-      (req.headers[':authority'] as string | undefined)
+      (req.headers[':authority'] as string | undefined) ??
+      host
     )?.toLowerCase();
     // A missing, repeated or malformed Host names no host: the default one stands in until the
     // request is refused, after the blocklist.

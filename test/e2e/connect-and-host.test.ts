@@ -122,3 +122,29 @@ describe('Host', () => {
     }
   });
 });
+
+describe('the host of an HTTP/2 request', () => {
+  it('is its :authority, even beside a Host field naming another (RFC 9113 §8.3.1)', async () => {
+    const sport = await freePort();
+    const s = await startServer(
+      `global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  cert: ${join(TLS, 'server.crt')}\n  key: ${join(TLS, 'server.key')}\n  wwwroot: ${www}\nhosts:\n  - domain: a.test\n    customHeaders:\n      X-Site: a\n  - domain: b.test\n    customHeaders:\n      X-Site: b\n`,
+    );
+    try {
+      const session = http2Connect(`https://localhost:${sport}`, {
+        ca: CA,
+        host: '127.0.0.1',
+      } as never);
+      const site = (headers: Record<string, string>) =>
+        new Promise<unknown>((resolve, reject) => {
+          const stream = session.request({ ':path': '/', ...headers });
+          stream.on('response', (h) => resolve(h['x-site'])).on('error', reject);
+          stream.resume();
+        });
+      assert.equal(await site({ ':authority': 'a.test', host: 'b.test' }), 'a');
+      assert.equal(await site({ ':authority': 'b.test' }), 'b');
+      session.close();
+    } finally {
+      await s.close();
+    }
+  });
+});
