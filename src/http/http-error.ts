@@ -53,7 +53,12 @@ export class HttpError extends Error {
     readonly code: FailureCode,
     options: HttpErrorOptions = {},
   ) {
+    // An HttpError is an answer, not a fault: a stack captured for every 404 of a scanner's flood
+    // would cost more than the page (issue 15). The error log says what failed by `code` and `detail`.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(options.detail ?? `${status} ${STATUS_CODES[status] ?? ''}`.trim());
+    Error.stackTraceLimit = limit;
     this.name = 'HttpError';
     this.headers = options.headers ?? [];
     this.detail = options.detail;

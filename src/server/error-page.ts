@@ -50,7 +50,7 @@ a { color: var(--accent); }
 footer { margin-top: 1.6rem; font-size: .8rem; color: var(--muted); border-top: 1px solid rgba(127,127,127,.2); padding-top: .8rem; }
 `;
 
-export function errorPageHtml(status: number, adminEmail: string | undefined): string {
+function renderErrorPage(status: number, adminEmail: string | undefined): string {
   const title = `${status} ${reasonPhrase(status)}`.trim();
   const description = escapeHtml(
     DESCRIPTIONS[status] ??
@@ -71,4 +71,22 @@ ${contact}
 <footer>Portico</footer>
 </main>`,
   );
+}
+
+// Pages depend on the status and the administrator's address alone: each is rendered once. The
+// bound only matters if addresses came and went over many reloads.
+const rendered = new Map<string, Buffer>();
+const MAX_RENDERED = 1024;
+
+/** The default page for `status`, as the bytes sent. */
+export function errorPageBody(status: number, adminEmail: string | undefined): Buffer {
+  // Only a 500 names the administrator.
+  const key = status === 500 ? `500 ${adminEmail ?? ''}` : String(status);
+  let body = rendered.get(key);
+  if (body === undefined) {
+    if (rendered.size >= MAX_RENDERED) rendered.clear();
+    body = Buffer.from(renderErrorPage(status, adminEmail));
+    rendered.set(key, body);
+  }
+  return body;
 }

@@ -4,7 +4,7 @@
 // nonStandardCodes 204, 205 or 304) has no page. Details go to the error log, never to the client.
 import { readFile } from 'node:fs/promises';
 import type { Ctx } from '../http/ctx.js';
-import { errorPageHtml } from './error-page.js';
+import { errorPageBody } from './error-page.js';
 import { HttpError, isHttpError, type HeaderPairs } from '../http/http-error.js';
 import type { Logger } from '../http/logger.js';
 import { hasNoContent, send, type RawHeaders } from '../http/respond.js';
@@ -60,7 +60,7 @@ export class ErrorResponder {
     if (hasNoContent(status)) return send(ctx, status, headers);
     const body =
       (await this.configuredPage(ctx, status)) ??
-      Buffer.from(errorPageHtml(status, ctx.resolved?.settings.serverAdministratorEmail));
+      errorPageBody(status, ctx.resolved?.settings.serverAdministratorEmail);
     headers.push('Content-Type', 'text/html; charset=utf-8', 'Content-Length', String(body.length));
     if (ctx.responded) return;
     send(ctx, status, headers, body);
