@@ -136,7 +136,7 @@ export class ProtocolServer {
           { ...options, allowHTTP1: true, settings: tls.http2Settings },
           (req, res) => {
             if (req.httpVersionMajor === 1) {
-              this.headWindow(req.socket as Socket, res, limits.headersTimeoutMs);
+              this.headWindow(req.socket as Socket, req, res, limits);
               // The ALPN fallback hands Node's HTTP/1 request and response objects to this callback.
               this.http1.request(
                 req as unknown as IncomingMessage,
@@ -148,9 +148,10 @@ export class ProtocolServer {
         );
         h2.setTimeout(HTTP2_IDLE_MS);
         // HTTP/1.1 clients of this listener (the ALPN fallback) are served by Node's HTTP/2 server,
-        // which applies none of the HTTP/1 header and keep-alive limits: a slow client would hold
-        // its connection for ever. Each such connection must send a complete request head within
-        // the header limit of connecting, and of each response's end.
+        // which applies none of the HTTP/1 header, body and keep-alive limits: a slow client would
+        // hold its connection for ever. The same limits as the plain listener's are kept here: a
+        // complete head within the header limit of connecting, the whole request within the request
+        // limit of its head, the next head within the keep-alive limit of each response's end.
         h2.on('secureConnection', (socket: TLSSocket) => {
           if (socket.alpnProtocol === 'h2') return;
           this.http1.add(socket);
@@ -344,12 +345,21 @@ export class ProtocolServer {
     this.headDeadlines.set(socket, setTimeout(() => socket.destroy(), ms).unref());
   }
 
-  /** A request head arrived: no deadline while it is served; the next head gets a new one. */
-  private headWindow(socket: Socket, res: Response, ms: number): void {
+  /**
+   * A request head arrived on the HTTP/1.1 fallback: its body must be in within the request limit
+   * (Node's requestTimeout, counted here from the head); after the response, the next head within
+   * the keep-alive limit.
+   */
+  private headWindow(socket: Socket, req: Request, res: Response, limits: ConnectionLimits): void {
     clearTimeout(this.headDeadlines.get(socket));
+    const bodyDeadline = setTimeout(() => {
+      if (!req.complete) socket.destroy();
+    }, limits.requestTimeoutMs).unref();
     res.once('finish', () => {
-      if (!socket.destroyed) this.armHeadDeadline(socket, ms);
+      clearTimeout(bodyDeadline);
+      if (!socket.destroyed) this.armHeadDeadline(socket, limits.keepAliveTimeoutMs);
     });
+    res.once('close', () => clearTimeout(bodyDeadline));
   }
 }
 

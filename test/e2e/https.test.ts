@@ -13,7 +13,9 @@ import {
   truncateSync,
   writeFileSync,
 } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { connect as http2Connect } from 'node:http2';
+import { connect as netConnect } from 'node:net';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -326,6 +328,76 @@ describe('HTTP/2', () => {
       const idle = await slow('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
       assert.match(idle.data, /^HTTP\/1\.1 200 /);
       assert.ok(idle.ms < 2000, `closed after ${idle.ms} ms`);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('limits the HTTP/1.1 fallback of the HTTP/2 listener as the plain listener: a body that trickles, an idle connection', async (t) => {
+    // A backend that waits for the whole body before it answers.
+    const backend = createHttpServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.end('got it'));
+    });
+    await new Promise<void>((resolve) => backend.listen(0, '127.0.0.1', resolve));
+    const sport = await freePort();
+    const limits = {
+      headersTimeoutMs: 1000,
+      requestTimeoutMs: 1000,
+      keepAliveTimeoutMs: 400,
+      checkIntervalMs: 100,
+    };
+    t.after(() => {
+      backend.closeAllConnections();
+      backend.close();
+    });
+    const s = await startServer(
+      `global:\n  sport: "127.0.0.1:${sport}"\n  loadModules: [rproxy]\n  proxyTo: http://127.0.0.1:${(backend.address() as { port: number }).port}\n${tlsBlock()}`,
+      { limits },
+    );
+    const open = (secure: boolean) => {
+      const options = {
+        host: '127.0.0.1',
+        port: secure ? sport : s.port,
+        ca: CA,
+        servername: 'localhost',
+        ALPNProtocols: ['http/1.1'],
+      };
+      return secure ? tlsConnect(options) : netConnect(options.port, options.host);
+    };
+    /** ms until the server closes a connection that sends `head` then a byte every 100 ms. */
+    const trickle = (secure: boolean, head: string, bytes: number) =>
+      new Promise<{ ms: number; data: string }>((resolve, reject) => {
+        const started = Date.now();
+        const socket = open(secure);
+        let data = '';
+        let sent = 0;
+        socket.write(head);
+        const timer = setInterval(() => {
+          if (sent++ < bytes && socket.writable) socket.write('x');
+        }, 100);
+        socket.setEncoding('utf8').on('data', (d: string) => (data += d));
+        socket.on('close', () => {
+          clearInterval(timer);
+          resolve({ ms: Date.now() - started, data });
+        });
+        socket.on('error', () => undefined);
+        setTimeout(() => reject(new Error('never closed')), 8000).unref();
+      });
+    try {
+      // 50 bytes at 10 a second would take 5 s: the request limit (1 s) cuts it, on both.
+      const post = 'POST /up HTTP/1.1\r\nHost: localhost\r\nContent-Length: 50\r\n\r\n';
+      for (const secure of [false, true]) {
+        const cut = await trickle(secure, post, 50);
+        assert.ok(cut.ms < 2500, `${secure ? 'TLS' : 'plain'}: closed after ${cut.ms} ms`);
+        assert.doesNotMatch(cut.data, /got it/);
+      }
+      // After a response, the next head must come within the keep-alive limit (0.4 s).
+      for (const secure of [false, true]) {
+        const idle = await trickle(secure, 'GET / HTTP/1.1\r\nHost: localhost\r\n\r\n', 0);
+        assert.match(idle.data, /^HTTP\/1\.1 /);
+        assert.ok(idle.ms < 1500, `${secure ? 'TLS' : 'plain'}: idle closed after ${idle.ms} ms`);
+      }
     } finally {
       await s.close();
     }
