@@ -14,6 +14,9 @@ export interface CustomHeader {
   readonly hasPath: boolean;
 }
 
+/** An errorPages file read: its bytes, or why it cannot be used (for the error log). */
+export type ErrorPageRead = { readonly body: Buffer } | { readonly problem: string };
+
 export interface ErrorConfigRoute {
   /** undefined: every error status. */
   readonly scode: number | undefined;
@@ -29,6 +32,8 @@ export interface Resolved {
   readonly customHeaders: readonly CustomHeader[];
   /** errorPages by status code, first configured first. */
   readonly errorPages: ReadonlyMap<number, readonly string[]>;
+  /** Reads an errorPages file through the static files' memory cache (bounded, revalidated). */
+  readonly readErrorPage: (path: string) => Promise<ErrorPageRead>;
   /** Empty inside an errorConfig: an error there is not re-dispatched again. */
   readonly errorConfigs: readonly ErrorConfigRoute[];
   /** The prepared handler chain: built-in stages, modules, method check, static files. */

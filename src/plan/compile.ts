@@ -155,7 +155,11 @@ function tlsSetup(
 }
 
 class Compiler {
-  constructor(private readonly services: ChainServices) {}
+  private readonly readErrorPage: Resolved['readErrorPage'];
+
+  constructor(private readonly services: ChainServices) {
+    this.readErrorPage = (path) => services.files.errorPage(path);
+  }
 
   site(global: Settings, host: HostConfig | undefined): Site {
     const hostSettings = host ? mergeSettings(global, host.settings) : global;
@@ -187,6 +191,7 @@ class Compiler {
       location,
       customHeaders: customHeaders(settings.customHeaders),
       errorPages: errorPages(settings.errorPages),
+      readErrorPage: this.readErrorPage,
       errorConfigs: routes,
       chain: buildChain(settings, this.services),
     });

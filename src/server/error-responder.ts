@@ -2,14 +2,12 @@
 // chain with its settings (the page keeps the error's status); otherwise the first readable
 // `errorPages` file for the status, otherwise the default page; a status without content (a
 // nonStandardCodes 204, 205 or 304) has no page. Details go to the error log, never to the client.
-import { readFile } from 'node:fs/promises';
 import type { Ctx } from '../http/ctx.js';
 import { errorPageBody } from './error-page.js';
 import { HttpError, isHttpError, type HeaderPairs } from '../http/http-error.js';
 import type { Logger } from '../http/logger.js';
 import { hasNoContent, send, type RawHeaders } from '../http/respond.js';
 
-const MAX_ERROR_PAGE_BYTES = 1024 * 1024;
 const OWN_HEADERS = new Set(['content-type', 'content-length']);
 
 export class ErrorResponder {
@@ -69,17 +67,9 @@ export class ErrorResponder {
   /** The first configured error page for the status that can be read. */
   private async configuredPage(ctx: Ctx, status: number): Promise<Buffer | undefined> {
     for (const path of ctx.resolved?.errorPages.get(status) ?? []) {
-      try {
-        const body = await readFile(path);
-        if (body.length <= MAX_ERROR_PAGE_BYTES) return body;
-        this.errorLog.log(
-          `Error page ${path} is larger than ${MAX_ERROR_PAGE_BYTES} bytes; using the default page`,
-        );
-      } catch (err) {
-        this.errorLog.log(
-          `Cannot read error page ${path}: ${(err as NodeJS.ErrnoException).code ?? describe(err)}`,
-        );
-      }
+      const read = await ctx.resolved.readErrorPage(path);
+      if ('body' in read) return read.body;
+      this.errorLog.log(`Cannot use error page ${path}: ${read.problem}; using the default page`);
     }
     return undefined;
   }

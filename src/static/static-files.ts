@@ -3,6 +3,7 @@
 import { resolve } from 'node:path';
 import type { ResolvedSettings } from '../config/defaults.js';
 import type { Ctx } from '../http/ctx.js';
+import type { ErrorPageRead } from '../http/resolved.js';
 import { HttpError } from '../http/http-error.js';
 import { send } from '../http/respond.js';
 import type { Stage } from '../http/stage.js';
@@ -38,11 +39,13 @@ function decodeForTitle(path: string): string {
 
 export class StaticFiles {
   private readonly cache: FileCache;
+  private readonly maxCachedFileSize: number;
 
   constructor(options: StaticFilesOptions = {}) {
+    this.maxCachedFileSize = options.maxCachedFileSize ?? 1024 * 1024;
     this.cache = new FileCache({
       maxCacheBytes: options.maxCacheBytes ?? 64 * 1024 * 1024,
-      maxCachedFileSize: options.maxCachedFileSize ?? 1024 * 1024,
+      maxCachedFileSize: this.maxCachedFileSize,
       maxEntries: options.maxEntries ?? 16384,
       revalidateMs: options.revalidateMs ?? 1000,
     });
@@ -53,6 +56,30 @@ export class StaticFiles {
     // Synchronous when the cache knows the path, so the trailing-slash check costs no promise.
     const found = this.cache.lookup(wwwroot, decodedPath);
     return found instanceof Promise ? found.then(kindOf) : kindOf(found);
+  }
+
+  /**
+   * An errorPages file, from the same bounded, revalidated memory as the files served (issue 15):
+   * a flood of errors reads no file. Looked up under `/`, so a page may be anywhere, symlinks too;
+   * one larger than the files held in memory (1 MiB) is refused.
+   */
+  async errorPage(path: string): Promise<ErrorPageRead> {
+    try {
+      const entry = await this.cache.lookup('/', resolve(path));
+      if (entry.kind !== 'file')
+        return {
+          problem:
+            entry.kind === 'missing'
+              ? 'ENOENT'
+              : entry.kind === 'forbidden'
+                ? 'EACCES'
+                : 'not a regular file',
+        };
+      if (!entry.cacheable) return { problem: `larger than ${this.maxCachedFileSize} bytes` };
+      return { body: await this.cache.body(entry) };
+    } catch (error) {
+      return { problem: (error as NodeJS.ErrnoException).code ?? (error as Error).message };
+    }
   }
 
   /** The stage that serves settings.wwwroot. It answers, or throws HttpError; it never calls next(). */

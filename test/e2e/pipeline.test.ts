@@ -1,6 +1,7 @@
 // The request pipeline end to end: URL sanitizer and hostile paths, custom headers, methods,
 // trailing-slash redirects, error pages, errorConfig, Server header, malformed requests.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -186,6 +187,41 @@ describe('error pages', () => {
     assert.equal(r.status, 404);
     assert.equal(r.text, '<p>custom not found</p>');
     assert.match(String(r.headers['content-type']), /^text\/html/);
+  });
+
+  it('reads errorPages files through the static file cache: edits show, a FIFO or a huge file is never read', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'portico-errpages-'));
+    const page = join(dir, 'page.html');
+    const fifo = join(dir, 'fifo.html');
+    const huge = join(dir, 'huge.html');
+    writeFileSync(page, 'first');
+    writeFileSync(huge, Buffer.alloc(2 * 1024 * 1024, 97));
+    const site = join(dir, 'site');
+    mkdirSync(join(site, 'empty'), { recursive: true });
+    const fifoMade = spawnSync('mkfifo', [fifo]).status === 0;
+    const own = await startServer(
+      `global:\n  wwwroot: ${site}\n  errorPages:\n    - scode: 404\n      path: ${page}\n    - scode: 403\n      path: ${fifo}\n    - scode: 405\n      path: ${huge}\n`,
+    );
+    try {
+      assert.equal((await request(own.port, '/missing')).text, 'first');
+      writeFileSync(page, 'second, longer');
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      assert.equal((await request(own.port, '/missing')).text, 'second, longer');
+      const tooBig = await request(own.port, '/', { method: 'DELETE' });
+      assert.equal(tooBig.status, 405);
+      assert.match(tooBig.text, /<title>405 Method Not Allowed<\/title>/);
+      assert.match(own.stderr(), /Cannot use error page .*huge\.html: larger than 1048576 bytes/);
+      if (fifoMade) {
+        // A directory without an index: 403, whose page is a FIFO nobody writes to.
+        const r = await request(own.port, '/empty/');
+        assert.equal(r.status, 403);
+        assert.match(r.text, /<title>403 Forbidden<\/title>/, 'the default page, at once');
+        assert.match(own.stderr(), /Cannot use error page .*fifo\.html: not a regular file/);
+      }
+    } finally {
+      await own.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('renders the default page with status and reason; the administrator contact is for a 500 only', async () => {

@@ -113,6 +113,7 @@ function routedCtx(req: Request, res: Response, addresses: Addresses, options: F
     location: undefined,
     customHeaders: [],
     errorPages: new Map(),
+    readErrorPage: () => Promise.resolve({ problem: 'no error pages in a fake request' }),
     errorConfigs: [],
     chain: () => undefined,
   };
