@@ -2,12 +2,14 @@
 # Static-file throughput, side by side in one run: Portico, nginx (1 worker), Caddy (GOMAXPROCS=1),
 # npm's http-server and a minimal node:http server answering from memory (bench/minimal-server.mjs).
 # Each server runs alone, pinned to CPU 0; wrk (1 thread, 64 connections) runs on CPU 1.
-# Prints requests/s for a 1 KiB and a 64 KiB file and each server's ratio to the minimal server.
-# Usage: bench/static.sh [SECONDS per measurement, default 10]. Installs wrk, nginx and caddy
+# Prints requests/s and p99 for a 1 KiB file, a missing one (404) and a 64 KiB file per round, the
+# medians and Portico's ratios. Usage: bench/static.sh [SECONDS per measurement, default 10]
+# [ROUNDS, default 3]. Installs wrk, nginx and caddy
 # from Debian when missing (as root), and http-server from npm into a temporary directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_RUN=${1:-10}
+ROUNDS=${2:-3}
 PORT=18480
 
 source bench/common.sh
@@ -48,30 +50,40 @@ http://127.0.0.1:$PORT {
 CADDY
 
 check_url="http://127.0.0.1:$PORT/1k.html"
-measure() { # path → requests/s
-  taskset -c 1 wrk -t1 -c64 -d2s "http://127.0.0.1:$PORT/$1" >/dev/null  # warm-up
-  taskset -c 1 wrk -t1 -c64 -d"${SECONDS_PER_RUN}s" "http://127.0.0.1:$PORT/$1" | awk '/Requests\/sec/ { printf "%d", $2 }'
-}
+declare -A runs p99s
+servers=(minimal portico nginx caddy http-server)
+paths=(1k.html missing 64k.html)
+printf '%-6s %-12s %-9s %9s %9s   (wrk -t1 -c64, %ss)\n' round server path 'req/s' p99 "$SECONDS_PER_RUN"
+for round in $(seq "$ROUNDS"); do
+  for name in "${servers[@]}"; do
+    case $name in
+      minimal) start "$name" node bench/minimal-server.mjs "$PORT" "$tmp/www" ;;
+      portico) start "$name" node --max-semi-space-size=8 bin/portico.js run -c "$tmp/portico.yaml" ;;
+      nginx) start "$name" nginx -c "$tmp/nginx.conf" -g 'daemon off;' ;;
+      caddy) start "$name" env GOMAXPROCS=1 caddy run --config "$tmp/Caddyfile" --adapter caddyfile ;;
+      http-server) start "$name" node "$tmp/hs/node_modules/http-server/bin/http-server" "$tmp/www" -a 127.0.0.1 -p "$PORT" -s -c-1 ;;
+    esac
+    for path in "${paths[@]}"; do
+      result=$(wrk_p99 "http://127.0.0.1:$PORT/$path")
+      runs[$name $path]+="${result%% *} "
+      p99s[$name $path]+="${result##* } "
+      printf '%-6s %-12s %-9s %9s %9s\n' "$round" "$name" "$path" $result
+    done
+    stop
+  done
+done
 
-declare -A rps1 rps64
-run_server() { # name, command...
-  local name=$1
-  start "$@"
-  rps1[$name]=$(measure 1k.html)
-  rps64[$name]=$(measure 64k.html)
-  stop
-  printf '%-12s %9s %9s\n' "$name" "${rps1[$name]}" "${rps64[$name]}"
-}
-
-printf '%-12s %9s %9s   (requests/s, wrk -t1 -c64, %ss)\n' server 1k 64k "$SECONDS_PER_RUN"
-run_server minimal node bench/minimal-server.mjs "$PORT" "$tmp/www"
-run_server portico bin/portico.js run -c "$tmp/portico.yaml"
-run_server nginx nginx -c "$tmp/nginx.conf" -g 'daemon off;'
-run_server caddy env GOMAXPROCS=1 caddy run --config "$tmp/Caddyfile" --adapter caddyfile
-run_server http-server node "$tmp/hs/node_modules/http-server/bin/http-server" "$tmp/www" -a 127.0.0.1 -p "$PORT" -s -c-1
-
+declare -A med
 echo
-echo "portico / minimal:     1k $(ratio "${rps1[portico]}" "${rps1[minimal]}")   64k $(ratio "${rps64[portico]}" "${rps64[minimal]}")   (target ≥ 0.75)"
-echo "portico / caddy:       1k $(ratio "${rps1[portico]}" "${rps1[caddy]}")   (target ≥ 2)"
-echo "portico / http-server: 1k $(ratio "${rps1[portico]}" "${rps1[http-server]}")   (target ≥ 4)"
-echo "portico / nginx:       1k $(ratio "${rps1[portico]}" "${rps1[nginx]}")   64k $(ratio "${rps64[portico]}" "${rps64[nginx]}")"
+for name in "${servers[@]}"; do
+  for path in "${paths[@]}"; do
+    med[$name $path]=$(median "${runs[$name $path]}")
+    printf 'median %-12s %-9s %9s   p99 of each round: %s\n' "$name" "$path" "${med[$name $path]}" "${p99s[$name $path]}"
+  done
+done
+echo
+r() { ratio "${med[$1 $3]}" "${med[$2 $3]}"; }
+echo "portico / minimal:     1k $(r portico minimal 1k.html)   404 $(r portico minimal missing)   64k $(r portico minimal 64k.html)   (targets ≥ 0.85 for 1k and 404)"
+echo "portico / caddy:       1k $(r portico caddy 1k.html)   404 $(r portico caddy missing)   (404 target ≥ 1.5)"
+echo "portico / http-server: 1k $(r portico http-server 1k.html)"
+echo "portico / nginx:       1k $(r portico nginx 1k.html)   404 $(r portico nginx missing)   64k $(r portico nginx 64k.html)"
