@@ -133,6 +133,24 @@ export function runChecks(
     }
   }
 
+  // enableIPSpoofing without trustedProxies believes X-Forwarded-For from anyone: one header gets
+  // past the blocklist and the brute-force lock-out. Trusted proxies set in an enclosing scope count.
+  const trustsProxies = (path: string) =>
+    scopes.some(
+      (r) =>
+        r.settings.trustedProxies !== undefined &&
+        (r.scope === 'global' || path === r.path || path.startsWith(`${r.path}.`)),
+    );
+  for (const record of scopes) {
+    if (record.settings.enableIPSpoofing !== true || trustsProxies(record.path)) continue;
+    const entry = record.keys.get('enableIPSpoofing');
+    diags.warn(
+      entry?.keyPos ?? record.pos,
+      `${record.path}.enableIPSpoofing`,
+      'X-Forwarded-For is believed from any client, so one header gets past the blocklist and the brute-force lock-out; set trustedProxies to the addresses of your proxies',
+    );
+  }
+
   const loaded = new Set<string>(g.loadModules ?? []);
   const seenModules = new Set<string>();
   g.loadModules?.forEach((m) => {

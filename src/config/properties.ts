@@ -464,7 +464,17 @@ export const PROPERTIES = {
     default: false,
     scopes: ALL,
     since: V1,
-    summary: 'Takes the client IP from `X-Forwarded-For`.',
+    summary:
+      'Takes the client IP from `X-Forwarded-For`: from any client unless `trustedProxies` says which peers may send it.',
+  }),
+  trustedProxies: row({
+    type: list(str('ip-or-cidr')),
+    scopes: ALL,
+    since: PORTICO,
+    summary:
+      'With `enableIPSpoofing`, the proxies whose `X-Forwarded-For` is believed (addresses and CIDR ranges): the header is read only on connections from them, and the client is its rightmost address that is not one of them (nginx `real_ip_recursive`).',
+    example:
+      'global:\n  enableIPSpoofing: true\n  trustedProxies:\n    - 127.0.0.1\n    - 10.0.0.0/8\n',
   }),
   allowDoubleSlashes: row({
     type: bool(),

@@ -2,6 +2,7 @@
 // compile time, with the property table's defaults filled in, and frozen.
 import type { ResolvedSettings } from '../config/defaults.js';
 import type { HostConfig } from '../config/validate.js';
+import type { IpList } from './ip-list.js';
 import type { Stage } from './stage.js';
 
 export type { ResolvedSettings };
@@ -30,6 +31,8 @@ export interface Resolved {
   /** The location's path, when a location applies. */
   readonly location: string | undefined;
   readonly customHeaders: readonly CustomHeader[];
+  /** `trustedProxies`, compiled; undefined when unset. */
+  readonly trustedProxies: IpList | undefined;
   /** errorPages by status code, first configured first. */
   readonly errorPages: ReadonlyMap<number, readonly string[]>;
   /** Reads an errorPages file through the static files' memory cache (bounded, revalidated). */

@@ -190,6 +190,8 @@ class Compiler {
       host,
       location,
       customHeaders: customHeaders(settings.customHeaders),
+      trustedProxies:
+        settings.trustedProxies === undefined ? undefined : new IpList(settings.trustedProxies),
       errorPages: errorPages(settings.errorPages),
       readErrorPage: this.readErrorPage,
       errorConfigs: routes,

@@ -158,7 +158,7 @@ export class RequestHandler {
     }
     // Whether X-Forwarded-For is trusted depends on the location, hence on the sanitized path;
     // sanitizing has no effect of its own, so its refusal can wait until the blocklist has spoken.
-    const forwardedError = applyForwardedFor(ctx, resolved.settings);
+    const forwardedError = applyForwardedFor(ctx, resolved);
     ctx.routed = hostValid && target.kind === 'path' && pathError === undefined;
     if (this.plan.blocklist?.has(ctx.clientAddress)) {
       ctx.resolved = resolved;

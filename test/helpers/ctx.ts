@@ -112,6 +112,7 @@ function routedCtx(req: Request, res: Response, addresses: Addresses, options: F
     host: undefined,
     location: undefined,
     customHeaders: [],
+    trustedProxies: undefined,
     errorPages: new Map(),
     readErrorPage: () => Promise.resolve({ problem: 'no error pages in a fake request' }),
     errorConfigs: [],
