@@ -76,11 +76,6 @@ function withoutContentFields(headers: RawHeaders, status: number): void {
   if (status === 205) headers.push('Content-Length', '0');
 }
 
-function lengthOf(headers: RawHeaders): number | undefined {
-  const i = indexOfHeader(headers, 'content-length');
-  return i < 0 ? undefined : Number(headers[i + 1]);
-}
-
 // Connection-specific fields are malformed in HTTP/2, and Node refuses a head that has one by
 // resetting the stream (ERR_HTTP2_INVALID_CONNECTION_HEADERS). Whoever added it (a customHeaders
 // entry, a module copying a backend's head), the HTTP/2 response goes without it.
@@ -136,8 +131,9 @@ export function send(ctx: Ctx, status: number, headers: RawHeaders, body?: Buffe
     if (tap.absorb) return;
   }
   const sent = finalize(ctx, status, headers);
-  ctx.length = lengthOf(headers);
   const bodiless = body === undefined || ctx.method === 'HEAD' || NO_CONTENT.has(sent);
+  // The body bytes sent, as nginx's $body_bytes_sent: none for HEAD, 204, 304.
+  ctx.length = bodiless ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.length;
   writeHead(ctx, sent, headers, bodiless && 'stream' in ctx.res);
   if ('stream' in ctx.res) {
     if (!bodiless) ctx.res.stream.end(body);
@@ -214,8 +210,8 @@ export async function sendStream(
   const tap = ctx.tap?.head(status, headers);
   if (tap?.absorb) return pipeline(body, tapWritable(tap));
   const sent = finalize(ctx, status, headers);
-  ctx.length = lengthOf(headers);
   const bodiless = ctx.method === 'HEAD' || NO_CONTENT.has(sent);
+  ctx.length = 0;
   writeHead(ctx, sent, headers, bodiless && 'stream' in ctx.res);
   if (bodiless) {
     body.destroy();
@@ -224,6 +220,8 @@ export async function sendStream(
     return;
   }
   const target = ('stream' in ctx.res ? ctx.res.stream : ctx.res) as NodeJS.WritableStream;
+  // What was handed to the connection, counted as it goes: a cut transfer logs what got out.
+  body.on('data', (chunk: Buffer) => (ctx.length! += chunk.length));
   if (tap) return pipeline(body, tapTransform(tap), target);
   await pipeline(body, target);
 }

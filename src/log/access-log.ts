@@ -14,8 +14,13 @@ export interface AccessLogEntry {
   target: string;
   /** "HTTP/1.1", "HTTP/2.0". */
   protocol: string;
+  /**
+   * For a request the HTTP parser refused: what the client sent as its first line, logged in
+   * place of method, target and protocol (nginx logs the line it could not parse).
+   */
+  rawLine?: string;
   status: number;
-  /** Response Content-Length if known, else undefined → "-". */
+  /** Body bytes sent (nginx's $body_bytes_sent): 0 for HEAD, what got out of a cut transfer. */
   length: number | undefined;
   referer: string | undefined;
   userAgent: string | undefined;
@@ -45,7 +50,10 @@ export class AccessLog {
 /** `ip - user [time] "method target protocol" status length "referer" "user-agent"\n` */
 export function formatAccessLine(entry: AccessLogEntry): string {
   const user = entry.user ? escapeUser(entry.user) : '-';
-  const request = `${escapeField(entry.method)} ${escapeField(entry.target)} ${entry.protocol}`;
+  const request =
+    entry.rawLine === undefined
+      ? `${escapeField(entry.method)} ${escapeField(entry.target)} ${entry.protocol}`
+      : escapeField(entry.rawLine);
   return (
     `${logIp(entry.clientIp)} - ${user} [${clfTime(entry.time)}] "${request}" ` +
     `${entry.status} ${entry.length ?? '-'} ${quoted(entry.referer)} ${quoted(entry.userAgent)}\n`
@@ -58,8 +66,10 @@ function logIp(ip: string): string {
   return IPV4_MAPPED.exec(ip)?.[1] ?? ip;
 }
 
+// An absent field is `"-"`, quoted as nginx and Apache write it: the combined format's parsers
+// (GoAccess among them) expect every quoted field to be there.
 function quoted(value: string | undefined): string {
-  return value === undefined ? '-' : `"${escapeField(value)}"`;
+  return `"${value === undefined ? '-' : escapeField(value)}"`;
 }
 
 // Client-supplied text must stay inside its field on its own line: anything outside printable

@@ -17,6 +17,7 @@ import type { SecureContext, TLSSocket } from 'node:tls';
 import type { TlsSetup } from '../plan/compile.js';
 import type { ListenerSpec } from '../plan/listener-spec.js';
 import type { Request, Response } from '../http/ctx.js';
+import { normalizeAddress } from '../http/ip-list.js';
 import { Http1Connections } from './http1-connections.js';
 import { http2Module, httpsModule } from '../tls/lazy-modules.js';
 
@@ -53,6 +54,25 @@ export const DEFAULT_LIMITS: ConnectionLimits = {
 };
 
 export class ListenError extends Error {}
+
+/** A request refused before it was parsed, for the access log. */
+export interface Refusal {
+  readonly address: string;
+  readonly status: number;
+  /** The first line of what the client sent (at most 1,000 characters), if anything arrived. */
+  readonly line: string | undefined;
+  readonly protocol: string;
+}
+
+// What a refused request's log line quotes of it: enough to recognise, never a megabyte.
+const MAX_LOGGED_LINE = 1000;
+
+function firstLine(packet: Buffer | undefined): string | undefined {
+  if (packet === undefined || packet.length === 0) return undefined;
+  const text = packet.subarray(0, MAX_LOGGED_LINE).toString('latin1');
+  const end = text.search(/\r|\n/);
+  return end < 0 ? text : text.slice(0, end);
+}
 
 // A TLS client must finish its handshake within this; an idle HTTP/2 session is closed after this.
 const HANDSHAKE_TIMEOUT_MS = 10_000;
@@ -100,6 +120,8 @@ export class ProtocolServer {
     dispatch: Dispatch,
     limits: ConnectionLimits = DEFAULT_LIMITS,
     tls?: TlsSetup,
+    /** A request the HTTP parser refused, answered here: the access log records it too. */
+    private readonly onRefused?: (refusal: Refusal) => void,
   ) {
     this.livenessMs = limits.http2LivenessMs ?? HTTP2_LIVENESS_MS;
     const http1 = {
@@ -212,6 +234,12 @@ export class ProtocolServer {
       socket.end(
         `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'}\r\nConnection: close\r\nContent-Length: 0\r\nServer: Portico\r\n\r\n`,
       );
+      this.onRefused?.({
+        address: normalizeAddress(socket.remoteAddress ?? ''),
+        status,
+        line: firstLine((err as NodeJS.ErrnoException & { rawPacket?: Buffer }).rawPacket),
+        protocol: 'HTTP/1.1',
+      });
     });
     // Node starts the HTTP/1 header and request time limits when a server starts listening; this
     // one never listens itself, so it is told it does.

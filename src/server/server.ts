@@ -22,6 +22,7 @@ import {
   ProtocolServer,
   type ConnectionLimits,
   type Dispatch,
+  type Refusal,
 } from './listener.js';
 import { RequestHandler, type AccessRecord } from './request-handler.js';
 
@@ -356,7 +357,9 @@ export class Server {
   }
 
   private protocolServer(spec: ListenerSpec, plan: Plan): ProtocolServer {
-    return new ProtocolServer(spec, this.dispatch, this.services.options.limits, plan.tls);
+    return new ProtocolServer(spec, this.dispatch, this.services.options.limits, plan.tls, (r) =>
+      this.current.logs.access?.log(refusedEntry(r)),
+    );
   }
 
   /** Binds every spec or none. */
@@ -425,6 +428,23 @@ async function closeLogs(logs: Logs): Promise<void> {
 function applyEnvironment(config: Config): void {
   for (const [name, value] of Object.entries(config.global.environmentVariables ?? {}))
     process.env[name] = value;
+}
+
+/** CONTRACT.md point 9: a request the HTTP parser refused is logged, with what it sent. */
+function refusedEntry(r: Refusal) {
+  return {
+    clientIp: r.address,
+    user: undefined,
+    time: new Date(),
+    method: '',
+    target: '',
+    protocol: r.protocol,
+    rawLine: r.line ?? '-',
+    status: r.status,
+    length: 0,
+    referer: undefined,
+    userAgent: undefined,
+  };
 }
 
 function accessEntry({ ctx, rawTarget, protocol }: AccessRecord) {

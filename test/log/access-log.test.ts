@@ -78,7 +78,7 @@ test('the per-second timestamp cache follows the clock, backwards too', () => {
   assert.notEqual(at(base - 1000), first, 'previous second');
 });
 
-test('absent user, length, referer and user agent are a bare -', () => {
+test('an absent user or length is a bare -, an absent referer or user agent a quoted "-" (CONTRACT point 9)', () => {
   const line = formatAccessLine({
     ...entry,
     user: undefined,
@@ -88,7 +88,7 @@ test('absent user, length, referer and user agent are a bare -', () => {
   });
   assert.match(
     line,
-    /^192\.0\.2\.1 - - \[[^\]]+\] "GET \/apache_pb\.gif\?x=1 HTTP\/1\.1" 200 - - -\n$/,
+    /^192\.0\.2\.1 - - \[[^\]]+\] "GET \/apache_pb\.gif\?x=1 HTTP\/1\.1" 200 - "-" "-"\n$/,
   );
 });
 
@@ -174,4 +174,17 @@ test('AccessLog.open: no path, no log; with a path, lines go to the file on clos
   await assert.rejects(AccessLog.open(join(dir, 'missing', 'access.log')), {
     message: new RegExp(`cannot open log file ${join(dir, 'missing', 'access.log')}`),
   });
+});
+
+test('a request the parser refused is logged with the line it sent', () => {
+  assert.match(
+    formatAccessLine({
+      ...entry,
+      user: undefined,
+      rawLine: 'GARBAGE \x01 /',
+      status: 400,
+      length: 0,
+    }),
+    /^192\.0\.2\.1 - - \[[^\]]+\] "GARBAGE \\x01 \/" 400 0 /,
+  );
 });
