@@ -1,5 +1,5 @@
 // The one place responses leave: it adds `customHeaders` (names the response does not already
-// have, `{path}` filled in), sets `Server: Portico`, keeps an errorConfig page's error status,
+// have, `{path}` filled in), sets `Server: Portico` (or customHeaders' own `Server`), keeps an errorConfig page's error status,
 // records status and length for the access log, leaves HEAD responses and statuses without content
 // (204, 205, 304) without a body, and keeps HTTP/1-only headers out of HTTP/2 responses.
 import { Transform, Writable, type Duplex, type Readable } from 'node:stream';
@@ -49,17 +49,20 @@ function hasHeader(headers: RawHeaders, lower: string): boolean {
 function finalize(ctx: Ctx, status: number, headers: RawHeaders): number {
   for (const [name, value] of ctx.errorHeaders)
     if (!hasHeader(headers, name.toLowerCase())) headers.push(name, value);
+  // Whatever a backend said, the Server is Portico's, or the one customHeaders names.
+  for (let i = indexOfHeader(headers, 'server'); i >= 0; i = indexOfHeader(headers, 'server'))
+    headers.splice(i, 2);
+  let server = SERVER;
   const custom = ctx.resolved?.customHeaders;
   if (custom) {
     for (const h of custom) {
-      if (hasHeader(headers, h.lower)) continue;
       const value = h.hasPath ? h.value.replaceAll('{path}', ctx.originalPath) : h.value;
-      if (!h.hasPath || VALID_VALUE.test(value)) headers.push(h.name, value);
+      if (h.hasPath && !VALID_VALUE.test(value)) continue;
+      if (h.lower === 'server') server = value;
+      else if (!hasHeader(headers, h.lower)) headers.push(h.name, value);
     }
   }
-  for (let i = indexOfHeader(headers, 'server'); i >= 0; i = indexOfHeader(headers, 'server'))
-    headers.splice(i, 2);
-  headers.push('Server', SERVER);
+  headers.push('Server', server);
   // A page rendered for an error by an errorConfig is still that error (CONTRACT.md, point 4).
   const sent = ctx.errorStatus !== undefined && status < 300 ? ctx.errorStatus : status;
   if (NO_CONTENT.has(sent)) withoutContentFields(headers, sent);

@@ -172,19 +172,16 @@ export class StaticFiles {
     const path = ctx.originalPath;
     const base = path.endsWith('/') ? path : `${path}/`;
     const body = Buffer.from(renderListing({ title: decodeForTitle(base), base, entries }));
-    send(
-      ctx,
-      200,
-      [
-        'Content-Type',
-        'text/html; charset=utf-8',
-        'Content-Length',
-        String(body.length),
-        'Cache-Control',
-        'no-cache',
-      ],
-      body,
-    );
+    const headers = [
+      'Content-Type',
+      'text/html; charset=utf-8',
+      'Content-Length',
+      String(body.length),
+    ];
+    // A listing changes with the directory: not reused unchecked, unless the user said otherwise.
+    if (!ctx.resolved.customHeaders.some((h) => h.lower === 'cache-control'))
+      headers.push('Cache-Control', 'no-cache');
+    send(ctx, 200, headers, body);
   }
 }
 

@@ -181,6 +181,27 @@ describe('trailing slash', () => {
   });
 });
 
+describe('customHeaders', () => {
+  it('a Server entry replaces Portico’s; a Cache-Control entry stands on directory listings', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'portico-custom-'));
+    mkdirSync(join(dir, 'list'));
+    writeFileSync(join(dir, 'list', 'a.txt'), 'a');
+    const own = await startServer(
+      `global:\n  wwwroot: ${dir}\n  enableDirectoryListing: true\n  customHeaders:\n    Server: edge-1\n    Cache-Control: max-age=60\n`,
+    );
+    try {
+      const listing = await request(own.port, '/list/');
+      assert.equal(listing.status, 200);
+      assert.equal(listing.headers.server, 'edge-1');
+      assert.equal(listing.headers['cache-control'], 'max-age=60');
+      assert.equal((await request(own.port, '/missing')).headers.server, 'edge-1');
+    } finally {
+      await own.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('error pages', () => {
   it('serves the first readable errorPages file with the error status', async () => {
     const r = await request(s.port, '/missing.html');
