@@ -45,6 +45,11 @@ export class BruteForceGuard {
     return (this.failures.get(clientKey(address)) ?? 0) >= LOCKOUT_FAILURES;
   }
 
+  /** Whole seconds until a locked-out client's record expires (RFC 9110 §10.2.3 Retry-After). */
+  secondsLeft(address: string): number {
+    return Math.max(1, Math.ceil(this.failures.getRemainingTTL(clientKey(address)) / 1000));
+  }
+
   /** Counts a failure and restarts the client's window. */
   recordFailure(address: string): void {
     const key = clientKey(address);

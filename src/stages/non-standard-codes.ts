@@ -215,6 +215,8 @@ class Authenticator {
       this.services.errorLog.log(
         `Too many failed authorization attempts for client ${ctx.clientAddress}`,
       );
-    throw new HttpError(429, 'too-many-attempts');
+    // When the lock-out ends, so a client (or its operator) knows how long to wait.
+    const wait = this.services.bruteForce.secondsLeft(ctx.clientAddress);
+    throw new HttpError(429, 'too-many-attempts', { headers: [['Retry-After', String(wait)]] });
   }
 }

@@ -281,6 +281,11 @@ describe('brute-force protection', () => {
     );
     assert.equal(locked.status, 429);
     assert.equal(locked.headers['www-authenticate'], undefined);
+    const retryAfter = Number(locked.headers['retry-after']);
+    assert.ok(
+      retryAfter > 290 && retryAfter <= 300,
+      `Retry-After: ${retryAfter} (the 300 s window)`,
+    );
     assert.equal(
       (await get(s, '/private/file.txt', from(client))).status,
       429,
