@@ -6,6 +6,7 @@
 // close the rest. A reload hands a TLS protocol server new certificates and policy in place.
 import {
   createServer,
+  STATUS_CODES,
   ServerResponse,
   type IncomingMessage,
   type Server as HttpServer,
@@ -64,7 +65,15 @@ export interface Refusal {
   readonly protocol: string;
 }
 
-// What a refused request's log line quotes of it: enough to recognise, never a megabyte.
+const PLAIN_HTTP_BODY = 'This port speaks HTTPS: ask for https:// instead of http://.\n';
+const PLAIN_HTTP_TO_HTTPS =
+  'HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\n' +
+  `Content-Length: ${PLAIN_HTTP_BODY.length}\r\nConnection: close\r\nServer: Portico\r\n\r\n` +
+  PLAIN_HTTP_BODY;
+
+// What a refused request's log line quotes of it: enough to recognise, never a megabyte. A head
+// too large whose first line alone is that long is a request target too long (414, as nginx
+// answers), not too many fields (431).
 const MAX_LOGGED_LINE = 1000;
 
 function firstLine(packet: Buffer | undefined): string | undefined {
@@ -195,8 +204,20 @@ export class ProtocolServer {
         });
         this.server.on('secureConnection', (socket: TLSSocket) => this.http1.add(socket));
       }
-      // Failed handshakes (a client without a certificate, a scanner) end the connection only.
-      this.server.on('tlsClientError', (_err: Error, socket: TLSSocket) => socket.destroy());
+      // Failed handshakes (a client without a certificate, a scanner) end the connection only;
+      // plain HTTP sent to this port is told so in plain HTTP, as nginx does.
+      this.server.on('tlsClientError', (err: NodeJS.ErrnoException, socket: TLSSocket) => {
+        const raw = (socket as TLSSocket & { _parent?: Socket })._parent;
+        if (err.code !== 'ERR_SSL_HTTP_REQUEST' || raw === undefined || !raw.writable)
+          return void socket.destroy();
+        raw.end(PLAIN_HTTP_TO_HTTPS);
+        this.onRefused?.({
+          address: normalizeAddress(raw.remoteAddress ?? ''),
+          status: 400,
+          line: undefined,
+          protocol: 'HTTP/1.1',
+        });
+      });
       // Always listening, so a reload can switch stapling on or off for new handshakes.
       this.server.on(
         'OCSPRequest',
@@ -225,19 +246,22 @@ export class ProtocolServer {
     // A client that sends garbage gets a 400 and is closed; nothing reaches the log as a crash.
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
       if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+      const line = firstLine((err as NodeJS.ErrnoException & { rawPacket?: Buffer }).rawPacket);
       const status =
         err.code === 'HPE_HEADER_OVERFLOW'
-          ? 431
+          ? line !== undefined && line.length >= MAX_LOGGED_LINE
+            ? 414
+            : 431
           : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
             ? 408
             : 400;
       socket.end(
-        `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'}\r\nConnection: close\r\nContent-Length: 0\r\nServer: Portico\r\n\r\n`,
+        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Length: 0\r\nServer: Portico\r\n\r\n`,
       );
       this.onRefused?.({
         address: normalizeAddress(socket.remoteAddress ?? ''),
         status,
-        line: firstLine((err as NodeJS.ErrnoException & { rawPacket?: Buffer }).rawPacket),
+        line,
         protocol: 'HTTP/1.1',
       });
     });

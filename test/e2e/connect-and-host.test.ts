@@ -148,3 +148,32 @@ describe('the host of an HTTP/2 request', () => {
     }
   });
 });
+
+describe('requests Node’s parser or TLS refuses', () => {
+  it('plain HTTP sent to the HTTPS port gets a 400 that says so; a target too long a 414, too many fields a 431', async () => {
+    const sport = await freePort();
+    const s = await startServer(
+      `global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  cert: ${join(TLS, 'server.crt')}\n  key: ${join(TLS, 'server.key')}\n  wwwroot: ${www}\n  logFilePath: ${join(root, 'refused.log')}\n`,
+    );
+    try {
+      const plain = await raw(sport, 'GET / HTTP/1.1\r\nHost: localhost\r\n\r\n');
+      assert.match(plain, /^HTTP\/1\.1 400 Bad Request\r\n/);
+      assert.match(plain, /This port speaks HTTPS/);
+      const long = await raw(s.port, `GET /${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      assert.match(long, /^HTTP\/1\.1 414 URI Too Long\r\n/);
+      const fields = await raw(
+        s.port,
+        `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n`,
+      );
+      assert.match(fields, /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+    } finally {
+      await s.close();
+    }
+    const lines = readFileSync(join(root, 'refused.log'), 'utf8').trim().split('\n');
+    assert.deepEqual(
+      lines.map((l) => / (\d{3}) 0 "-" "-"$/.exec(l)?.[1]),
+      ['400', '414', '431'],
+      lines.join('\n').slice(0, 500),
+    );
+  });
+});
