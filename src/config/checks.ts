@@ -70,12 +70,6 @@ export function runChecks(
       'HTTPS is on but there is no certificate: set cert and key, or enableAutomaticTLS',
     );
   }
-  if (g.useClientCertificate && g.clientCertificateCA === undefined) {
-    error(
-      'useClientCertificate',
-      'client certificates need clientCertificateCA (the CA bundle they must chain to)',
-    );
-  }
   const httpPort = portOf(g.port, 80);
   const httpsPort = portOf(g.sport, 443);
   if (

@@ -333,7 +333,7 @@ export const PROPERTIES = {
     scopes: G,
     since: PORTICO,
     summary:
-      'PEM bundle that client certificates must chain to when `useClientCertificate` is true; required then.',
+      'PEM bundle that client certificates must chain to when `useClientCertificate` is true; unset, Node’s trust store (plus `NODE_EXTRA_CA_CERTS`) is used, as Ferron uses the OS store.',
   }),
   automaticTLSDirectoryUrl: row({
     type: str('http-url'),

@@ -46,6 +46,8 @@ export function policyOptions(g: ResolvedSettings): SecureContextOptions {
   };
   if (g.ecdhCurve && g.ecdhCurve.length > 0)
     options.ecdhCurve = g.ecdhCurve.map((c) => findCurve(c)!).join(':');
+  // Without clientCertificateCA, client certificates are checked against Node's trust store (plus
+  // NODE_EXTRA_CA_CERTS), as Ferron checks them against the OS store (CONTRACT.md).
   if (g.useClientCertificate && g.clientCertificateCA !== undefined)
     options.ca = readPem(g.clientCertificateCA, 'client CA bundle');
   return options;

@@ -2,6 +2,7 @@
 // (test/fixtures/tls, made by make.sh with openssl): SNI, TLS policy, client certificates, HTTP/2
 // by ALPN, the HTTP → HTTPS redirect, and certificates reloaded under open connections.
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { spawn, spawnSync } from 'node:child_process';
 import {
   mkdirSync,
@@ -21,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { connect as tlsConnect, type ConnectionOptions, type PeerCertificate } from 'node:tls';
-import { ROOT } from '../helpers/cli.js';
+import { BIN, ROOT } from '../helpers/cli.js';
 import { request } from '../helpers/http.js';
 import { freePort, startServer, type RunningServer } from '../helpers/server.js';
 import { DEFAULT_LIMITS } from '../../src/server/listener.js';
@@ -200,6 +201,49 @@ describe('HTTPS', () => {
     } finally {
       await s.close();
     }
+  });
+});
+
+describe('client certificates without clientCertificateCA', () => {
+  it('are checked against Node’s trust store plus NODE_EXTRA_CA_CERTS, as Ferron uses the OS store', async (t) => {
+    const sport = await freePort();
+    const dir = mkdtempSync(join(tmpdir(), 'portico-mtls-'));
+    writeFileSync(
+      join(dir, 'p.yaml'),
+      `global:\n  port: "127.0.0.1:${await freePort()}"\n  sport: "127.0.0.1:${sport}"\n${tlsBlock()}  useClientCertificate: true\n`,
+    );
+    // The clients' CA is trusted the way an operator would add their own: NODE_EXTRA_CA_CERTS.
+    const child = spawn(process.execPath, [BIN, 'run', '-c', join(dir, 'p.yaml')], {
+      env: { ...process.env, NODE_EXTRA_CA_CERTS: join(TLS, 'clients-ca.pem') },
+      stdio: 'ignore',
+    });
+    t.after(async () => {
+      child.kill('SIGTERM');
+      if (child.exitCode === null) await once(child, 'exit');
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const withCert = () =>
+      get(sport, {
+        cert: readFileSync(join(TLS, 'client.crt')),
+        key: readFileSync(join(TLS, 'client.key')),
+      });
+    let status = 0;
+    for (let i = 0; i < 100 && status === 0; i++) {
+      status = await withCert().then(
+        (r) => r.status,
+        () => 0,
+      );
+      if (status === 0) await sleep(50);
+    }
+    assert.equal(status, 200);
+    await assert.rejects(get(sport), /certificate|alert|socket hang up|ECONNRESET/i);
+    await assert.rejects(
+      get(sport, {
+        cert: readFileSync(join(TLS, 'example.com.crt')),
+        key: readFileSync(join(TLS, 'example.com.key')),
+      }),
+      /certificate|alert|socket hang up|ECONNRESET/i,
+    );
   });
 });
 
