@@ -64,10 +64,16 @@ export function runChecks(
   if ((g.cert === undefined) !== (g.key === undefined)) {
     error(g.cert === undefined ? 'key' : 'cert', 'cert and key go together: set both or neither');
   }
-  if (g.secure && !g.enableAutomaticTLS && (g.cert === undefined || g.key === undefined)) {
+  const hasSni = g.sni !== undefined && Object.keys(g.sni).length > 0;
+  if (
+    g.secure &&
+    !g.enableAutomaticTLS &&
+    (g.cert === undefined || g.key === undefined) &&
+    !hasSni
+  ) {
     error(
       'secure',
-      'HTTPS is on but there is no certificate: set cert and key, or enableAutomaticTLS',
+      'HTTPS is on but there is no certificate: set cert and key, sni, or enableAutomaticTLS',
     );
   }
   const httpPort = portOf(g.port, 80);

@@ -11,12 +11,7 @@ import { IpList } from '../http/ip-list.js';
 import type { Logger } from '../http/logger.js';
 import type { CustomHeader, ErrorConfigRoute, Resolved } from '../http/resolved.js';
 import { StaticFiles } from '../static/static-files.js';
-import {
-  loadCertificates,
-  policyOptions,
-  type CertificateSet,
-  type KeyPair,
-} from '../tls/certificates.js';
+import { loadCertificates, policyOptions, type CertificateSet } from '../tls/certificates.js';
 import { OcspStapler } from '../tls/ocsp.js';
 import { buildChain, type ChainServices } from './chain.js';
 import { HostTable } from './host-table.js';
@@ -32,7 +27,6 @@ import { locationPrefix, Site, type LocationRoute } from './site.js';
 export interface TlsSetup {
   readonly certificates: CertificateSet;
   readonly policy: SecureContextOptions;
-  readonly fallbackPair: KeyPair | undefined;
   readonly requestCert: boolean;
   readonly http2: boolean;
   readonly http2Settings: Http2Settings | undefined;
@@ -134,7 +128,6 @@ function tlsSetup(
   return {
     certificates,
     policy: policyOptions(g),
-    fallbackPair: certificates.fallbackPair,
     requestCert: g.useClientCertificate,
     http2: g.enableHTTP2,
     http2Settings: settings && {

@@ -14,11 +14,12 @@ import {
 import type { Http2SecureServer, ServerHttp2Session } from 'node:http2';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { SecureContext, TLSSocket } from 'node:tls';
+import type { SecureContext, Server as TlsServer, TLSSocket } from 'node:tls';
 import type { TlsSetup } from '../plan/compile.js';
 import type { ListenerSpec } from '../plan/listener-spec.js';
 import type { Request, Response } from '../http/ctx.js';
 import { normalizeAddress } from '../http/ip-list.js';
+import { CertificateContexts } from './certificate-contexts.js';
 import { Http1Connections } from './http1-connections.js';
 import { http2Module, httpsModule } from '../tls/lazy-modules.js';
 
@@ -121,6 +122,8 @@ export class ProtocolServer {
   private livenessTimer: NodeJS.Timeout | undefined;
   private readonly headDeadlines = new WeakMap<Socket, NodeJS.Timeout>();
   private tls: TlsSetup | undefined;
+  /** The certificates' contexts of an HTTPS listener. */
+  private certificates: CertificateContexts | undefined;
   private drained: Promise<void> | undefined;
   private onEmpty: (() => void) | undefined;
 
@@ -153,13 +156,13 @@ export class ProtocolServer {
         // The pipeline answers a missing Host itself, with Portico's headers and an access-log line.
         requireHostHeader: false,
         ...tls.policy,
-        ...tls.fallbackPair,
+        ...tls.certificates.fallback,
         handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
         requestCert: tls.requestCert,
         rejectUnauthorized: tls.requestCert,
         // Reads the current certificates, so a reload's new ones apply to new handshakes.
         SNICallback: (name: string, done: (err: Error | null, context?: SecureContext) => void) =>
-          done(null, this.tls!.certificates.select(name)),
+          done(null, this.certificates?.forName(name)),
       };
       const handler = (req: Request, res: Response) => dispatch(req, res, 'https');
       if (tls.http2) {
@@ -231,6 +234,11 @@ export class ProtocolServer {
           else done(null);
         },
       );
+      this.certificates = new CertificateContexts(
+        this.server as unknown as TlsServer,
+        HANDSHAKE_TIMEOUT_MS,
+      );
+      this.certificates.use(tls);
     }
     const scheme = spec.secure ? 'https' : 'http';
     this.server.on('connect', (req: Request, second: Socket | Response) =>
@@ -277,7 +285,8 @@ export class ProtocolServer {
       this.sockets.delete(socket);
       if (this.sockets.size === 0) this.onEmpty?.();
     });
-    if (!this.spec.secure) this.http1.add(socket);
+    if (this.certificates) return this.certificates.accept(socket);
+    this.http1.add(socket);
     this.server.emit('connection', socket);
   }
 
@@ -289,8 +298,7 @@ export class ProtocolServer {
   updateTls(tls: TlsSetup): void {
     if (!this.spec.secure || !tls.certificates.fallback) return;
     this.tls = tls;
-    const server = this.server as unknown as import('node:tls').Server;
-    server.setSecureContext({ ...tls.policy, ...tls.fallbackPair });
+    this.certificates?.use(tls);
     if (tls.http2 && 'updateSettings' in this.server)
       (this.server as Http2SecureServer).updateSettings(tls.http2Settings ?? {});
   }

@@ -338,7 +338,7 @@ export class Server {
   /** Staples are fetched ahead of the first handshake, in the background. */
   private prefetchOcsp(plan: Plan): void {
     if (plan.ocsp && plan.tls)
-      for (const chain of plan.tls.certificates.chains) plan.ocsp.prefetch(chain);
+      for (const pair of plan.tls.certificates.pairs) plan.ocsp.prefetch(pair.cert);
   }
 
   /** Access lines only cost a listener per request when an access log is configured. */

@@ -1,10 +1,11 @@
 // The certificate files, read at validation: an unreadable file or a key that does not belong to
 // its certificate is a configuration error naming the file, not a failure at the first handshake.
+import { X509Certificate } from 'node:crypto';
 import { globalPlace, type ConfigCheck, type Place } from '../config/checks.js';
 import { withDefaults } from '../config/defaults.js';
 import { clip } from '../config/diagnostics.js';
 import { HIDDEN } from '../config/formats.js';
-import { contextFor, policyOptions, readPem } from './certificates.js';
+import { contextFor, dnsNamesOf, policyOptions, readPem } from './certificates.js';
 
 /**
  * Certificates and keys are read now, so an unreadable file or a key that does not belong to its
@@ -27,7 +28,13 @@ export const checkCertificateFiles: ConfigCheck = (config, scopes, diags, { file
   }
   // The certificate and the key are read apart, so one run names both when both are missing. The
   // key's path is sensitive (as in /config), so messages leave it out; the position names the line.
-  const check = (certPath: string, keyPath: string, certAt: Place, keyAt: Place) => {
+  const check = (
+    certPath: string,
+    keyPath: string,
+    certAt: Place,
+    keyAt: Place,
+    serverName?: string,
+  ) => {
     const read = (path: string, what: string, at: Place, shownAs?: string): Buffer | undefined => {
       try {
         return readPem(path, what, shownAs);
@@ -42,8 +49,10 @@ export const checkCertificateFiles: ConfigCheck = (config, scopes, diags, { file
     try {
       contextFor(policy, { cert, key }, certPath);
     } catch (e) {
-      diags.error(certAt.pos, certAt.path, (e as Error).message);
+      return diags.error(certAt.pos, certAt.path, (e as Error).message);
     }
+    for (const problem of certificateProblems(new X509Certificate(cert), certPath, serverName))
+      diags.warn(certAt.pos, certAt.path, problem);
   };
   // Automatic TLS replaces cert, key and sni (REFERENCE-behaviour.md §19).
   if (!g.secure || g.enableAutomaticTLS) return;
@@ -60,6 +69,37 @@ export const checkCertificateFiles: ConfigCheck = (config, scopes, diags, { file
         path: `global.sni.${clip(name)}.${f}`,
       };
     };
-    check(pair.cert, pair.key, field('cert'), field('key'));
+    check(pair.cert, pair.key, field('cert'), field('key'), name);
   }
 };
+
+/**
+ * What clients will refuse: a certificate out of its validity period, or one that does not cover
+ * the `sni` name it is configured for (a wildcard entry is checked with a name below it).
+ */
+export function certificateProblems(
+  cert: X509Certificate,
+  certPath: string,
+  serverName?: string,
+  now = Date.now(),
+): string[] {
+  const problems: string[] = [];
+  const from = new Date(cert.validFrom);
+  const to = new Date(cert.validTo);
+  if (to.getTime() < now)
+    problems.push(`the certificate ${certPath} expired on ${to.toISOString()}`);
+  if (from.getTime() > now)
+    problems.push(`the certificate ${certPath} is not valid before ${from.toISOString()}`);
+  if (serverName !== undefined) {
+    const name = serverName.toLowerCase();
+    const probe = name.startsWith('*.') ? `portico-check${name.slice(1)}` : name;
+    if (cert.checkHost(probe) === undefined) {
+      const names = dnsNamesOf(cert);
+      problems.push(
+        `the certificate ${certPath} does not cover ${serverName}` +
+          (names.length > 0 ? ` (it names ${names.join(', ')})` : ' (it names no DNS name)'),
+      );
+    }
+  }
+  return problems;
+}

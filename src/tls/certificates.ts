@@ -1,7 +1,8 @@
 // TLS settings → what Node's TLS servers take: the policy (versions, cipher suites, curves, client
-// certificates) and the certificates, chosen per handshake by SNI (exact names first, then the
-// longest `*.example.com` wildcard, then the global `cert`/`key`). Built once per configuration;
-// a reload swaps the whole selection into the running listener.
+// certificates) and the certificates, chosen per handshake by the server name (loadCertificates
+// says in which order). Built once per configuration; a reload swaps the whole selection into the
+// running listener.
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { SecureContext, SecureContextOptions } from 'node:tls';
 import { tlsModule } from './lazy-modules.js';
@@ -72,51 +73,94 @@ export function contextFor(
 }
 
 export interface CertificateSet {
-  /** The global cert/key's context, when there is one. */
-  readonly fallback: SecureContext | undefined;
-  /** The global cert/key themselves: the server's default for clients that send no SNI. */
-  readonly fallbackPair: KeyPair | undefined;
-  /** Every certificate chain, for OCSP prefetching. */
-  readonly chains: readonly Buffer[];
-  /** The context for a server name (SNI), or the fallback. */
-  select(servername: string): SecureContext | undefined;
+  /**
+   * The certificate for clients that name no server (or a name nothing covers): the global
+   * `cert`/`key`, else the first `sni` certificate.
+   */
+  readonly fallback: KeyPair | undefined;
+  /** Every certificate, the fallback included: each listener makes one context per pair. */
+  readonly pairs: readonly KeyPair[];
+  /** The certificate for a server name; the fallback when nothing covers it. */
+  select(servername: string): KeyPair | undefined;
 }
 
-/** All certificates of a configuration, read and checked now (startup, reload, validation). */
+/** Certificates by name: exact names, and `*.example.com` wildcards by the suffix they cover. */
+class NameTable {
+  private readonly exact = new Map<string, KeyPair>();
+  private readonly wildcards = new Map<string, KeyPair>();
+
+  /** The first certificate added for a name keeps it. */
+  add(name: string, pair: KeyPair): void {
+    const lower = name.toLowerCase();
+    const [table, key] = lower.startsWith('*.')
+      ? [this.wildcards, lower.slice(2)]
+      : [this.exact, lower];
+    if (!table.has(key)) table.set(key, pair);
+  }
+
+  exactly(name: string): KeyPair | undefined {
+    return this.exact.get(name);
+  }
+
+  /** `*.example.com` covers example.com and any name below it; the longest suffix wins. */
+  byWildcard(name: string): KeyPair | undefined {
+    for (let rest = name; ;) {
+      const w = this.wildcards.get(rest);
+      if (w) return w;
+      const dot = rest.indexOf('.');
+      if (dot < 0) return undefined;
+      rest = rest.slice(dot + 1);
+    }
+  }
+}
+
+/** The DNS names a certificate's subjectAltName lists. */
+export function dnsNamesOf(cert: X509Certificate): string[] {
+  return (cert.subjectAltName ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry.startsWith('DNS:'))
+    .map((entry) => entry.slice(4).toLowerCase());
+}
+
+/**
+ * All certificates of a configuration, read and checked now (startup, reload, validation). A name
+ * gets, in order: its `sni` entry, a certificate whose subjectAltName lists it (as Caddy chooses),
+ * an `sni` wildcard, a certificate whose subjectAltName covers it by wildcard, the fallback.
+ */
 export function loadCertificates(g: ResolvedSettings): CertificateSet {
   const policy = policyOptions(g);
-  const chains: Buffer[] = [];
-  const load = (certPath: string, keyPath: string) => {
+  const pairs: KeyPair[] = [];
+  const configured = new NameTable();
+  const covered = new NameTable();
+  const load = (certPath: string, keyPath: string): KeyPair => {
     const pair = readKeyPair(certPath, keyPath);
-    chains.push(pair.cert);
-    return { pair, context: contextFor(policy, pair, certPath) };
+    // Checked, not kept: each listener makes its own context per certificate (ProtocolServer).
+    contextFor(policy, pair, certPath);
+    for (const name of dnsNamesOf(new X509Certificate(pair.cert))) covered.add(name, pair);
+    pairs.push(pair);
+    return pair;
   };
   const global = g.cert !== undefined && g.key !== undefined ? load(g.cert, g.key) : undefined;
-  const fallback = global?.context;
-  const exact = new Map<string, SecureContext>();
-  const wildcards = new Map<string, SecureContext>();
+  let first: KeyPair | undefined;
   for (const [name, { cert, key }] of Object.entries(g.sni ?? {})) {
-    const lower = name.toLowerCase();
-    const { context } = load(cert, key);
-    if (lower.startsWith('*.')) wildcards.set(lower.slice(2), context);
-    else exact.set(lower, context);
+    const pair = load(cert, key);
+    first ??= pair;
+    configured.add(name, pair);
   }
+  const fallback = global ?? first;
   return {
     fallback,
-    fallbackPair: global?.pair,
-    chains,
+    pairs,
     select(servername) {
       const name = servername.toLowerCase();
-      const found = exact.get(name);
-      if (found) return found;
-      // `*.example.com` covers example.com and any name below it; the longest suffix wins.
-      for (let rest = name; ;) {
-        const w = wildcards.get(rest);
-        if (w) return w;
-        const dot = rest.indexOf('.');
-        if (dot < 0) return fallback;
-        rest = rest.slice(dot + 1);
-      }
+      return (
+        configured.exactly(name) ??
+        covered.exactly(name) ??
+        configured.byWildcard(name) ??
+        covered.byWildcard(name) ??
+        fallback
+      );
     },
   };
 }

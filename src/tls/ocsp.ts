@@ -412,7 +412,7 @@ export class OcspStapler {
     return entry;
   }
 
-  /** What to ask about `certificate`, or a warning (once: the entry remembers) why nothing. */
+  /** What to ask about `certificate`, or nothing (with a warning, once, when it names a responder). */
   #target(
     certificate: Buffer,
     key: string,
@@ -427,9 +427,9 @@ export class OcspStapler {
         const id = certIdFor(fields, parseCertificate(issuer));
         return { label, target: { url, id, request: encodeOcspRequest(id) } };
       }
-      reason = url
-        ? 'its issuer is not in the certificate chain'
-        : 'it names no http(s) OCSP responder';
+      // No responder is the rule since 2025 (Let's Encrypt dropped OCSP): nothing to say then.
+      if (!url) return { label, target: undefined };
+      reason = 'its issuer is not in the certificate chain';
     } catch (err) {
       reason = `it cannot be read (${message(err)})`;
     }
