@@ -623,7 +623,8 @@ export const PROPERTIES = {
     default: true,
     scopes: ALL,
     since: V1,
-    summary: 'Compresses responses (br, gzip, deflate).',
+    summary:
+      'Compresses responses of text types, JSON, JavaScript, XML, SVG, WebAssembly and fonts other than WOFF (br, gzip, deflate), and serves precompressed `.br`/`.gz` files found beside the file asked for.',
   }),
   enableDirectoryListing: row({
     type: bool(),

@@ -21,47 +21,63 @@ const COMPRESSED_EXTENSIONS = new Set(
     'm2v m3a m4a mesh mk3d mks mkv mov mp2 mp2a mp3 mp4 mp4a mp4v mpe mpeg mpg mpg4 mpga msg msh msix msixbundle odg ' +
     'odp ods odt oga ogg ogv ogx opus p12 pdf pfx pgp pkpass png pot pps ppt pptx qt ser silo sit snd spx stpxz stpz ' +
     'swf tif tiff ubj usdz vbox-extpack vrml war wav weba webm wmv wrl x3dbz x3dvz xla xlc xlm xls xlsx xlt xlw xpi ' +
-    'xps zip zst'
+    'svgz xps zip zst'
   ).split(' '),
 );
-// The same judgement by type, for extensions the list misses (.webp, .heic, .woff2, .rar…).
-// Images compress poorly except the text or raw-bitmap ones.
-const COMPRESSIBLE_IMAGES = new Set([
+// What compresses (issue 16 point 5): an allow list, as nginx's gzip_types and Caddy's encode
+// matcher are, so an unknown binary (application/octet-stream, a file without a known extension)
+// is sent as it is, with its Content-Length, instead of costing CPU for nothing.
+/** Types other than text/* that are text underneath or compress well; docs/running.md lists them. */
+export const COMPRESSIBLE_TYPES: ReadonlySet<string> = new Set([
+  'application/javascript',
+  'application/x-javascript',
+  'application/ecmascript',
+  'application/json',
+  'application/xml',
+  'application/xhtml+xml',
+  'application/rss+xml',
+  'application/atom+xml',
+  'application/wasm',
+  'application/x-sh',
+  'application/x-httpd-php',
+  'application/rtf',
+  'application/toml',
+  'application/yaml',
+  'application/x-yaml',
+  'application/graphql',
+  'application/sql',
+  'application/vnd.ms-fontobject',
+  'application/x-font-ttf',
+  'application/x-font-otf',
+  'font/ttf',
+  'font/otf',
+  'font/collection',
   'image/svg+xml',
   'image/bmp',
   'image/x-ms-bmp',
   'image/x-icon',
   'image/vnd.microsoft.icon',
 ]);
-const COMPRESSED_TYPES = new Set([
-  'font/woff',
-  'font/woff2',
-  'application/pdf',
-  'application/zip',
-  'application/gzip',
-  'application/x-gzip',
-  'application/zstd',
-  'application/x-bzip2',
-  'application/x-xz',
-  'application/x-7z-compressed',
-  'application/x-rar-compressed',
-  'application/vnd.rar',
-]);
 
 /** Whether a file of this name and Content-Type is worth compressing (size aside). */
 export function isCompressible(name: string, contentType: string | undefined): boolean {
-  if (COMPRESSED_EXTENSIONS.has(extname(name).slice(1).toLowerCase())) return false;
-  if (contentType === undefined) return true;
+  // Ferron's list still applies first: `.svgz` is image/svg+xml and already gzip.
+  if (contentType === undefined || COMPRESSED_EXTENSIONS.has(extname(name).slice(1).toLowerCase()))
+    return false;
   const semi = contentType.indexOf(';');
-  const type = semi < 0 ? contentType : contentType.slice(0, semi);
-  if (type.startsWith('image/')) return COMPRESSIBLE_IMAGES.has(type);
-  if (type.startsWith('audio/') || type.startsWith('video/')) return false;
-  return !COMPRESSED_TYPES.has(type);
+  const type = (semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
+  return (
+    type.startsWith('text/') ||
+    type.endsWith('+json') ||
+    type.endsWith('+xml') ||
+    COMPRESSIBLE_TYPES.has(type)
+  );
 }
 
 const Q_VALUE = /^\s*q\s*=\s*(0(?:\.\d{0,3})?|1(?:\.0{0,3})?)\s*$/i;
 
-function parseAcceptEncoding(header: string): Encoding | undefined {
+/** The codings this Accept-Encoding accepts, best first; empty when identity is preferred. */
+function parseAcceptEncoding(header: string): readonly Encoding[] {
   const q = new Map<string, number>();
   for (const member of header.split(',')) {
     const semi = member.indexOf(';');
@@ -78,32 +94,36 @@ function parseAcceptEncoding(header: string): Encoding | undefined {
     if (!q.has(name)) q.set(name, weight);
   }
   const any = q.get('*');
-  let best: Encoding | undefined;
-  let bestQ = 0;
-  for (const encoding of ENCODINGS) {
-    const weight = q.get(encoding) ?? any ?? 0;
-    if (weight > bestQ) ((best = encoding), (bestQ = weight));
-  }
+  const weighted = ENCODINGS.map((encoding) => ({ encoding, weight: q.get(encoding) ?? any ?? 0 }))
+    .filter((w) => w.weight > 0)
+    // Stable: among equal weights, ENCODINGS' order stands.
+    .sort((a, b) => b.weight - a.weight);
   // identity is acceptable unless refused; it wins only when the client ranks it strictly higher.
   const identity = q.get('identity');
-  if (best !== undefined && identity !== undefined && identity > bestQ) return undefined;
-  return best;
+  if (weighted.length > 0 && identity !== undefined && identity > weighted[0]!.weight) return [];
+  return weighted.map((w) => w.encoding);
 }
 
 // Clients send few distinct Accept-Encoding values, so the answer is memoized per header value
 // (bounded: emptied when full) and the hot path parses nothing.
 const MEMO_LIMIT = 256;
-const memo = new Map<string, Encoding | undefined>();
+const memo = new Map<string, readonly Encoding[]>();
+const NONE: readonly Encoding[] = [];
+
+/** The codings a request accepts, best first; empty (identity) without the header. */
+export function acceptedEncodings(header: string | undefined): readonly Encoding[] {
+  if (header === undefined || header === '') return NONE;
+  const known = memo.get(header);
+  if (known !== undefined) return known;
+  const accepted = parseAcceptEncoding(header);
+  if (memo.size >= MEMO_LIMIT) memo.clear();
+  memo.set(header, accepted);
+  return accepted;
+}
 
 /** The coding to send for this Accept-Encoding; undefined means identity. No header: identity. */
 export function negotiateEncoding(header: string | undefined): Encoding | undefined {
-  if (header === undefined || header === '') return undefined;
-  const known = memo.get(header);
-  if (known !== undefined || memo.has(header)) return known;
-  const chosen = parseAcceptEncoding(header);
-  if (memo.size >= MEMO_LIMIT) memo.clear();
-  memo.set(header, chosen);
-  return chosen;
+  return acceptedEncodings(header)[0];
 }
 
 /** A compressing stream for a body streamed from disk: brotli at quality 4 keeps up with the disk. */

@@ -29,6 +29,8 @@ export interface FileEntry {
   readonly kind: 'file';
   checkedAt: number;
   readonly key: string;
+  /** The decoded request path it was found by (precompressed siblings are found beside it). */
+  readonly path: string;
   readonly realPath: string;
   readonly size: number;
   readonly mtimeMs: number;
@@ -298,6 +300,7 @@ export class FileCache {
         kind: 'file',
         checkedAt: now,
         key,
+        path: decodedPath,
         realPath: real,
         size: stats.size,
         mtimeMs: stats.mtimeMs,

@@ -56,19 +56,44 @@ function okHeaders(
 ): readonly string[] {
   const codingIndex = encoding === undefined ? 0 : ENCODINGS.indexOf(encoding) + 1;
   const slot = codingIndex * 4 + (flags.etag ? 1 : 0) + (varies ? 2 : 0);
-  const known = entry.headerLists[slot];
-  if (known !== undefined) return known;
+  return (entry.headerLists[slot] ??= buildOkHeaders(entry, flags, varies, encoding, length));
+}
+
+function buildOkHeaders(
+  entry: FileEntry,
+  flags: FileFlags,
+  varies: boolean,
+  encoding: Encoding | undefined,
+  length: number | undefined,
+): string[] {
   const list: string[] = [];
   if (entry.contentType !== undefined) list.push('Content-Type', entry.contentType);
   if (length !== undefined) list.push('Content-Length', String(length));
   if (encoding !== undefined) list.push('Content-Encoding', encoding);
   list.push('Accept-Ranges', 'bytes');
-  return (entry.headerLists[slot] = pushValidators(
-    list,
-    entry,
-    tagFor(entry, flags, encoding),
-    varies,
-  ));
+  return pushValidators(list, entry, tagFor(entry, flags, encoding), varies);
+}
+
+/** A precompressed copy of the file asked for (`app.js.br` beside `app.js`). */
+export interface Precompressed {
+  readonly encoding: Encoding;
+  readonly file: FileEntry;
+}
+
+/**
+ * The copy, under the file's own type and validators. Its headers are built per response, not
+ * kept on the entry: the copy may come and go while the file stays the same.
+ */
+async function servePrecompressed(
+  ctx: Ctx,
+  entry: FileEntry,
+  cache: FileCache,
+  flags: FileFlags,
+  { encoding, file }: Precompressed,
+): Promise<void> {
+  const headers = buildOkHeaders(entry, flags, true, encoding, file.size);
+  if (file.cacheable) return send(ctx, 200, headers, await cache.body(file));
+  return sendWhole(ctx, file, cache, undefined, headers);
 }
 
 /** The head of a file sent as an error's page: what the body is, nothing about the file. */
@@ -151,11 +176,14 @@ export async function serveFile(
   entry: FileEntry,
   cache: FileCache,
   flags: FileFlags,
+  precompressed?: Precompressed,
 ): Promise<void> {
   const request = ctx.req.headers;
   const method = ctx.method;
-  const varies = flags.compression && entry.compressible;
-  const encoding = varies ? negotiateEncoding(request['accept-encoding']) : undefined;
+  const varies = flags.compression && (entry.compressible || precompressed !== undefined);
+  const encoding =
+    precompressed?.encoding ??
+    (varies && entry.compressible ? negotiateEncoding(request['accept-encoding']) : undefined);
   if (ctx.errorStatus !== undefined) return serveErrorPage(ctx, entry, cache, varies, encoding);
 
   const conditional =
@@ -199,6 +227,8 @@ export async function serveFile(
     }
   }
 
+  if (precompressed !== undefined)
+    return servePrecompressed(ctx, entry, cache, flags, precompressed);
   if (entry.cacheable) {
     // HEAD takes the same path: its Content-Length is the compressed length GET would send.
     const body =

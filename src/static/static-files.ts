@@ -9,8 +9,18 @@ import { send } from '../http/respond.js';
 import type { Stage } from '../http/stage.js';
 import { decodePath } from '../http/paths.js';
 import { readListing, renderListing } from './directory-listing.js';
-import { FileCache, FileChangedError, type DirectoryEntry, type Entry } from './file-cache.js';
-import { serveFile, type FileFlags } from './file-response.js';
+import { acceptedEncodings, type Encoding } from './compression.js';
+import {
+  FileCache,
+  FileChangedError,
+  type DirectoryEntry,
+  type Entry,
+  type FileEntry,
+} from './file-cache.js';
+import { serveFile, type FileFlags, type Precompressed } from './file-response.js';
+
+/** The files that hold a precompressed copy, by coding (no tool writes `.deflate` files). */
+const PRECOMPRESSED_SUFFIXES: Partial<Record<Encoding, string>> = { br: '.br', gzip: '.gz' };
 
 export interface StaticFilesOptions {
   /** Memory for cached entries, bodies and compressed variants (default 64 MiB). */
@@ -115,7 +125,15 @@ export class StaticFiles {
       }
       switch (entry.kind) {
         case 'file':
-          return await serveFile(ctx, entry, this.cache, flags);
+          return await serveFile(
+            ctx,
+            entry,
+            this.cache,
+            flags,
+            flags.compression && ctx.errorStatus === undefined
+              ? await this.precompressed(ctx, wwwroot, entry)
+              : undefined,
+          );
         case 'missing':
           throw new HttpError(404, 'not-found', { detail: 'static files: not found' });
         case 'forbidden':
@@ -132,6 +150,25 @@ export class StaticFiles {
       if (mayRetry) return this.serve(ctx, wwwroot, flags, false);
       throw new HttpError(500, 'file-error', { detail: `static files: ${error.message}, twice` });
     }
+  }
+
+  /**
+   * A `.br` or `.gz` file beside the one asked for, in the client's order of preference (nginx's
+   * gzip_static, Caddy's precompressed). One older than the file is a leftover of an earlier
+   * version and is passed over.
+   */
+  private async precompressed(
+    ctx: Ctx,
+    wwwroot: string,
+    entry: FileEntry,
+  ): Promise<Precompressed | undefined> {
+    for (const encoding of acceptedEncodings(ctx.req.headers['accept-encoding'])) {
+      const suffix = PRECOMPRESSED_SUFFIXES[encoding];
+      if (suffix === undefined) continue;
+      const file = await this.cache.lookup(wwwroot, entry.path + suffix);
+      if (file.kind === 'file' && file.mtimeMs >= entry.mtimeMs) return { encoding, file };
+    }
+    return undefined;
   }
 
   /** The first index candidate that is a regular file. */

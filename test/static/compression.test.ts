@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import zlib from 'node:zlib';
-import { compressBuffer, isCompressible, negotiateEncoding } from '../../src/static/compression.js';
+import {
+  acceptedEncodings,
+  compressBuffer,
+  isCompressible,
+  negotiateEncoding,
+} from '../../src/static/compression.js';
 
 describe('negotiateEncoding', () => {
   const cases: [string | undefined, string | undefined][] = [
@@ -38,6 +43,16 @@ describe('negotiateEncoding', () => {
   }
 });
 
+describe('acceptedEncodings', () => {
+  it('lists what a client accepts, best first, ties in br, gzip, deflate order', () => {
+    assert.deepEqual(acceptedEncodings('gzip, br'), ['br', 'gzip']);
+    assert.deepEqual(acceptedEncodings('gzip;q=1, br;q=0.5, deflate;q=0'), ['gzip', 'br']);
+    assert.deepEqual(acceptedEncodings('*;q=0.1, gzip'), ['gzip', 'br', 'deflate']);
+    assert.deepEqual(acceptedEncodings('identity;q=1, gzip;q=0.5'), []);
+    assert.deepEqual(acceptedEncodings(undefined), []);
+  });
+});
+
 describe('isCompressible', () => {
   it('refuses the reference list of extensions, case-insensitively', () => {
     for (const name of [
@@ -62,14 +77,23 @@ describe('isCompressible', () => {
     assert.equal(isCompressible('/a.rar', 'application/vnd.rar'), false);
   });
 
-  it('compresses text, SVG, icons, fonts other than WOFF, and unknown types', () => {
+  it('compresses only what the list names: unknown types and binaries go as they are', () => {
+    assert.equal(isCompressible('/LICENSE', undefined), false);
+    assert.equal(isCompressible('/a.bin', 'application/octet-stream'), false);
+    assert.equal(isCompressible('/a.exe', 'application/x-msdownload'), false);
+    assert.equal(isCompressible('/a.svgz', 'image/svg+xml'), false);
+    assert.equal(isCompressible('/a.webmanifest', 'application/manifest+json'), true);
+    assert.equal(isCompressible('/feed', 'application/atom+xml; charset=utf-8'), true);
+    assert.equal(isCompressible('/a.csv', 'Text/CSV'), true);
+  });
+
+  it('compresses text, SVG, icons, fonts other than WOFF', () => {
     assert.equal(isCompressible('/a.html', 'text/html; charset=utf-8'), true);
     assert.equal(isCompressible('/a.js', 'text/javascript; charset=utf-8'), true);
     assert.equal(isCompressible('/a.svg', 'image/svg+xml'), true);
     assert.equal(isCompressible('/favicon.ico', 'image/vnd.microsoft.icon'), true);
     assert.equal(isCompressible('/a.ttf', 'font/ttf'), true);
     assert.equal(isCompressible('/a.wasm', 'application/wasm'), true);
-    assert.equal(isCompressible('/LICENSE', undefined), true);
   });
 });
 
