@@ -32,10 +32,14 @@ export class AdminApi implements ControlPlane {
       },
       status: () => server.status(),
       config: () => server.config(),
-      reloadFromSource: () => server.reloadFromSource(),
+      reloadFromSource: () => server.reloadFromSource('the admin API'),
       runtime: () => (this.runtimeStats ??= new RuntimeStats()).read(),
       log: (message) => server.log(message),
     };
+  }
+
+  get url(): string | undefined {
+    return this.admin?.url;
   }
 
   async start(plan: Plan): Promise<void> {

@@ -76,7 +76,12 @@ export class AdminServer {
   }
 
   get listen(): string {
-    return this.settings.listen ?? '127.0.0.1:8081';
+    // A bare port (`listen: 8081`) is a number in YAML and KDL.
+    return String(this.settings.listen ?? '127.0.0.1:8081');
+  }
+
+  get url(): string | undefined {
+    return this.listener?.url;
   }
 
   /** Binds a listener of its own. */
@@ -193,18 +198,18 @@ export class AdminServer {
 
   /**
    * Refuses what a web page in the operator's browser could send: a Host that is not an IP
-   * literal or localhost (DNS rebinding), a cross-site fetch, or an Origin other than this
-   * listener's own. The API sends no CORS headers, so no page can read its answers either.
+   * literal or localhost (DNS rebinding), a cross-site fetch, or an Origin or Referer other than
+   * this listener's own (old browsers send no Sec-Fetch-Site, and an `<img>` pointing at
+   * `GET /reload` sends no Origin). The API sends no CORS headers, so no page can read its answers.
    */
   private sameSite(req: IncomingMessage): boolean {
     const host = req.headers.host;
     if (host !== undefined && !isLocalHostHeader(host)) return false;
     if (req.headers['sec-fetch-site'] === 'cross-site') return false;
-    const origin = req.headers.origin;
-    return (
-      origin === undefined ||
-      (host !== undefined && origin.toLowerCase() === `http://${host.toLowerCase()}`)
-    );
+    const own = host === undefined ? undefined : `http://${host.toLowerCase()}`;
+    const { origin, referer } = req.headers;
+    if (origin !== undefined && origin.toLowerCase() !== own) return false;
+    return referer === undefined || originOf(referer) === own;
   }
 
   /** Constant time: both sides are hashed to equal lengths first. */
@@ -225,4 +230,13 @@ function isLocalHostHeader(host: string): boolean {
     ? lower.slice(1, lower.indexOf(']'))
     : lower.replace(/:\d+$/, '');
   return name === 'localhost' || isIP(name) !== 0;
+}
+
+/** The origin a Referer names (lower case), or undefined when it is not a URL. */
+function originOf(referer: string): string | undefined {
+  try {
+    return new URL(referer).origin.toLowerCase();
+  } catch {
+    return undefined;
+  }
 }

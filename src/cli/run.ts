@@ -22,18 +22,13 @@ export async function runCommand(configFile: string | undefined, io: CommandIo):
     return 1;
   }
   const say = (message: string) => server.errorLog.log(message);
-  const started = `Portico is serving ${server.listenerUrls.join(', ')} (configuration: ${result.label})`;
+  const admin = server.adminUrl === undefined ? '' : `; admin API on ${server.adminUrl}`;
+  const started = `Portico is serving ${server.listenerUrls.join(', ')}${admin} (configuration: ${result.label})`;
   say(started);
   // The operator at the terminal hears it too, when the error log goes to a file.
   if (result.config.global.errorLogFilePath !== undefined) io.stderr.write(`${started}\n`);
   return serveUntilStopped(server, {
     say,
-    reload: async () => {
-      const outcome = await server.reloadFromSource();
-      if (outcome.ok)
-        return say(`reloaded (${result.label}); serving ${server.listenerUrls.join(', ')}`);
-      for (const line of outcome.details) say(`reload: ${line}`);
-      say(`reload refused (${outcome.error}); the running configuration keeps serving`);
-    },
+    reload: async () => void (await server.reloadFromSource('SIGHUP')),
   });
 }

@@ -118,7 +118,7 @@ export function runChecks(
   }
   if (g.admin?.listen !== undefined) {
     // A port alone binds 127.0.0.1 (admin-server.ts), which is loopback.
-    const host = parseListen(g.admin.listen)?.host;
+    const host = parseListen(String(g.admin.listen))?.host;
     if (host !== undefined && !isLoopback(host)) {
       const admin = globalRecord?.keys.get('admin')?.value;
       const listen =

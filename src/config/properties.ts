@@ -356,7 +356,7 @@ export const PROPERTIES = {
       'admin block',
       {
         listen: {
-          spec: str('listen'),
+          spec: listenSpec,
           default: '127.0.0.1:8081',
           summary: 'Address and port of the admin listener (keep it on loopback).',
         },

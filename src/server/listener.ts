@@ -124,7 +124,7 @@ export class ProtocolServer {
   private tls: TlsSetup | undefined;
   /** The certificates' contexts of an HTTPS listener. */
   private certificates: CertificateContexts | undefined;
-  private drained: Promise<void> | undefined;
+  private drained: Promise<number> | undefined;
   private onEmpty: (() => void) | undefined;
 
   constructor(
@@ -306,14 +306,17 @@ export class ProtocolServer {
   /**
    * Ends this server's connections once no longer handed new ones: idle keep-alive connections
    * close at once and busy ones as their response ends (HTTP/2 sessions get GOAWAY); whatever is
-   * left after `graceMs` is destroyed. Settles when every connection has closed.
+   * left after `graceMs` is destroyed. Settles, with how many connections the deadline cut, when
+   * every connection has closed.
    */
-  drain(graceMs: number): Promise<void> {
-    this.drained ??= new Promise<void>((resolve) => {
+  drain(graceMs: number): Promise<number> {
+    this.drained ??= new Promise<number>((resolve) => {
       const stopSweeping = this.http1.drain();
       for (const session of this.sessions.keys()) session.close();
+      let cut = 0;
       const deadline = setTimeout(
         () => {
+          cut = this.sockets.size;
           this.http1.destroyAll();
           for (const [session, watch] of this.sessions) this.destroySession(session, watch);
           for (const socket of this.sockets) socket.destroy();
@@ -327,7 +330,7 @@ export class ProtocolServer {
         clearInterval(this.livenessTimer);
         // Stops Node's time-limit timer.
         this.server.close();
-        resolve();
+        resolve(cut);
       };
       if (this.sockets.size === 0) this.onEmpty();
     });
@@ -462,6 +465,11 @@ export class Listener {
     return typeof address === 'object' && address ? address.port : this.spec.port;
   }
 
+  /** What it serves, as a URL with the bound port (`http://127.0.0.1:8080`). */
+  get url(): string {
+    return this.spec.id.replace(/:\d+$/, `:${this.port}`);
+  }
+
   start(): Promise<void> {
     return new Promise((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException) => {
@@ -494,11 +502,15 @@ export class Listener {
     this.retired.delete(previous);
   }
 
-  /** Stops accepting, waits up to `graceMs` for in-flight requests, then closes what is left. */
-  async close(graceMs: number): Promise<void> {
-    if (!this.server.listening) return;
+  /**
+   * Stops accepting, waits up to `graceMs` for in-flight requests, then closes what is left.
+   * Resolves with the number of connections closed that way.
+   */
+  async close(graceMs: number): Promise<number> {
+    if (!this.server.listening) return 0;
     this.server.close();
-    await Promise.all([this.protocol, ...this.retired].map((p) => p.drain(graceMs)));
+    const cut = await Promise.all([this.protocol, ...this.retired].map((p) => p.drain(graceMs)));
+    return cut.reduce((a, b) => a + b, 0);
   }
 }
 

@@ -33,6 +33,8 @@ export interface ControlPlane {
   reloaded(plan: Plan): void;
   /** Last at stop, after the listeners have drained. */
   close(): Promise<void>;
+  /** Where it listens, while it does. */
+  readonly url: string | undefined;
 }
 
 export type ReloadOutcome =
@@ -73,7 +75,7 @@ export class Server {
   /** Reloads run one at a time, in the order asked. */
   private reloading: Promise<unknown> = Promise.resolve();
   /** Listeners and protocol servers a reload retired, draining in the background. */
-  private readonly retiring = new Set<Promise<void>>();
+  private readonly retiring = new Set<Promise<unknown>>();
   /** Plans a reload replaced whose requests are still in flight: their leases go when those end. */
   private readonly retiredPlans = new Set<Plan>();
 
@@ -125,7 +127,12 @@ export class Server {
 
   /** Listener ids (`http://*:8080`) with the port actually bound. */
   get listenerUrls(): string[] {
-    return [...this.listeners.values()].map((l) => l.spec.id.replace(/:\d+$/, `:${l.port}`));
+    return [...this.listeners.values()].map((l) => l.url);
+  }
+
+  /** The admin API's URL while it listens. */
+  get adminUrl(): string | undefined {
+    return this.control?.url;
   }
 
   get connectionsActive(): number {
@@ -242,14 +249,19 @@ export class Server {
     });
   }
 
-  private retire(draining: Promise<void>): void {
+  private retire(draining: Promise<unknown>): void {
     this.retiring.add(draining);
     void draining.finally(() => this.retiring.delete(draining));
   }
 
-  /** Reloads from the configured source; never throws: the outcome says what happened. */
-  reloadFromSource(): Promise<ReloadOutcome> {
+  /**
+   * Reloads from the configured source; never throws: the outcome says what happened, and the
+   * error log says it too, in the same lines whatever asked (`by`: SIGHUP, the admin API).
+   */
+  async reloadFromSource(by?: string): Promise<ReloadOutcome> {
     const source = this.services.options.reloadSource;
+    let diagnostics: readonly string[] = [];
+    let label: string | undefined;
     const run = async (): Promise<ReloadOutcome> => {
       if (this.stopping)
         return {
@@ -266,6 +278,8 @@ export class Server {
           details: ['this server has no configuration file to reload from'],
         };
       const next = await source();
+      label = (next as { label?: string }).label;
+      diagnostics = next.diagnostics.map(formatDiagnostic);
       if (!next.config) {
         const details = next.diagnostics
           .filter((d) => d.severity === 'error')
@@ -279,7 +293,17 @@ export class Server {
         return { ok: false, status: 500, error: 'reload failed', details: [(e as Error).message] };
       }
     };
-    return this.serialized(run);
+    const outcome = await this.serialized(run);
+    const log = (line: string) => this.errorLog.log(line);
+    const asked = `${by === undefined ? '' : ` by ${by}`}${label === undefined ? '' : ` (${label})`}`;
+    for (const line of diagnostics) log(`reload: ${line}`);
+    if (outcome.ok) log(`reloaded${asked}; serving ${this.listenerUrls.join(', ')}`);
+    else {
+      // An invalid configuration's details are its error diagnostics, already written.
+      if (outcome.status !== 422) for (const line of outcome.details) log(`reload: ${line}`);
+      log(`reload${asked} refused (${outcome.error}); the running configuration keeps serving`);
+    }
+    return outcome;
   }
 
   // ── what the admin API reads ─────────────────────────────────────────────────────────────
@@ -320,16 +344,22 @@ export class Server {
       // A reload under way finishes first, so every listener it opens is closed here.
       await this.reloading;
       const grace = this.plan.global.shutdownTimeout;
-      await Promise.all([
-        ...[...this.listeners.values()].map((l) => l.close(grace)),
-        ...this.retiring,
+      const [cut] = await Promise.all([
+        Promise.all([...this.listeners.values()].map((l) => l.close(grace))),
+        Promise.all(this.retiring),
       ]);
       this.listeners.clear();
+      const closed = cut.reduce((a, b) => a + b, 0);
+      if (closed > 0)
+        this.errorLog.log(
+          `shutdownTimeout (${grace} ms) passed: ${closed} connection${closed === 1 ? '' : 's'} with requests in flight closed`,
+        );
       // The admin listener goes last, so /health can say "shutting_down" while requests drain.
       await this.control?.close();
       this.handler.close();
       // Whatever is still in flight was cut by the drain deadline: every lease goes now.
       await Promise.all([this.plan, ...this.retiredPlans].map((plan) => plan.leases.release()));
+      this.errorLog.log('Portico stopped');
       await closeLogs(this.current.logs);
     })();
     return this.stopping;

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { loadConfigText } from '../../src/config/load.js';
 import { request } from '../helpers/http.js';
 import { freePort, startServer, type RunningServer } from '../helpers/server.js';
 
@@ -280,8 +281,27 @@ describe('authentication', () => {
     }));
 });
 
+describe('listen', () => {
+  it('takes a bare port number, in YAML and KDL, and binds it on 127.0.0.1', async () => {
+    const port = await freePort();
+    const s = await startServer(`global:\n  wwwroot: ${www}\n  admin:\n    listen: ${port}\n`);
+    try {
+      assert.equal((await admin(port, '/health')).status, 200);
+    } finally {
+      await s.close();
+    }
+    const kdl = loadConfigText(
+      `global {\n    admin {\n        listen 8081\n    }\n}\n`,
+      'kdl',
+      'portico.kdl',
+    );
+    assert.deepEqual(kdl.diagnostics, []);
+    assert.equal(kdl.config?.global.admin?.listen, 8081);
+  });
+});
+
 describe('browser attacks', () => {
-  it('refuses DNS rebinding, cross-site fetches and foreign origins with 403, before authentication', () =>
+  it('refuses DNS rebinding, cross-site fetches and foreign origins and referers with 403, before authentication', () =>
     withAdmin('    auth_token: t\n', async (_s, port) => {
       const ok = { authorization: 'Bearer t' };
       for (const headers of [
@@ -291,6 +311,10 @@ describe('browser attacks', () => {
         { origin: 'http://evil.example' },
         { origin: 'null' },
         { origin: `http://127.0.0.1:${port + 1}` },
+        // Old browsers send no Sec-Fetch-Site, and an <img> sends no Origin: the Referer tells.
+        { referer: 'http://evil.example/page' },
+        { referer: `http://127.0.0.1:${port + 1}/` },
+        { referer: 'not a url' },
       ] as Record<string, string>[]) {
         const r = await admin(port, '/health', { headers: { ...ok, ...headers } });
         assert.deepEqual(
@@ -305,6 +329,7 @@ describe('browser attacks', () => {
         { host: 'localhost' },
         { origin: `http://127.0.0.1:${port}` },
         { 'sec-fetch-site': 'same-origin' },
+        { referer: `http://127.0.0.1:${port}/status` },
       ] as Record<string, string>[]) {
         assert.equal(
           (await admin(port, '/health', { headers: { ...ok, ...headers } })).status,

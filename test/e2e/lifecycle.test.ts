@@ -109,9 +109,61 @@ describe('portico run', () => {
     await sleep(400);
     assert.equal((await request(port, '/')).text, 'reloaded');
     assert.match(p.output(), /reload: .*reload\.yaml:2:9: global\.port: 0 is out of range/);
-    assert.match(p.output(), /reload refused/);
+    assert.match(p.output(), /reload by SIGHUP .* refused \(invalid configuration\)/);
     p.child.kill('SIGINT');
     assert.equal(await p.exited, 0);
+  });
+
+  it('names the admin API at start, logs an admin reload as a SIGHUP one, and at stop the connections it cut and a last line', async () => {
+    const port = await freePort();
+    const adminPort = await freePort();
+    const config = (root: string, extra = '') =>
+      `global:\n  port: "127.0.0.1:${port}"\n  wwwroot: ${root}\n  shutdownTimeout: 500\n  admin:\n    listen: ${adminPort}\n${extra}`;
+    const p = await run(config(www), 'admin-log.yaml');
+    assert.match(
+      p.output(),
+      new RegExp(
+        `Portico is serving http://127\\.0\\.0\\.1:${port}; admin API on http://127\\.0\\.0\\.1:${adminPort} \\(configuration: `,
+      ),
+    );
+    const reload = async (by: 'SIGHUP' | 'the admin API') => {
+      if (by === 'SIGHUP') p.child.kill('SIGHUP');
+      else await request(adminPort, '/reload', { method: 'POST' });
+      await sleep(400);
+    };
+    for (const by of ['SIGHUP', 'the admin API'] as const) {
+      writeFileSync(join(dir, 'admin-log.yaml'), config(www, '  bogus: 1\n'));
+      await reload(by);
+      assert.match(
+        p.output(),
+        new RegExp(`reload: .*admin-log\\.yaml:7:3: global\\.bogus: unknown property`),
+      );
+      assert.match(
+        p.output(),
+        new RegExp(
+          `reload by ${by} \\(.*admin-log\\.yaml\\) refused \\(invalid configuration\\); the running configuration keeps serving`,
+        ),
+      );
+      writeFileSync(join(dir, 'admin-log.yaml'), config(www));
+      await reload(by);
+      assert.match(
+        p.output(),
+        new RegExp(`reloaded by ${by} \\(.*admin-log\\.yaml\\); serving http://127`),
+      );
+    }
+    // A download that outlives shutdownTimeout: the client reads nothing, so it cannot finish.
+    const socket = connect(port, '127.0.0.1');
+    socket.write('GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n');
+    socket.pause();
+    socket.on('error', () => undefined);
+    await sleep(200);
+    p.child.kill('SIGTERM');
+    assert.equal(await p.exited, 0);
+    assert.match(
+      p.output(),
+      /shutdownTimeout \(500 ms\) passed: 1 connection with requests in flight closed\n.*Portico stopped\n$/s,
+    );
+    socket.destroy();
   });
 
   it('exits 1 naming the address when the port is taken, and on an invalid configuration', async () => {
