@@ -29,15 +29,16 @@ export function builtInConfigText(): string {
 export async function loadChosenConfig(
   file: string | undefined,
   cwd = process.cwd(),
-): Promise<LoadResult & { label: string }> {
+): Promise<LoadResult & { label: string; builtIn: boolean }> {
   const chosen = file ?? findConfigFile(cwd);
   const checks = configChecks();
   if (chosen === undefined)
     return {
       ...loadConfigText(builtInConfigText(), 'yaml', '(built-in default)', { checks }),
       label: '(built-in default)',
+      builtIn: true,
     };
-  return { ...(await loadConfig(chosen, { cwd, checks })), label: chosen };
+  return { ...(await loadConfig(chosen, { cwd, checks })), label: chosen, builtIn: false };
 }
 
 export function printDiagnostics(diagnostics: readonly Diagnostic[], io: CommandIo): void {

@@ -13,7 +13,7 @@ Usage: portico <command> [options]
 
 Commands:
   run [-c FILE]          start the server (SIGHUP reloads, SIGTERM/SIGINT stop gracefully)
-  validate [-c FILE]     check a configuration; prints "configuration OK" or every error
+  validate [-c] [FILE]   check a configuration; prints "configuration OK" or every error
   convert FILE [--to kdl|yaml]
                          print a configuration in the other syntax
   passwd [USERNAME]      hash a password and print a \`users\` entry
@@ -35,6 +35,12 @@ const processIo: CommandIo = {
 };
 
 export async function main(argv: string[], io: CommandIo = processIo): Promise<number> {
+  // `portico schema | head`: a reader that stops early closes the pipe; that is not an error.
+  if (io === processIo)
+    process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code !== 'EPIPE') throw e;
+      process.exit(0);
+    });
   const [command, ...rest] = argv;
   if (command === undefined || command === '-h' || command === '--help' || command === 'help') {
     io.stdout.write(HELP);
@@ -60,12 +66,16 @@ export async function main(argv: string[], io: CommandIo = processIo): Promise<n
   }
   switch (command) {
     case 'run':
-    case 'validate':
       if (positionals.length > 0 || values.to !== undefined)
         return usage(io, command, `unexpected argument ${positionals[0] ?? '--to'}`);
-      return command === 'run'
-        ? (await import('./run.js')).runCommand(values.config, io)
-        : (await import('./validate.js')).validateCommand(values.config, io);
+      return (await import('./run.js')).runCommand(values.config, io);
+    case 'validate':
+      // `validate FILE` as `convert FILE` takes it, beside CONTRACT.md's `-c FILE`.
+      if (positionals.length > 1 || values.to !== undefined)
+        return usage(io, command, `unexpected argument ${positionals[1] ?? '--to'}`);
+      if (positionals.length === 1 && values.config !== undefined)
+        return usage(io, command, 'give the file once, as FILE or with -c');
+      return (await import('./validate.js')).validateCommand(values.config ?? positionals[0], io);
     case 'convert':
       if (positionals.length > 1 || values.config !== undefined)
         return usage(io, command, 'expected one FILE');

@@ -1,4 +1,4 @@
-// `portico validate [-c FILE]`: every error and warning, then `configuration OK` or exit 1.
+// `portico validate [-c] [FILE]`: every error and warning, then `configuration OK` or exit 1.
 import { loadChosenConfig, printDiagnostics } from './config-file.js';
 import type { CommandIo } from './io.js';
 
@@ -15,6 +15,11 @@ export async function validateCommand(
     );
     return 1;
   }
+  // Without a file anywhere, say what was checked: a typo in the file name is not "OK".
+  if (result.builtIn)
+    io.stdout.write(
+      'no configuration file (portico.kdl, portico.yaml or portico.yml) here: checked the built-in default\n',
+    );
   io.stdout.write('configuration OK\n');
   return 0;
 }

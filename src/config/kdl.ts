@@ -7,6 +7,7 @@ import { getLocation, type Document, type Entry, type Node } from '@bgotink/kdl'
 import { parse as parseV1 } from '@bgotink/kdl/v1-compat';
 import { parse as parseV2 } from '@bgotink/kdl';
 import { clip, type Diagnostics } from './diagnostics.js';
+import { openBlocks } from './kdl-blocks.js';
 import { ALIASES, PROPERTIES, PROPERTY_NAMES, propertyRow, type Scope } from './properties.js';
 import {
   rawList,
@@ -109,6 +110,17 @@ export function parseKdl(text: string, file: string, diags: Diagnostics): RawNod
     for (const err of flatten(parsed.error as KdlError)) {
       const line = err.start?.line ?? 1;
       const pos = { file, line, col: parsed.terminators.column(line, err.start?.column ?? 1) };
+      const open = /at end of input/.test(err.message) ? openBlocks(text) : [];
+      if (open.length > 0) {
+        const [inner] = open;
+        const names = open.map((b) => `${b.name} (line ${b.line})`).join(', ');
+        diags.error(
+          { file, line: inner!.line, col: inner!.col },
+          '',
+          `KDL syntax: the file ends inside a block: a closing } is missing for ${names}`,
+        );
+        continue;
+      }
       diags.error(pos, '', `KDL syntax: ${syntaxMessage(err.message.replace(/ at \d+:\d+$/, ''))}`);
     }
     return undefined;

@@ -21,6 +21,7 @@ import {
 import { validate, type Config } from './validate.js';
 import { parseYaml } from './yaml.js';
 import { didYouMean } from './suggest.js';
+import { inWords } from './system-errors.js';
 
 export interface LoadOptions {
   /** Environment for `{{env.NAME}}`; process.env when absent. */
@@ -303,11 +304,7 @@ class TreeReader {
       bytes = await readFile(real);
     } catch (e) {
       const via = chain.length > 0 ? ` (included via ${this.chainText([...chain, file])})` : '';
-      this.diags.error(
-        where,
-        '',
-        `cannot read ${shown}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}${via}`,
-      );
+      this.diags.error(where, '', `cannot read ${shown}: ${inWords(e)}${via}`);
       return undefined;
     }
     if (chain.includes(real)) {
@@ -439,8 +436,7 @@ function reportingFs(unreadable: (dir: string, code: string) => void) {
       done: (e: NodeJS.ErrnoException | null, entries?: unknown) => void,
     ) => {
       readdir(dir, options, (e, entries) => {
-        if (e && !missing.has(e.code ?? ''))
-          unreadable(dir.replace(/\/$/, '') || '/', e.code ?? e.message);
+        if (e && !missing.has(e.code ?? '')) unreadable(dir.replace(/\/$/, '') || '/', inWords(e));
         done(e, entries);
       });
     }) as unknown as typeof readdir,

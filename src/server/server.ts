@@ -380,10 +380,7 @@ export class Server {
   private async openListeners(plan: Plan): Promise<void> {
     for (const l of await this.bind(plan.listeners, plan)) this.listeners.set(bindingOf(l.spec), l);
     this.prefetchOcsp(plan);
-    if (plan.global.enableHTTP3)
-      this.log(
-        'HTTP/3 is not served: this Node.js runtime has no QUIC support (enableHTTP3 is ignored; HTTPS and HTTP/2 are served)',
-      );
+    if (plan.global.enableHTTP3) this.log(http3Notice(plan.global));
   }
 
   private protocolServer(spec: ListenerSpec, plan: Plan): ProtocolServer {
@@ -492,4 +489,12 @@ function accessEntry({ ctx, rawTarget, protocol }: AccessRecord) {
     referer: typeof h.referer === 'string' ? h.referer : undefined,
     userAgent: typeof h['user-agent'] === 'string' ? h['user-agent'] : undefined,
   };
+}
+
+/** What `enableHTTP3` gets, said as it is for this configuration. */
+function http3Notice(g: Plan['global']): string {
+  const served = !g.secure
+    ? 'HTTP/3 needs HTTPS too, and secure is off'
+    : `HTTPS${g.enableHTTP2 ? ' and HTTP/2 are' : ' is'} served`;
+  return `HTTP/3 is not served: this Node.js runtime has no QUIC support (enableHTTP3 is ignored; ${served})`;
 }

@@ -2,6 +2,7 @@
 // instance serves every host and location; its cache is keyed by the real wwwroot path.
 import { resolve } from 'node:path';
 import type { ResolvedSettings } from '../config/defaults.js';
+import { codeInWords, inWords } from '../config/system-errors.js';
 import type { Ctx } from '../http/ctx.js';
 import type { ErrorPageRead } from '../http/resolved.js';
 import { HttpError } from '../http/http-error.js';
@@ -80,15 +81,15 @@ export class StaticFiles {
         return {
           problem:
             entry.kind === 'missing'
-              ? 'ENOENT'
+              ? codeInWords('ENOENT')
               : entry.kind === 'forbidden'
-                ? 'EACCES'
+                ? codeInWords('EACCES')
                 : 'not a regular file',
         };
       if (!entry.cacheable) return { problem: `larger than ${this.maxCachedFileSize} bytes` };
       return { body: await this.cache.body(entry) };
     } catch (error) {
-      return { problem: (error as NodeJS.ErrnoException).code ?? (error as Error).message };
+      return { problem: inWords(error) };
     }
   }
 

@@ -4,7 +4,6 @@ import { X509Certificate } from 'node:crypto';
 import { globalPlace, type ConfigCheck, type Place } from '../config/checks.js';
 import { withDefaults } from '../config/defaults.js';
 import { clip } from '../config/diagnostics.js';
-import { HIDDEN } from '../config/formats.js';
 import { contextFor, dnsNamesOf, policyOptions, readPem } from './certificates.js';
 
 /**
@@ -27,7 +26,7 @@ export const checkCertificateFiles: ConfigCheck = (config, scopes, diags, { file
     return diags.error(at.pos, at.path, (e as Error).message);
   }
   // The certificate and the key are read apart, so one run names both when both are missing. The
-  // key's path is sensitive (as in /config), so messages leave it out; the position names the line.
+  // key's path is shown: only /config hides it (issue 16 point 8).
   const check = (
     certPath: string,
     keyPath: string,
@@ -35,19 +34,19 @@ export const checkCertificateFiles: ConfigCheck = (config, scopes, diags, { file
     keyAt: Place,
     serverName?: string,
   ) => {
-    const read = (path: string, what: string, at: Place, shownAs?: string): Buffer | undefined => {
+    const read = (path: string, what: string, at: Place): Buffer | undefined => {
       try {
-        return readPem(path, what, shownAs);
+        return readPem(path, what);
       } catch (e) {
         diags.error(at.pos, at.path, (e as Error).message);
         return undefined;
       }
     };
     const cert = read(certPath, 'certificate', certAt);
-    const key = read(keyPath, 'private key', keyAt, HIDDEN);
+    const key = read(keyPath, 'private key', keyAt);
     if (!cert || !key) return;
     try {
-      contextFor(policy, { cert, key }, certPath);
+      contextFor(policy, { cert, key }, certPath, keyPath);
     } catch (e) {
       return diags.error(certAt.pos, certAt.path, (e as Error).message);
     }

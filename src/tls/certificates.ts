@@ -7,33 +7,28 @@ import { readFileSync } from 'node:fs';
 import type { SecureContext, SecureContextOptions } from 'node:tls';
 import { tlsModule } from './lazy-modules.js';
 import type { ResolvedSettings } from '../config/defaults.js';
-import { REDACTED } from '../config/redact.js';
 import { findCurve } from '../config/tls-names.js';
 import { cipherOptions, DEFAULT_CIPHER_SUITES } from './cipher-suites.js';
+import { inWords } from '../config/system-errors.js';
 
 export interface KeyPair {
   readonly cert: Buffer;
   readonly key: Buffer;
 }
 
-/**
- * Reads a certificate (with its chain) and key; the message names the file that failed, except
- * that a key's path is sensitive, as in /config (the position or the certificate names the pair).
- */
+/** Reads a certificate (with its chain) and key; the message names the file that failed. */
 export function readKeyPair(certPath: string, keyPath: string): KeyPair {
-  return { cert: readPem(certPath, 'certificate'), key: readPem(keyPath, 'private key', REDACTED) };
+  return { cert: readPem(certPath, 'certificate'), key: readPem(keyPath, 'private key') };
 }
 
-export function readPem(path: string, what: string, shownAs = path): Buffer {
+export function readPem(path: string, what: string): Buffer {
   let data: Buffer;
   try {
     data = readFileSync(path);
   } catch (e) {
-    throw new Error(
-      `cannot read the ${what} ${shownAs}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-    );
+    throw new Error(`cannot read the ${what} ${path}: ${inWords(e)}`);
   }
-  if (!data.includes('-----BEGIN ')) throw new Error(`${shownAs} is not a PEM ${what}`);
+  if (!data.includes('-----BEGIN ')) throw new Error(`${path} is not a PEM ${what}`);
   return data;
 }
 
@@ -59,6 +54,7 @@ export function contextFor(
   policy: SecureContextOptions,
   pair: KeyPair,
   certPath: string,
+  keyPath: string,
 ): SecureContext {
   try {
     return tlsModule().createSecureContext({ ...policy, cert: pair.cert, key: pair.key });
@@ -66,8 +62,8 @@ export function contextFor(
     const reason = (e as Error).message;
     throw new Error(
       /mismatch/i.test(reason)
-        ? `the private key ${REDACTED} does not belong to the certificate ${certPath}`
-        : `${certPath} (and its key): ${reason}`,
+        ? `the private key ${keyPath} does not belong to the certificate ${certPath}`
+        : `${certPath} (and its key ${keyPath}): ${reason}`,
     );
   }
 }
@@ -136,7 +132,7 @@ export function loadCertificates(g: ResolvedSettings): CertificateSet {
   const load = (certPath: string, keyPath: string): KeyPair => {
     const pair = readKeyPair(certPath, keyPath);
     // Checked, not kept: each listener makes its own context per certificate (ProtocolServer).
-    contextFor(policy, pair, certPath);
+    contextFor(policy, pair, certPath, keyPath);
     for (const name of dnsNamesOf(new X509Certificate(pair.cert))) covered.add(name, pair);
     pairs.push(pair);
     return pair;

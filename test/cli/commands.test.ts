@@ -39,7 +39,8 @@ describe('portico command line', () => {
     const dir = mkdtempSync(join(tmp, 'discover-'));
     assert.deepEqual(await runCli(['validate'], { cwd: dir }), {
       code: 0,
-      stdout: 'configuration OK\n',
+      stdout:
+        'no configuration file (portico.kdl, portico.yaml or portico.yml) here: checked the built-in default\nconfiguration OK\n',
       stderr: '',
     });
     writeFileSync(join(dir, 'portico.yaml'), 'global:\n  port: 0\n');
@@ -83,6 +84,53 @@ describe('portico command line', () => {
     });
     assert.equal((await runCli(['convert', 'bad.yaml', '--to', 'json'], { cwd: dir })).code, 2);
     assert.equal((await runCli(['convert', 'notes.txt'], { cwd: dir })).code, 1);
+  });
+
+  it('messages a person can act on (issue 16 point 8)', async () => {
+    const dir = mkdtempSync(join(tmp, 'messages-'));
+    // validate FILE, as convert FILE; the file given twice is refused.
+    writeFileSync(
+      join(dir, 'site.yaml'),
+      `global:\n  wwwroot: ${join(dir, 'missing')}\n  errorPages:\n    - scode: 404\n      path: ${join(dir, '404.html')}\n  secure: true\n  cert: ${join(dir, 'a.crt')}\n  key: ${join(dir, 'a.key')}\n`,
+    );
+    const checked = await runCli(['validate', 'site.yaml'], { cwd: dir });
+    assert.equal(checked.code, 1);
+    assert.equal(
+      checked.stderr,
+      [
+        `site.yaml:2:12: warning: global.wwwroot: ${join(dir, 'missing')}: no such file or directory (ENOENT); static files here will be answered 404`,
+        `site.yaml:4:7: warning: global.errorPages[0].path: ${join(dir, '404.html')}: no such file or directory (ENOENT); the default page will be sent for 404`,
+        `site.yaml:7:3: global.cert: cannot read the certificate ${join(dir, 'a.crt')}: no such file or directory (ENOENT)`,
+        // The key's path is shown: only /config hides it.
+        `site.yaml:8:3: global.key: cannot read the private key ${join(dir, 'a.key')}: no such file or directory (ENOENT)`,
+        'site.yaml: 2 errors, configuration not valid',
+        '',
+      ].join('\n'),
+    );
+    assert.equal(
+      (await runCli(['validate', '-c', 'site.yaml', 'site.yaml'], { cwd: dir })).code,
+      2,
+    );
+    // An unclosed KDL block is named, with where it opens.
+    writeFileSync(join(dir, 'open.kdl'), 'global {\n    admin {\n        listen 8081\n');
+    assert.equal(
+      (await runCli(['validate', 'open.kdl'], { cwd: dir })).stderr.split('\n')[0],
+      'open.kdl:2:11: KDL syntax: the file ends inside a block: a closing } is missing for admin (line 2), global (line 1)',
+    );
+  });
+
+  it('schema | head exits quietly when the reader stops early', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const piped = spawnSync(
+      'sh',
+      ['-c', `"${process.execPath}" bin/portico.js schema | head -c 1`],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+      },
+    );
+    assert.equal(piped.stdout, '{');
+    assert.equal(piped.stderr, '');
   });
 
   it('schema prints the JSON Schema', async () => {

@@ -90,7 +90,7 @@ describe('unreadable includes', () => {
       assert.equal(code, 1);
       assert.equal(
         stderr,
-        'portico.yaml:1:11: include: cannot read the directory conf.d: EACCES (included via portico.yaml → conf.d/*.yaml)\nportico.yaml: 1 error, configuration not valid\n',
+        'portico.yaml:1:11: include: cannot read the directory conf.d: permission denied (EACCES) (included via portico.yaml → conf.d/*.yaml)\nportico.yaml: 1 error, configuration not valid\n',
       );
     } finally {
       chmodSync(join(base, 'conf.d'), 0o700);
@@ -106,8 +106,8 @@ describe('unreadable includes', () => {
     const { messages, config } = await load(base, 'portico.yaml');
     assert.equal(config, undefined);
     assert.deepEqual(messages, [
-      'sub.yaml:1:11: cannot read dang.yaml: ENOENT (included via portico.yaml → sub.yaml → dang.yaml)',
-      'sub.yaml:1:22: cannot read nothere.kdl: ENOENT (included via portico.yaml → sub.yaml → nothere.kdl)',
+      'sub.yaml:1:11: cannot read dang.yaml: no such file or directory (ENOENT) (included via portico.yaml → sub.yaml → dang.yaml)',
+      'sub.yaml:1:22: cannot read nothere.kdl: no such file or directory (ENOENT) (included via portico.yaml → sub.yaml → nothere.kdl)',
     ]);
   });
 
@@ -120,7 +120,7 @@ describe('unreadable includes', () => {
     assert.deepEqual((await load(base, 'portico.yaml')).messages, []);
     symlinkSync(join(base, 'gone.yaml'), join(base, 'conf.d/b.yaml'));
     assert.deepEqual((await load(base, 'portico.yaml')).messages, [
-      'portico.yaml:1:11: cannot read conf.d/b.yaml: ENOENT (included via portico.yaml → conf.d/b.yaml)',
+      'portico.yaml:1:11: cannot read conf.d/b.yaml: no such file or directory (ENOENT) (included via portico.yaml → conf.d/b.yaml)',
     ]);
   });
 
@@ -255,6 +255,9 @@ describe('the configuration file found by default', () => {
     const { code, stdout, stderr } = await runCli(['validate'], { cwd: base });
     assert.equal(stdout, '');
     assert.equal(code, 1);
-    assert.match(stderr, /^portico\.yaml:1:1: cannot read portico\.yaml: ENOENT\n/);
+    assert.match(
+      stderr,
+      /^portico\.yaml:1:1: cannot read portico\.yaml: no such file or directory \(ENOENT\)\n/,
+    );
   });
 });

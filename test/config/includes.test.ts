@@ -97,7 +97,7 @@ describe('include', () => {
     assert.equal(code, 1);
     assert.equal(
       stderr.split('\n')[0],
-      'sub.yaml:1:11: cannot read secret.yaml: EACCES (included via portico.yaml → sub.yaml → secret.yaml)',
+      'sub.yaml:1:11: cannot read secret.yaml: permission denied (EACCES) (included via portico.yaml → sub.yaml → secret.yaml)',
     );
   });
 
@@ -116,7 +116,9 @@ describe('include', () => {
   it('names a missing main file', async () => {
     const base = files({});
     const { messages } = await load(base, 'nope.yaml');
-    assert.deepEqual(messages, ['nope.yaml:1:1: cannot read nope.yaml: ENOENT']);
+    assert.deepEqual(messages, [
+      'nope.yaml:1:1: cannot read nope.yaml: no such file or directory (ENOENT)',
+    ]);
   });
 });
 

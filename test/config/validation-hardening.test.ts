@@ -48,8 +48,14 @@ describe('every independent error in one run', () => {
     );
     assert.equal(errors.length, 3, errors.join('\n'));
     assert.match(errors.join('\n'), /global\.port: 70000 is out of range/);
-    assert.match(errors.join('\n'), /cannot read the certificate \/nonexistent\.crt: ENOENT/);
-    assert.match(errors.join('\n'), /cannot read the private key.*: ENOENT/);
+    assert.match(
+      errors.join('\n'),
+      /cannot read the certificate \/nonexistent\.crt: no such file or directory \(ENOENT\)/,
+    );
+    assert.match(
+      errors.join('\n'),
+      /cannot read the private key.*: no such file or directory \(ENOENT\)/,
+    );
   });
 
   it('checks the value under a wrong name, and the other names', () => {
@@ -58,7 +64,10 @@ describe('every independent error in one run', () => {
     );
     assert.match(errors.join('\n'), /global\.sni\.bad name!: expected a host name/);
     assert.match(errors.join('\n'), /global\.sni\.bad name!: SNI certificate needs "key"/);
-    assert.match(errors.join('\n'), /cannot read the certificate \/nonexistent\.crt: ENOENT/);
+    assert.match(
+      errors.join('\n'),
+      /cannot read the certificate \/nonexistent\.crt: no such file or directory \(ENOENT\)/,
+    );
   });
 });
 
@@ -101,7 +110,7 @@ describe('where an error is reported', () => {
     assert.equal(errors.length, 2, errors.join('\n'));
     assert.equal(
       errors[0],
-      'portico.yaml:5:7: global.sni.example.com.cert: cannot read the certificate /nonexistent.crt: ENOENT',
+      'portico.yaml:5:7: global.sni.example.com.cert: cannot read the certificate /nonexistent.crt: no such file or directory (ENOENT)',
     );
     assert.match(
       errors[1]!,
@@ -187,13 +196,13 @@ describe('sensitive values in messages', () => {
     assert.match(text, /global\.fcgiTo: expected .*, got "unix:\/\/\[redacted\]@\/run\/x\.sock"/);
   });
 
-  it('leaves the private key path out of certificate messages', () => {
+  it('names the private key file in certificate messages (only /config hides it)', () => {
     const errors = errorsOf(
       'global:\n  secure: true\n  cert: /nonexistent.crt\n  key: /secret-place/server.key\n',
     );
     assert.deepEqual(errors, [
-      'portico.yaml:3:3: global.cert: cannot read the certificate /nonexistent.crt: ENOENT',
-      'portico.yaml:4:3: global.key: cannot read the private key [redacted]: ENOENT',
+      'portico.yaml:3:3: global.cert: cannot read the certificate /nonexistent.crt: no such file or directory (ENOENT)',
+      'portico.yaml:4:3: global.key: cannot read the private key /secret-place/server.key: no such file or directory (ENOENT)',
     ]);
   });
 });
@@ -301,7 +310,7 @@ describe('YAML admin directives without a value', () => {
     assert.deepEqual(errorsOf('global:\n  secure:\n  http2Settings:\n  admin:\n    listen:\n'), [
       'portico.yaml:2:10: global.secure: expected a boolean, got null',
       'portico.yaml:3:17: global.http2Settings: expected a mapping, got null',
-      'portico.yaml:5:12: global.admin.listen: expected a string, got null',
+      'portico.yaml:5:12: global.admin.listen: expected a port (1–65535) or a string, got null',
     ]);
   });
 });

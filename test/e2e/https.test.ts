@@ -659,12 +659,24 @@ describe('reload', () => {
     }
   });
 
-  it('says at start that HTTP/3 is not served', async () => {
+  it('says at start that HTTP/3 is not served, and what is', async () => {
     const { s } = await secureServer('  enableHTTP3: true\n');
     try {
-      assert.match(s.stderr(), /HTTP\/3 is not served: this Node\.js runtime has no QUIC support/);
+      assert.match(
+        s.stderr(),
+        /HTTP\/3 is not served: this Node\.js runtime has no QUIC support \(enableHTTP3 is ignored; HTTPS and HTTP\/2 are served\)/,
+      );
     } finally {
       await s.close();
+    }
+    const plain = await startServer(`global:\n  enableHTTP3: true\n  wwwroot: ${www}\n`);
+    try {
+      assert.match(
+        plain.stderr(),
+        /enableHTTP3 is ignored; HTTP\/3 needs HTTPS too, and secure is off\)/,
+      );
+    } finally {
+      await plain.close();
     }
   });
 });

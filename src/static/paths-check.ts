@@ -1,0 +1,46 @@
+// The files a configuration serves from, looked at when it is validated: a wwwroot that is not
+// there or not a directory, or an errorPages file that cannot be read, would otherwise only show
+// as 404s or default pages (issue 16 point 8). Warnings, not errors: a deployment may create them
+// after the configuration. (Skipped by `convert`, which may run where the files are not.)
+import { statSync } from 'node:fs';
+import type { ConfigCheck } from '../config/checks.js';
+import { inWords } from '../config/system-errors.js';
+
+/** What is wrong with a path that should be `kind`, or undefined when it is one. */
+function problemWith(path: string, kind: 'directory' | 'file'): string | undefined {
+  try {
+    const stats = statSync(path);
+    if (kind === 'directory' ? stats.isDirectory() : stats.isFile()) return undefined;
+    return `not a ${kind === 'directory' ? 'directory' : 'regular file'}`;
+  } catch (e) {
+    return inWords(e);
+  }
+}
+
+export const checkServedPaths: ConfigCheck = (_config, scopes, diags, { files }) => {
+  if (!files) return;
+  for (const scope of scopes) {
+    const root = scope.settings.wwwroot;
+    const rootEntry = scope.keys.get('wwwroot');
+    const rootProblem = root === undefined ? undefined : problemWith(root, 'directory');
+    if (rootEntry !== undefined && rootProblem !== undefined)
+      diags.warn(
+        rootEntry.value.pos,
+        `${scope.path}.wwwroot`,
+        `${root}: ${rootProblem}; static files here will be answered 404`,
+      );
+    const pages = scope.settings.errorPages;
+    const pagesEntry = scope.keys.get('errorPages');
+    if (pages === undefined || pagesEntry === undefined) continue;
+    pages.forEach((page, i) => {
+      const problem = problemWith(page.path, 'file');
+      if (problem === undefined) return;
+      const written = pagesEntry.value.kind === 'list' ? pagesEntry.value.items[i] : undefined;
+      diags.warn(
+        written?.pos ?? pagesEntry.value.pos,
+        `${scope.path}.errorPages[${i}].path`,
+        `${page.path}: ${problem}; the default page will be sent for ${page.scode}`,
+      );
+    });
+  }
+};
