@@ -588,7 +588,8 @@ export const PROPERTIES = {
         userList: { spec: list(str()), summary: 'Usernames allowed to access the resource.' },
         users: {
           spec: list(str('ip-or-cidr')),
-          summary: 'IP addresses (or CIDR ranges) allowed to access the resource.',
+          summary:
+            'The clients (IP addresses or CIDR ranges) this entry applies to; other clients pass it by. It selects, it does not allow: a 403 entry with `users` refuses those clients only.',
         },
       }),
     ),
@@ -603,7 +604,12 @@ export const PROPERTIES = {
     type: list(
       object('error page', {
         scode: { spec: statusCode(), required: true, summary: 'Status code.' },
-        path: { spec: str('path'), required: true, summary: 'Absolute path of the page file.' },
+        path: {
+          spec: str('path'),
+          required: true,
+          summary:
+            'The page file; a relative path is relative to the directory of the configuration file that holds it.',
+        },
       }),
     ),
     scopes: ALL,
