@@ -1,6 +1,7 @@
 // `portico convert FILE [--to kdl|yaml]`: the file in the other syntax on stdout. The whole
 // configuration (includes too) is validated first; placeholders and include lines are kept.
 import { readFile } from 'node:fs/promises';
+import { attachComments, commentsOf } from '../config/comments.js';
 import { toKdl, toYaml } from '../config/convert.js';
 import { Diagnostics } from '../config/diagnostics.js';
 import { loadConfig, parseText, syntaxOf, type Syntax } from '../config/load.js';
@@ -31,8 +32,10 @@ export async function convertCommand(
   printDiagnostics(checked.diagnostics, io);
   if (!checked.config) return 1;
   const diags = new Diagnostics();
-  const own = parseText(await readFile(file, 'utf8'), from, file, diags);
+  const text = await readFile(file, 'utf8');
+  const own = parseText(text, from, file, diags);
   if (!own || own.kind !== 'map') return 1;
-  io.stdout.write(target === 'kdl' ? toKdl(own) : toYaml(own));
+  const end = attachComments(own, commentsOf(text, from));
+  io.stdout.write(target === 'kdl' ? toKdl(own, end) : toYaml(own, end));
   return 0;
 }

@@ -2,7 +2,7 @@
 // tree, so `include` lines and `{{env.NAME}}` placeholders are carried over as written; Ferron's
 // alternative spellings come out under their documented names, and what YAML wrote without a value
 // (`admin:`, `health:`, `locations:`) as what it stands for, since KDL has no null for a block.
-import { stringify } from 'yaml';
+import { Document, isMap, isPair, isScalar, isSeq } from 'yaml';
 import { writeKdl } from './kdl-write.js';
 import { ALIASES, propertyRow } from './properties.js';
 import {
@@ -16,12 +16,41 @@ import {
 } from './raw.js';
 import type { Spec } from './types.js';
 
-export function toKdl(root: RawMap): string {
-  return writeKdl(canonicalize(root));
+/** `endComments`: the comments after the file's last entry (attachComments). */
+export function toKdl(root: RawMap, endComments: readonly string[] = []): string {
+  return writeKdl(canonicalize(root), endComments);
 }
 
-export function toYaml(root: RawMap): string {
-  return stringify(toPlain(canonicalize(root)), { lineWidth: 0, aliasDuplicateObjects: false });
+export function toYaml(root: RawMap, endComments: readonly string[] = []): string {
+  const tree = canonicalize(root);
+  const doc = new Document(toPlain(tree), { aliasDuplicateObjects: false });
+  placeComments(tree, doc.contents);
+  if (endComments.length > 0) doc.comment = endComments.join('\n');
+  return doc.toString({ lineWidth: 0 });
+}
+
+/**
+ * Puts each raw entry's comments before its key in the YAML document built from the same tree
+ * (same order); the first entry's of a list item go before the item's dash.
+ */
+function placeComments(raw: RawNode, node: unknown, firstPlaced = false): void {
+  if (raw.kind === 'list' && isSeq(node)) {
+    raw.items.forEach((item, i) => {
+      const yamlItem = node.items[i];
+      const first = item.kind === 'map' ? item.entries[0] : undefined;
+      const beforeDash = first?.comments !== undefined && isMap(yamlItem);
+      if (beforeDash) yamlItem.commentBefore = first.comments!.join('\n');
+      placeComments(item, yamlItem, beforeDash);
+    });
+  } else if (raw.kind === 'map' && isMap(node)) {
+    raw.entries.forEach((entry, i) => {
+      const pair = node.items[i];
+      if (!isPair(pair)) return;
+      if (entry.comments && !(i === 0 && firstPlaced) && isScalar(pair.key))
+        pair.key.commentBefore = entry.comments.join('\n');
+      placeComments(entry.value, pair.value);
+    });
+  }
 }
 
 /**

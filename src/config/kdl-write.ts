@@ -2,7 +2,7 @@
 // reads it back: scalars as one argument, lists as several, mappings and the admin block as
 // children, lists of objects as repeated nodes with key=value properties.
 import { propertyRow } from './properties.js';
-import { entryOf, type RawMap, type RawNode, type RawScalarValue } from './raw.js';
+import { entryOf, type RawEntry, type RawMap, type RawNode, type RawScalarValue } from './raw.js';
 import type { ObjectSpec, Spec } from './types.js';
 
 const INDENT = '    ';
@@ -57,32 +57,50 @@ function scalarOf(node: RawNode): string {
   return node.kind === 'scalar' ? kdlValue(node.value) : 'null';
 }
 
-/** The whole file. */
-export function writeKdl(root: RawMap): string {
+/** The whole file; `endComments` are the comments after its last entry. */
+export function writeKdl(root: RawMap, endComments: readonly string[] = []): string {
   const blocks: string[] = [];
-  const global = entryOf(root, 'global')?.value;
-  if (global?.kind === 'map') blocks.push(block('global', scope(global, 1)));
-  const hosts = entryOf(root, 'hosts')?.value;
+  const globalEntry = entryOf(root, 'global');
+  const global = globalEntry?.value;
+  if (global?.kind === 'map')
+    blocks.push(commentLines([globalEntry!], 0) + block('global', scope(global, 1)));
+  const hostsEntry = entryOf(root, 'hosts');
+  const hosts = hostsEntry?.value;
   if (hosts?.kind === 'list') {
+    let lead = commentLines([hostsEntry!], 0);
     for (const host of hosts.items) {
       if (host.kind !== 'map') continue;
-      const selectors = host.entries
-        .filter((e) => e.key === 'domain' || e.key === 'ip')
-        .map((e) => ` ${e.key}=${scalarOf(e.value)}`)
-        .join('');
+      const selectorEntries = host.entries.filter((e) => e.key === 'domain' || e.key === 'ip');
+      const selectors = selectorEntries.map((e) => ` ${e.key}=${scalarOf(e.value)}`).join('');
       const rest: RawMap = {
         ...host,
         entries: host.entries.filter((e) => e.key !== 'domain' && e.key !== 'ip'),
       };
-      blocks.push(block(`host${selectors}`, scope(rest, 1)));
+      blocks.push(
+        lead + commentLines(selectorEntries, 0) + block(`host${selectors}`, scope(rest, 1)),
+      );
+      lead = '';
     }
   }
-  const include = entryOf(root, 'include')?.value;
+  const includeEntry = entryOf(root, 'include');
+  const include = includeEntry?.value;
   if (include) {
     const items = include.kind === 'list' ? include.items : [include];
-    blocks.push(`include${items.map((i) => ` ${scalarOf(i)}`).join('')}\n`);
+    blocks.push(
+      `${commentLines([includeEntry!], 0)}include${items.map((i) => ` ${scalarOf(i)}`).join('')}\n`,
+    );
   }
+  if (endComments.length > 0) blocks.push(endComments.map((c) => `//${c}\n`).join(''));
   return blocks.join('\n');
+}
+
+/** The comments of these entries, as `//` lines at this depth. */
+function commentLines(entries: readonly RawEntry[], depth: number): string {
+  const pad = INDENT.repeat(depth);
+  return entries
+    .flatMap((e) => e.comments ?? [])
+    .map((c) => `${pad}//${c}\n`)
+    .join('');
 }
 
 function block(head: string, body: string[], depth = 0): string {
@@ -97,6 +115,7 @@ function scope(map: RawMap, depth: number): string[] {
   for (const entry of map.entries) {
     const value = entry.value;
     if ((entry.key === 'locations' || entry.key === 'errorConfig') && value.kind === 'list') {
+      lines.push(commentLines([entry], depth));
       for (const item of value.items) {
         if (item.kind !== 'map') continue;
         const lead = entry.key === 'locations' ? 'path' : 'scode';
@@ -106,12 +125,18 @@ function scope(map: RawMap, depth: number): string[] {
             ? `location ${leadValue ? scalarOf(leadValue) : '"/"'}`
             : `errorConfig${leadValue ? ` scode=${scalarOf(leadValue)}` : ''}`;
         const rest: RawMap = { ...item, entries: item.entries.filter((e) => e.key !== lead) };
-        lines.push(block(head, scope(rest, depth + 1), depth));
+        lines.push(
+          commentLines(
+            item.entries.filter((e) => e.key === lead),
+            depth,
+          ),
+          block(head, scope(rest, depth + 1), depth),
+        );
       }
       continue;
     }
     const spec = propertyRow(entry.key)?.type;
-    lines.push(...property(entry.key, value, spec, depth));
+    lines.push(commentLines([entry], depth), ...property(entry.key, value, spec, depth));
   }
   return lines;
 }
@@ -131,18 +156,22 @@ function property(name: string, node: RawNode, spec: Spec | undefined, depth: nu
       return [
         block(
           id,
-          node.entries
-            .map((e) => property(e.key, e.value, s.fields[e.key]?.spec, depth + 1))
-            .flat(),
+          node.entries.flatMap((e) => [
+            commentLines([e], depth + 1),
+            ...property(e.key, e.value, s.fields[e.key]?.spec, depth + 1),
+          ]),
           depth,
         ),
       ];
     const values = s?.kind === 'map' ? s.values : undefined;
     const children = node.entries.map((e) => {
       const valueSpec = values && pick(values, e.value);
-      return valueSpec?.kind === 'object'
-        ? objectNode(kdlIdentifier(e.key), e.value, valueSpec, depth + 1)
-        : property(e.key, e.value, values, depth + 1).join('');
+      return (
+        commentLines([e], depth + 1) +
+        (valueSpec?.kind === 'object'
+          ? objectNode(kdlIdentifier(e.key), e.value, valueSpec, depth + 1)
+          : property(e.key, e.value, values, depth + 1).join(''))
+      );
     });
     return [block(id, children, depth)];
   }
@@ -156,11 +185,18 @@ function objectNode(id: string, node: RawNode, spec: ObjectSpec, depth: number):
   const props = node.entries.filter((e) => e.value.kind === 'scalar');
   const nested = node.entries.filter((e) => e.value.kind !== 'scalar');
   const head = `${id}${props.map((e) => ` ${kdlIdentifier(e.key)}=${scalarOf(e.value)}`).join('')}`;
-  if (nested.length === 0) return `${pad}${head}\n`;
-  return block(
-    head,
-    nested.flatMap((e) => property(e.key, e.value, spec.fields[e.key]?.spec, depth + 1)),
-    depth,
+  const lead = commentLines(props, depth);
+  if (nested.length === 0) return `${lead}${pad}${head}\n`;
+  return (
+    lead +
+    block(
+      head,
+      nested.flatMap((e) => [
+        commentLines([e], depth + 1),
+        ...property(e.key, e.value, spec.fields[e.key]?.spec, depth + 1),
+      ]),
+      depth,
+    )
   );
 }
 

@@ -7,7 +7,7 @@ import { getLocation, type Document, type Entry, type Node } from '@bgotink/kdl'
 import { parse as parseV1 } from '@bgotink/kdl/v1-compat';
 import { parse as parseV2 } from '@bgotink/kdl';
 import { clip, type Diagnostics } from './diagnostics.js';
-import { openBlocks } from './kdl-blocks.js';
+import { openBlocks } from './kdl-scan.js';
 import { ALIASES, PROPERTIES, PROPERTY_NAMES, propertyRow, type Scope } from './properties.js';
 import {
   rawList,

@@ -26,6 +26,8 @@ export interface RawEntry {
   readonly key: string;
   readonly keyPos: Pos;
   value: RawNode;
+  /** The comments written before it (or after it on its line), for `convert`. */
+  comments?: string[];
 }
 
 export interface RawMap {

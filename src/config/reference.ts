@@ -112,10 +112,10 @@ const INTRO = `# Configuration reference
 <!-- Generated from src/config/properties.ts by \`npm run docs\`; edit the table, not this file. -->
 
 Portico reads Ferron 1.x's YAML (\`.yaml\`, \`.yml\`) or the same model in KDL (\`.kdl\`). Both have
-the same property names; \`portico convert FILE\` turns one into the other and \`portico validate
-FILE\` checks a file without starting anything: every error and warning (a missing \`wwwroot\` or
-\`errorPages\` file, a certificate out of its validity period) with its line. \`portico schema\`
-prints a JSON Schema of the YAML syntax for editors (also in
+the same property names; \`portico convert FILE\` turns one into the other, comments included, and
+\`portico validate FILE\` checks a file without starting anything: every error and warning (a
+missing \`wwwroot\` or \`errorPages\` file, a certificate out of its validity period) with its line.
+\`portico schema\` prints a JSON Schema of the YAML syntax for editors (also in
 [portico.schema.json](portico.schema.json)): with the YAML language server, put
 \`# yaml-language-server: $schema=./docs/portico.schema.json\` at the top of \`portico.yaml\`.
 

@@ -74,6 +74,67 @@ describe('portico command line', () => {
     assert.deepEqual(parse(yaml.stdout), parse(readFileSync(join(dir, 'site.yaml'), 'utf8')));
   });
 
+  it('convert keeps comments, both ways, and never takes a # or // inside a string for one', async () => {
+    const dir = mkdtempSync(join(tmp, 'convert-comments-'));
+    writeFileSync(
+      join(dir, 'site.yaml'),
+      [
+        '# Portico for the shop',
+        'global:',
+        '  port: 8080 # plain HTTP',
+        '  # the files',
+        '  wwwroot: "/srv/www # not a comment"',
+        'hosts:',
+        '  # the shop',
+        '  - domain: shop.test',
+        '    locations:',
+        '      # the API',
+        '      - path: /api',
+        '        proxyTo: ["http://127.0.0.1:3000//x"]',
+        '# the end',
+        '',
+      ].join('\n'),
+    );
+    const kdl = await runCli(['convert', 'site.yaml'], { cwd: dir });
+    assert.equal(kdl.code, 0, kdl.stderr);
+    assert.equal(
+      kdl.stdout,
+      [
+        '// Portico for the shop',
+        'global {',
+        '    // plain HTTP',
+        '    port 8080',
+        '    // the files',
+        '    wwwroot "/srv/www # not a comment"',
+        '}',
+        '',
+        '// the shop',
+        'host domain="shop.test" {',
+        '    // the API',
+        '    location "/api" {',
+        '        proxyTo "http://127.0.0.1:3000//x"',
+        '    }',
+        '}',
+        '',
+        '// the end',
+        '',
+      ].join('\n'),
+    );
+    writeFileSync(join(dir, 'site.kdl'), kdl.stdout);
+    const yaml = await runCli(['convert', 'site.kdl'], { cwd: dir });
+    assert.equal(yaml.code, 0, yaml.stderr);
+    for (const comment of [
+      '# Portico for the shop',
+      '  # plain HTTP',
+      '  # the files',
+      '# the shop',
+      '# the API',
+      '# the end',
+    ])
+      assert.ok(yaml.stdout.includes(`${comment}\n`), `${comment} in\n${yaml.stdout}`);
+    assert.deepEqual(parse(yaml.stdout), parse(readFileSync(join(dir, 'site.yaml'), 'utf8')));
+  });
+
   it('convert refuses an invalid file with its errors, and a wrong --to', async () => {
     const dir = mkdtempSync(join(tmp, 'convert-bad-'));
     writeFileSync(join(dir, 'bad.yaml'), 'global:\n  secure: maybe\n');

@@ -1,6 +1,7 @@
-// Which blocks a KDL text leaves open, for the message of a file that ends inside one (the
-// parser only says "Invalid node children at end of input"). Strings and comments are skipped so
-// that a brace inside them does not count; KDL 2 raw strings (#"…"#) and KDL 1's (r#"…"#) alike.
+// A light scan of KDL text for what the parser does not report: the blocks a file leaves open
+// (the parser only says "Invalid node children at end of input") and the line comments that
+// `convert` carries over. Strings and comments are skipped so that a brace or `//` inside them
+// does not count; KDL 2 raw strings (#"…"#) and KDL 1's (r#"…"#) alike.
 
 export interface OpenBlock {
   /** The node whose children block it is (the first word of its line). */
@@ -9,9 +10,21 @@ export interface OpenBlock {
   readonly col: number;
 }
 
-/** The blocks still open at the end of `text`, innermost first. */
-export function openBlocks(text: string): OpenBlock[] {
+export interface LineComment {
+  readonly line: number;
+  /** What follows `//`. */
+  readonly text: string;
+}
+
+interface Scan {
+  /** The blocks still open at the end, outermost first. */
+  readonly open: OpenBlock[];
+  readonly comments: LineComment[];
+}
+
+function scan(text: string): Scan {
   const open: OpenBlock[] = [];
+  const comments: LineComment[] = [];
   let line = 1;
   let lineStart = 0;
   let i = 0;
@@ -26,8 +39,11 @@ export function openBlocks(text: string): OpenBlock[] {
     if (c === '\n') {
       line += 1;
       lineStart = ++i;
-    } else if (c === '/' && text[i + 1] === '/') skipTo('\n');
-    else if (c === '/' && text[i + 1] === '*') ((i += 2), skipTo('*/'));
+    } else if (c === '/' && text[i + 1] === '/') {
+      const end = text.indexOf('\n', i);
+      comments.push({ line, text: text.slice(i + 2, end < 0 ? text.length : end).trimEnd() });
+      i = end < 0 ? text.length : end;
+    } else if (c === '/' && text[i + 1] === '*') ((i += 2), skipTo('*/'));
     else if (c === '"') {
       i += 1;
       while (i < text.length && text[i] !== '"') {
@@ -52,5 +68,15 @@ export function openBlocks(text: string): OpenBlock[] {
       i += 1;
     } else i += 1;
   }
-  return open.reverse();
+  return { open, comments };
+}
+
+/** The blocks still open at the end of `text`, innermost first. */
+export function openBlocks(text: string): OpenBlock[] {
+  return scan(text).open.reverse();
+}
+
+/** The `//` comments of `text`, in order. */
+export function lineComments(text: string): LineComment[] {
+  return scan(text).comments;
 }
