@@ -40,6 +40,17 @@ describe('readClientHello', () => {
     }
   });
 
+  it('reads the ALPN protocols offered (TLS-ALPN-01 offers only acme-tls/1)', async () => {
+    assert.deepEqual(
+      readClientHello(await helloOf({ servername: 'a.test', ALPNProtocols: ['acme-tls/1'] })),
+      { complete: true, name: 'a.test', alpn: ['acme-tls/1'] },
+    );
+    assert.deepEqual(
+      readClientHello(await helloOf({ servername: 'a.test', ALPNProtocols: ['h2', 'http/1.1'] })),
+      { complete: true, name: 'a.test', alpn: ['h2', 'http/1.1'] },
+    );
+  });
+
   it('waits for a hello cut short, at any byte', async () => {
     const hello = await helloOf({ servername: 'example.com' });
     for (let cut = 0; cut < hello.length; cut++)
