@@ -93,12 +93,16 @@ export function runChecks(
         'enableAutomaticTLS',
         `the ACME CA validates on port 443, but sport is ${String(httpsPort)}`,
       );
-    if (g.useAutomaticTLSHTTPChallenge && g.disableNonEncryptedServer) {
-      warn(
+    if (g.secure && g.useAutomaticTLSHTTPChallenge && g.disableNonEncryptedServer) {
+      error(
         'useAutomaticTLSHTTPChallenge',
         'the HTTP-01 challenge needs the HTTP listener, which disableNonEncryptedServer turns off',
       );
     }
+    // Automatic TLS replaces them (REFERENCE-behaviour.md §19).
+    for (const name of ['cert', 'key', 'sni'] as const)
+      if (g.secure && g[name] !== undefined)
+        warn(name, `is ignored: enableAutomaticTLS gets a certificate for each host from the CA`);
     const names = config.hosts.filter((h) => h.settings.domain && !h.settings.domain.includes('*'));
     if (names.length === 0)
       warn('enableAutomaticTLS', 'no host has a non-wildcard domain to get a certificate for');

@@ -11,7 +11,14 @@ import { IpList } from '../http/ip-list.js';
 import type { Logger } from '../http/logger.js';
 import type { CustomHeader, ErrorConfigRoute, Resolved } from '../http/resolved.js';
 import { StaticFiles } from '../static/static-files.js';
-import { loadCertificates, policyOptions, type CertificateSet } from '../tls/certificates.js';
+import { AcmeManager, type AcmeSettings } from '../tls/acme-manager.js';
+import { defaultAcmeDirectory } from '../tls/acme-store.js';
+import {
+  loadCertificates,
+  policyOptions,
+  type CertificateSet,
+  type KeyPair,
+} from '../tls/certificates.js';
 import { OcspStapler } from '../tls/ocsp.js';
 import { buildChain, type ChainServices } from './chain.js';
 import { HostTable } from './host-table.js';
@@ -26,6 +33,8 @@ import { locationPrefix, Site, type LocationRoute } from './site.js';
 /** What a TLS listener needs, read once per configuration. */
 export interface TlsSetup {
   readonly certificates: CertificateSet;
+  /** Automatic TLS's TLS-ALPN-01: the validation certificate for a name being validated. */
+  readonly acmeChallenge?: (name: string) => KeyPair | undefined;
   readonly policy: SecureContextOptions;
   readonly requestCert: boolean;
   readonly http2: boolean;
@@ -51,6 +60,8 @@ export interface Plan {
   readonly tls: TlsSetup | undefined;
   /** Present when OCSP stapling runs: staples are fetched ahead of the first handshake. */
   readonly ocsp: OcspStapler | undefined;
+  /** Present with automatic TLS: the manager and what this configuration asks of it. */
+  readonly acme: AcmeUse | undefined;
   /** What this Plan holds; returned when it is retired (after `inFlight` ends) and at stop. */
   readonly leases: Leases;
   readonly inFlight: InFlight;
@@ -59,6 +70,18 @@ export interface Plan {
 }
 
 export class PlanError extends Error {}
+
+export interface AcmeUse {
+  readonly manager: AcmeManager;
+  /** Every host `domain` without `*` (REFERENCE-behaviour.md §19), one certificate each. */
+  readonly names: readonly string[];
+  readonly settings: AcmeSettings;
+}
+
+const LETS_ENCRYPT = {
+  production: 'https://acme-v02.api.letsencrypt.org/directory',
+  staging: 'https://acme-staging-v02.api.letsencrypt.org/directory',
+};
 
 /** What compiling needs: where resources live, the modules `loadModules` may name, the error log. */
 export interface CompileServices {
@@ -95,14 +118,17 @@ export function compilePlan(config: Config, services: CompileServices): Plan {
       global.secure && global.enableOCSPStapling
         ? leases.take('ocsp', () => new OcspStapler({ log: (message) => errorLog.log(message) }))
         : undefined;
+    const acme =
+      global.secure && global.enableAutomaticTLS ? acmeUse(config, leases, errorLog) : undefined;
     return Object.freeze({
       config,
       global,
       hosts: new HostTable(sites, fallback),
       listeners: listenerSpecs(config.global),
       blocklist,
-      tls: tlsSetup(global, ocsp),
+      tls: tlsSetup(global, ocsp, acme),
       ocsp,
+      acme,
       leases,
       inFlight: new InFlight(modules.count > 0),
       moduleStatus: () => modules.status(),
@@ -113,14 +139,41 @@ export function compilePlan(config: Config, services: CompileServices): Plan {
   }
 }
 
+/** Automatic TLS: the manager for this CA and store, shared by every Plan that uses them. */
+function acmeUse(config: Config, leases: Leases, errorLog: Logger): AcmeUse {
+  const g = withDefaults(config.global);
+  const directoryUrl =
+    g.automaticTLSDirectoryUrl ??
+    (g.automaticTLSCaProduction ? LETS_ENCRYPT.production : LETS_ENCRYPT.staging);
+  const storageRoot = g.automaticTLSContactCacheDirectory ?? defaultAcmeDirectory();
+  const manager = leases.take(
+    `acme:${directoryUrl}\0${storageRoot}`,
+    () => new AcmeManager({ directoryUrl, storageRoot, log: (m) => errorLog.log(m) }),
+  );
+  const domains = config.hosts.flatMap((h) => {
+    const domain = h.settings.domain;
+    return domain && !domain.includes('*') ? [domain.toLowerCase()] : [];
+  });
+  return {
+    manager,
+    names: [...new Set(domains)],
+    settings: {
+      email: g.automaticTLSContactEmail,
+      challenge: g.useAutomaticTLSHTTPChallenge ? 'http-01' : 'tls-alpn-01',
+    },
+  };
+}
+
 function tlsSetup(
   g: ReturnType<typeof withDefaults>,
   ocsp: OcspStapler | undefined,
+  acme: AcmeUse | undefined,
 ): TlsSetup | undefined {
   if (!g.secure) return undefined;
   let certificates: CertificateSet;
   try {
-    certificates = loadCertificates(g);
+    // Automatic TLS replaces cert, key and sni (REFERENCE-behaviour.md §19).
+    certificates = acme ? acme.manager.certificates : loadCertificates(g);
   } catch (e) {
     throw new PlanError((e as Error).message);
   }
@@ -144,6 +197,7 @@ function tlsSetup(
       enableConnectProtocol: settings.enableConnectProtocol ?? false,
     },
     ...(ocsp ? { onOcspRequest: ocsp.onOcspRequest } : {}),
+    ...(acme ? { acmeChallenge: (name: string) => acme.manager.challengeFor(name) } : {}),
   };
 }
 

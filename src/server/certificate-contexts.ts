@@ -2,19 +2,28 @@
 // adds the chosen certificate beside the default context's, and OpenSSL then prefers an ECDSA
 // default over an RSA certificate for the name asked for. So each connection's ClientHello is read
 // first and the connection starts with the named certificate's context; the callback stays for a
-// hello that could not be read (one larger than a record).
+// hello that could not be read (one larger than a record). A hello that offers only `acme-tls/1`
+// for a name being validated gets automatic TLS's validation certificate instead.
 import type { Socket } from 'node:net';
-import type { SecureContext, Server as TlsServer } from 'node:tls';
+import {
+  createSecureContext,
+  TLSSocket,
+  type SecureContext,
+  type Server as TlsServer,
+} from 'node:tls';
 import type { TlsSetup } from '../plan/compile.js';
 import type { KeyPair } from '../tls/certificates.js';
 import { readClientHello } from '../tls/client-hello.js';
+
+const ACME_TLS = 'acme-tls/1';
 
 /** Node's tls.Server keeps the context it starts each connection with here (Node 18 to 24). */
 type ServerWithContext = TlsServer & { _sharedCreds: SecureContext };
 
 export class CertificateContexts {
-  private contexts = new Map<KeyPair, SecureContext>();
-  private select: (name: string) => KeyPair | undefined = () => undefined;
+  /** Per certificate; automatic TLS's come and go, so they are made on first use and kept weakly. */
+  private contexts = new WeakMap<KeyPair, SecureContext>();
+  private tls: TlsSetup | undefined;
 
   constructor(
     private readonly server: TlsServer,
@@ -29,20 +38,32 @@ export class CertificateContexts {
   use(tls: TlsSetup): void {
     const server = this.server as ServerWithContext;
     const fallback = tls.certificates.fallback;
-    const contexts = new Map<KeyPair, SecureContext>();
-    for (const pair of [...tls.certificates.pairs.filter((p) => p !== fallback), fallback]) {
-      if (pair === undefined) continue;
-      server.setSecureContext({ ...tls.policy, ...pair });
-      contexts.set(pair, server._sharedCreds);
+    this.tls = tls;
+    this.contexts = new WeakMap();
+    for (const pair of tls.certificates.pairs) if (pair !== fallback) this.contextOf(pair);
+    if (fallback) {
+      server.setSecureContext({ ...tls.policy, ...fallback });
+      this.contexts.set(fallback, server._sharedCreds);
     }
-    this.contexts = contexts;
-    this.select = (name) => tls.certificates.select(name);
   }
 
   /** The context for a server name (SNICallback). */
   forName(name: string): SecureContext | undefined {
-    const pair = this.select(name);
-    return pair && this.contexts.get(pair);
+    const pair = this.tls?.certificates.select(name);
+    return pair && this.contextOf(pair);
+  }
+
+  /** The server makes it (setSecureContext) and keeps its default as it was. */
+  private contextOf(pair: KeyPair): SecureContext {
+    const known = this.contexts.get(pair);
+    if (known) return known;
+    const server = this.server as ServerWithContext;
+    const usual = server._sharedCreds;
+    server.setSecureContext({ ...this.tls!.policy, ...pair });
+    const context = server._sharedCreds;
+    server._sharedCreds = usual;
+    this.contexts.set(pair, context);
+    return context;
   }
 
   /**
@@ -66,6 +87,11 @@ export class CertificateContexts {
       stop();
       socket.pause();
       socket.unshift(buffered);
+      const challenge =
+        hello.name !== undefined && hello.alpn?.includes(ACME_TLS)
+          ? this.tls?.acmeChallenge?.(hello.name)
+          : undefined;
+      if (challenge) return answerChallenge(socket, challenge, this.helloTimeoutMs);
       this.handOver(socket, hello.name === undefined ? undefined : this.forName(hello.name));
     };
     socket.on('data', onData);
@@ -84,4 +110,20 @@ export class CertificateContexts {
       server._sharedCreds = usual;
     }
   }
+}
+
+/**
+ * TLS-ALPN-01 (RFC 8737 §3): the CA's handshake gets the validation certificate and `acme-tls/1`,
+ * then the connection ends; it never reaches HTTP.
+ */
+function answerChallenge(socket: Socket, pair: KeyPair, timeoutMs: number): void {
+  const tls = new TLSSocket(socket, {
+    isServer: true,
+    secureContext: createSecureContext({ ...pair, minVersion: 'TLSv1.2' }),
+    ALPNProtocols: [ACME_TLS],
+  });
+  const timer = setTimeout(() => tls.destroy(), timeoutMs);
+  tls.on('secure', () => tls.end());
+  tls.on('error', () => tls.destroy());
+  tls.on('close', () => clearTimeout(timer));
 }

@@ -148,7 +148,7 @@ export class ProtocolServer {
         dispatch(req, res, 'http');
       });
     } else {
-      if (!tls?.certificates.fallback)
+      if (!tls || (!tls.certificates.fallback && !tls.certificates.managed))
         throw new ListenError(`${spec.id}: HTTPS needs a certificate (cert and key)`);
       this.tls = tls;
       const options = {
@@ -296,7 +296,7 @@ export class ProtocolServer {
 
   /** New certificates and policy for new handshakes (reload); open connections are not touched. */
   updateTls(tls: TlsSetup): void {
-    if (!this.spec.secure || !tls.certificates.fallback) return;
+    if (!this.spec.secure || (!tls.certificates.fallback && !tls.certificates.managed)) return;
     this.tls = tls;
     this.certificates?.use(tls);
     if (tls.http2 && 'updateSettings' in this.server)

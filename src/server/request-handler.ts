@@ -11,6 +11,7 @@ import { decodePath, sanitizePath } from '../http/paths.js';
 import { Ctx, type Addresses, type Request, type Response } from '../http/ctx.js';
 import { Deadlines } from './deadlines.js';
 import type { ErrorResponder } from './error-responder.js';
+import type { AcmeManager } from '../tls/acme-manager.js';
 import { HttpError } from '../http/http-error.js';
 import { normalizeAddress } from '../http/ip-list.js';
 import { send } from '../http/respond.js';
@@ -160,6 +161,21 @@ export class RequestHandler {
     // sanitizing has no effect of its own, so its refusal can wait until the blocklist has spoken.
     const forwardedError = applyForwardedFor(ctx, resolved);
     ctx.routed = hostValid && target.kind === 'path' && pathError === undefined;
+    // Automatic TLS's HTTP-01 answer comes before the blocklist, redirects and authentication can
+    // stand in the CA's way (REFERENCE-behaviour.md §19: the plain HTTP listener only).
+    const challenge =
+      target.kind === 'path' && ctx.scheme === 'http' && this.plan.acme
+        ? http01Answer(this.plan.acme.manager, target.path)
+        : undefined;
+    if (challenge !== undefined) {
+      ctx.resolved = resolved;
+      return void send(
+        ctx,
+        200,
+        ['Content-Type', 'text/plain', 'Content-Length', String(challenge.length)],
+        challenge,
+      );
+    }
     if (this.plan.blocklist?.has(ctx.clientAddress)) {
       ctx.resolved = resolved;
       throw new HttpError(403, 'blocked');
@@ -178,6 +194,15 @@ export class RequestHandler {
     // redirect or authentication, as in Ferron (REFERENCE §1.1 step 9).
     if (target.kind === 'connect') send(ctx, 501, ['Content-Length', '0']);
   }
+}
+
+const ACME_CHALLENGE_PATH = '/.well-known/acme-challenge/';
+
+/** The key authorization for an HTTP-01 token being validated (RFC 8555 §8.3). */
+function http01Answer(manager: AcmeManager, path: string): Buffer | undefined {
+  if (!path.startsWith(ACME_CHALLENGE_PATH)) return undefined;
+  const answer = manager.keyAuthorization(path.slice(ACME_CHALLENGE_PATH.length));
+  return answer === undefined ? undefined : Buffer.from(answer);
 }
 
 /** What a request target names (RFC 9112 §3.2). */

@@ -76,6 +76,8 @@ export class Server {
   private reloading: Promise<unknown> = Promise.resolve();
   /** Listeners and protocol servers a reload retired, draining in the background. */
   private readonly retiring = new Set<Promise<unknown>>();
+  /** The ACME stores already named in the log. */
+  private readonly announced = new WeakSet<object>();
   /** Plans a reload replaced whose requests are still in flight: their leases go when those end. */
   private readonly retiredPlans = new Set<Plan>();
 
@@ -228,6 +230,7 @@ export class Server {
     for (const [l, protocol] of replaced) this.retire(l.replace(protocol, grace));
     if (plan.tls) for (const l of this.listeners.values()) l.updateTls(plan.tls);
     this.prefetchOcsp(plan);
+    this.manageCertificates(plan);
     this.reloads++;
     this.lastReload = new Date();
     // The admin listener restarts on every reload (SPEC-admin-api.md), but only after this
@@ -319,8 +322,9 @@ export class Server {
       reloads: this.reloads,
       last_reload: this.lastReload?.toISOString() ?? null,
       listeners: this.listenerUrls,
-      // An addition to CONTRACT.md's fields, present only when a module reports something.
+      // Additions to CONTRACT.md's fields, present only when there is something to report.
       ...(Object.keys(modules).length > 0 ? { modules } : {}),
+      ...(this.plan.acme ? { certificates: this.plan.acme.manager.status() } : {}),
     };
   }
 
@@ -366,6 +370,19 @@ export class Server {
   }
 
   /** Staples are fetched ahead of the first handshake, in the background. */
+  /** Automatic TLS: the names of this configuration get (or keep) their certificates. */
+  private manageCertificates(plan: Plan): void {
+    if (!plan.acme) return;
+    const { manager, names, settings } = plan.acme;
+    if (!this.announced.has(manager)) {
+      this.announced.add(manager);
+      this.log(
+        `automatic TLS: the ACME account and certificates are kept in ${manager.directory}`,
+      );
+    }
+    manager.manage(names, settings);
+  }
+
   private prefetchOcsp(plan: Plan): void {
     if (plan.ocsp && plan.tls)
       for (const pair of plan.tls.certificates.pairs) plan.ocsp.prefetch(pair.cert);
@@ -380,6 +397,7 @@ export class Server {
   private async openListeners(plan: Plan): Promise<void> {
     for (const l of await this.bind(plan.listeners, plan)) this.listeners.set(bindingOf(l.spec), l);
     this.prefetchOcsp(plan);
+    this.manageCertificates(plan);
     if (plan.global.enableHTTP3) this.log(http3Notice(plan.global));
   }
 

@@ -76,6 +76,11 @@ export interface CertificateSet {
   readonly fallback: KeyPair | undefined;
   /** Every certificate, the fallback included: each listener makes one context per pair. */
   readonly pairs: readonly KeyPair[];
+  /**
+   * Automatic TLS: certificates come and go while the server runs (`select` reads the current
+   * ones), and there is no fallback: a name without a certificate fails its handshake.
+   */
+  readonly managed?: boolean;
   /** The certificate for a server name; the fallback when nothing covers it. */
   select(servername: string): KeyPair | undefined;
 }
