@@ -243,7 +243,7 @@ export const PROPERTIES = {
     scopes: G,
     since: V1,
     summary:
-      'Automatic certificates from an ACME certificate authority (TLS-ALPN-01 challenge). Domains come from the host configuration; wildcard domains are ignored. Works only when the HTTPS port is 443.',
+      'Automatic certificates from an ACME certificate authority (Let’s Encrypt unless `automaticTLSDirectoryUrl` names another): one certificate per host `domain` (wildcard domains are ignored), obtained and renewed in the background, validated by TLS-ALPN-01 on the HTTPS port (or HTTP-01 with `useAutomaticTLSHTTPChallenge`). The CA connects to ports 443 (and 80): they must reach Portico. `cert`, `key` and `sni` are ignored.',
   }),
   automaticTLSContactEmail: row({
     type: str('email'),
@@ -255,7 +255,8 @@ export const PROPERTIES = {
     type: str('path'),
     scopes: G,
     since: V1,
-    summary: 'Directory for automatic TLS cache data such as certificates.',
+    summary:
+      'Where automatic TLS keeps the ACME account key and the certificates (keys written 0600); unset, `$XDG_DATA_HOME/portico/acme` (`~/.local/share/portico/acme`), named in the startup log.',
   }),
   automaticTLSCaProduction: row({
     type: bool(),
@@ -270,7 +271,8 @@ export const PROPERTIES = {
     default: false,
     scopes: G,
     since: '1.1.0',
-    summary: 'Use the HTTP-01 challenge instead of TLS-ALPN-01.',
+    summary:
+      'Use the HTTP-01 challenge (answered on the plain HTTP port, before redirects, authentication and the blocklist) instead of TLS-ALPN-01; needs the HTTP listener.',
   }),
   enableHTTP3: row({
     type: bool(),

@@ -376,9 +376,7 @@ export class Server {
     const { manager, names, settings } = plan.acme;
     if (!this.announced.has(manager)) {
       this.announced.add(manager);
-      this.log(
-        `automatic TLS: the ACME account and certificates are kept in ${manager.directory}`,
-      );
+      this.log(`automatic TLS: the ACME account and certificates are kept in ${manager.directory}`);
     }
     manager.manage(names, settings);
   }
