@@ -4,7 +4,7 @@ import { X509Certificate } from 'node:crypto';
 import { globalPlace, type ConfigCheck, type Place } from '../config/checks.js';
 import { withDefaults } from '../config/defaults.js';
 import { clip } from '../config/diagnostics.js';
-import { contextFor, dnsNamesOf, policyOptions, readPem } from './certificates.js';
+import { checkKeyPair, checkPolicy, dnsNamesOf, policyOptions, readPem } from './certificates.js';
 
 /**
  * Certificates and keys are read now, so an unreadable file or a key that does not belong to its
@@ -24,6 +24,14 @@ export const checkCertificateFiles: ConfigCheck = (config, scopes, diags, { file
   } catch (e) {
     const at = where('clientCertificateCA');
     return diags.error(at.pos, at.path, (e as Error).message);
+  }
+  if (g.secure) {
+    try {
+      checkPolicy(policy);
+    } catch (e) {
+      const at = where('cipherSuite');
+      return diags.error(at.pos, at.path, `the TLS settings are refused: ${(e as Error).message}`);
+    }
   }
   // The certificate and the key are read apart, so one run names both when both are missing. The
   // key's path is shown: only /config hides it (issue 16 point 8).
@@ -45,12 +53,13 @@ export const checkCertificateFiles: ConfigCheck = (config, scopes, diags, { file
     const cert = read(certPath, 'certificate', certAt);
     const key = read(keyPath, 'private key', keyAt);
     if (!cert || !key) return;
+    let leaf: X509Certificate;
     try {
-      contextFor(policy, { cert, key }, certPath, keyPath);
+      leaf = checkKeyPair({ cert, key }, certPath, keyPath);
     } catch (e) {
       return diags.error(certAt.pos, certAt.path, (e as Error).message);
     }
-    for (const problem of certificateProblems(new X509Certificate(cert), certPath, serverName))
+    for (const problem of certificateProblems(leaf, certPath, serverName))
       diags.warn(certAt.pos, certAt.path, problem);
   };
   // Automatic TLS replaces cert, key and sni (REFERENCE-behaviour.md §19).

@@ -2,9 +2,9 @@
 // certificates) and the certificates, chosen per handshake by the server name (loadCertificates
 // says in which order). Built once per configuration; a reload swaps the whole selection into the
 // running listener.
-import { X509Certificate } from 'node:crypto';
+import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { SecureContext, SecureContextOptions } from 'node:tls';
+import type { SecureContextOptions } from 'node:tls';
 import { tlsModule } from './lazy-modules.js';
 import type { ResolvedSettings } from '../config/defaults.js';
 import { findCurve } from '../config/tls-names.js';
@@ -49,23 +49,36 @@ export function policyOptions(g: ResolvedSettings): SecureContextOptions {
   return options;
 }
 
-/** A context for one key pair under the policy; a key that does not match is an error naming the certificate. */
-export function contextFor(
-  policy: SecureContextOptions,
-  pair: KeyPair,
-  certPath: string,
-  keyPath: string,
-): SecureContext {
+/**
+ * Checks a certificate chain and its key without making a TLS context (each listener makes the
+ * one context a certificate needs: issue 15 asks for one per certificate per reload). Every
+ * certificate of the chain must parse and the key must belong to the first; returns the first.
+ */
+export function checkKeyPair(pair: KeyPair, certPath: string, keyPath: string): X509Certificate {
+  const blocks = pair.cert
+    .toString('latin1')
+    .match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g);
+  if (blocks === null) throw new Error(`${certPath} holds no PEM certificate`);
+  let chain: X509Certificate[];
   try {
-    return tlsModule().createSecureContext({ ...policy, cert: pair.cert, key: pair.key });
+    chain = blocks.map((block) => new X509Certificate(block));
   } catch (e) {
-    const reason = (e as Error).message;
-    throw new Error(
-      /mismatch/i.test(reason)
-        ? `the private key ${keyPath} does not belong to the certificate ${certPath}`
-        : `${certPath} (and its key ${keyPath}): ${reason}`,
-    );
+    throw new Error(`${certPath}: ${(e as Error).message}`);
   }
+  let key: KeyObject;
+  try {
+    key = createPrivateKey(pair.key);
+  } catch (e) {
+    throw new Error(`${keyPath} (the key of ${certPath}): ${(e as Error).message}`);
+  }
+  if (!chain[0]!.checkPrivateKey(key))
+    throw new Error(`the private key ${keyPath} does not belong to the certificate ${certPath}`);
+  return chain[0]!;
+}
+
+/** Checks the policy (suites, curves, the client CA) by making one context of it alone. */
+export function checkPolicy(policy: SecureContextOptions): void {
+  tlsModule().createSecureContext(policy);
 }
 
 export interface CertificateSet {
@@ -130,15 +143,12 @@ export function dnsNamesOf(cert: X509Certificate): string[] {
  * an `sni` wildcard, a certificate whose subjectAltName covers it by wildcard, the fallback.
  */
 export function loadCertificates(g: ResolvedSettings): CertificateSet {
-  const policy = policyOptions(g);
   const pairs: KeyPair[] = [];
   const configured = new NameTable();
   const covered = new NameTable();
   const load = (certPath: string, keyPath: string): KeyPair => {
     const pair = readKeyPair(certPath, keyPath);
-    // Checked, not kept: each listener makes its own context per certificate (ProtocolServer).
-    contextFor(policy, pair, certPath, keyPath);
-    for (const name of dnsNamesOf(new X509Certificate(pair.cert))) covered.add(name, pair);
+    for (const name of dnsNamesOf(checkKeyPair(pair, certPath, keyPath))) covered.add(name, pair);
     pairs.push(pair);
     return pair;
   };
