@@ -3,6 +3,7 @@
 import type { Module } from '../plan/module.js';
 import { cache } from './cache/index.js';
 import { fauth } from './fauth/index.js';
+import { fcgi } from './fcgi/index.js';
 import { rproxy } from './rproxy/index.js';
 
-export const MODULES: readonly Module[] = [cache, fauth, rproxy];
+export const MODULES: readonly Module[] = [cache, fauth, rproxy, fcgi];

@@ -1,0 +1,46 @@
+// A gateway's output to the client, shared by CGI, SCGI and FastCGI: the header block read and
+// checked, the body streamed at the client's pace. A client that goes away mid-body ends quietly
+// (the caller's abort ends the work on the other side).
+import type { Readable } from 'node:stream';
+import type { Ctx } from '../http/ctx.js';
+import { HttpError } from '../http/http-error.js';
+import type { Logger } from '../http/logger.js';
+import { sendStream } from '../http/respond.js';
+import { readHead } from './cgi-response.js';
+
+export interface RelayOptions {
+  /** Names the gateway in log lines: `FastCGI unix:///run/php/php-fpm.sock`. */
+  readonly what: string;
+  readonly errorLog: Logger;
+  /**
+   * Output without a header block: CGI sends it as a 200 body (Ferron's rule), SCGI and FastCGI
+   * answer 502 (Ferron: 500).
+   */
+  readonly withoutHead: 'body' | 'error';
+}
+
+/** Resolves once the response is sent, or the client has gone. */
+export async function relayOutput(
+  ctx: Ctx,
+  output: Readable,
+  options: RelayOptions,
+): Promise<void> {
+  const { head, body } = await readHead(output);
+  if (head === undefined && options.withoutHead === 'error') {
+    body.destroy();
+    throw new HttpError(502, 'upstream-failed', {
+      detail: `${options.what}: the output ended, or its header block was too long, before an empty line`,
+    });
+  }
+  if (head && head.dropped.length > 0)
+    options.errorLog.log(
+      `${options.what}: header lines left out of the response: ${head.dropped.map((l) => JSON.stringify(l)).join(', ')}`,
+    );
+  try {
+    await sendStream(ctx, head?.status ?? 200, head?.headers ?? [], body);
+  } catch (error) {
+    body.destroy();
+    const out = 'stream' in ctx.res ? ctx.res.stream : ctx.res;
+    if (!out.destroyed) throw error;
+  }
+}

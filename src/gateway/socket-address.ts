@@ -1,0 +1,26 @@
+// Where a gateway listens (`scgiTo`, `fcgiTo`): `tcp://host:port/` or `unix:///path`, as the
+// property's format already checked (REFERENCE-behaviour.md §16.2).
+import { connect, type Socket } from 'node:net';
+
+export type SocketAddress =
+  | { readonly kind: 'tcp'; readonly host: string; readonly port: number; readonly shown: string }
+  | { readonly kind: 'unix'; readonly path: string; readonly shown: string };
+
+export function parseSocketAddress(url: string): SocketAddress {
+  const u = new URL(url);
+  if (u.protocol === 'unix:')
+    return { kind: 'unix', path: decodeURIComponent(u.pathname), shown: url };
+  // `[::1]` comes back with its brackets, which net.connect does not take.
+  const host = u.hostname.replace(/^\[(.*)\]$/, '$1');
+  return { kind: 'tcp', host, port: Number(u.port), shown: url };
+}
+
+/** A connection to the address; errors arrive as the socket's 'error' event. */
+export function connectTo(address: SocketAddress): Socket {
+  const socket =
+    address.kind === 'unix'
+      ? connect(address.path)
+      : connect({ host: address.host, port: address.port });
+  socket.setNoDelay(true);
+  return socket;
+}

@@ -1,0 +1,78 @@
+// FastCGI connections to one target, kept open between requests (FCGI_KEEP_CONN), as nginx's
+// `fastcgi_keep_conn` with an upstream `keepalive`: idle ones wait in a bounded list; one that the
+// application closes while idle (php-fpm's pm.max_requests, a restart) leaves the list at once.
+// Shared by every Plan that names the target, so a reload keeps them.
+import type { Socket } from 'node:net';
+import { connectTo, type SocketAddress } from '../../gateway/socket-address.js';
+
+/** Idle connections kept per target (nginx's keepalive); more are closed when they come back. */
+export const MAX_IDLE = 64;
+/** How long a new connection may take. */
+export const CONNECT_TIMEOUT_MS = 10_000;
+
+export interface Taken {
+  readonly socket: Socket;
+  /** Taken from the idle list: the application may have closed it in the meantime. */
+  readonly reused: boolean;
+}
+
+export class FcgiConnections {
+  private readonly idle = new Set<Socket>();
+  private closed = false;
+
+  constructor(readonly address: SocketAddress) {}
+
+  async take(): Promise<Taken> {
+    for (const socket of this.idle) {
+      this.idle.delete(socket);
+      for (const event of ['close', 'end', 'error', 'data']) socket.removeAllListeners(event);
+      socket.pause();
+      if (!socket.destroyed && socket.writable) return { socket, reused: true };
+    }
+    return { socket: await this.connect(), reused: false };
+  }
+
+  /** A connection whose request ended cleanly; kept unless the list is full or closed. */
+  give(socket: Socket): void {
+    if (this.closed || this.idle.size >= MAX_IDLE || socket.destroyed || !socket.writable)
+      return void socket.destroy();
+    for (const event of ['close', 'end', 'error', 'data']) socket.removeAllListeners(event);
+    const drop = () => {
+      this.idle.delete(socket);
+      socket.destroy();
+    };
+    // Anything from the application while idle (it closed, or misbehaves) ends the connection.
+    socket.once('close', drop);
+    socket.once('end', drop);
+    socket.once('error', drop);
+    socket.once('data', drop);
+    socket.resume();
+    this.idle.add(socket);
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const socket of this.idle) socket.destroy();
+    this.idle.clear();
+  }
+
+  private connect(): Promise<Socket> {
+    return new Promise((resolve, reject) => {
+      const socket = connectTo(this.address);
+      const timer = setTimeout(() => {
+        socket.destroy();
+        reject(Object.assign(new Error('connect timed out'), { code: 'ETIMEDOUT' }));
+      }, CONNECT_TIMEOUT_MS);
+      socket.once('connect', () => {
+        clearTimeout(timer);
+        socket.off('error', onError);
+        resolve(socket);
+      });
+      const onError = (e: Error) => {
+        clearTimeout(timer);
+        reject(e);
+      };
+      socket.once('error', onError);
+    });
+  }
+}

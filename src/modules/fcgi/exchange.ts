@@ -1,0 +1,154 @@
+// One request over one FastCGI connection: BEGIN_REQUEST with FCGI_KEEP_CONN, the variables, the
+// client's body as STDIN records as the client sends it (waiting whenever the connection's buffer
+// is full), and STDOUT records into a stream the response reads at the client's pace (the
+// connection pauses while it is full). STDERR goes to the error log; END_REQUEST says how it
+// ended and, when everything was read and sent, the connection goes back to the pool.
+import type { Socket } from 'node:net';
+import { PassThrough, type Readable } from 'node:stream';
+import type { FcgiConnections } from './connections.js';
+import {
+  beginRequest,
+  params,
+  ProtocolStatus,
+  RecordReader,
+  records,
+  RecordType,
+  MAX_CONTENT,
+} from './records.js';
+
+/** STDERR kept per request for the error log; the rest is counted, not kept. */
+const MAX_STDERR = 64 * 1024;
+
+export interface Ending {
+  readonly protocolStatus: number;
+  readonly appStatus: number;
+  readonly stderr: string;
+}
+
+export interface Exchange {
+  /** STDOUT, as the application writes it. */
+  readonly output: Readable;
+  /** How the request ended; rejects when the connection failed first. */
+  readonly ended: Promise<Ending>;
+  /** Ends the work on the other side (the client went away): the connection is closed. */
+  abort(): void;
+}
+
+/** A connection that failed before the application answered anything: the request may be sent again. */
+export class StaleConnection extends Error {
+  constructor(override readonly cause: unknown) {
+    super((cause as Error).message);
+  }
+}
+
+export async function startExchange(
+  connections: FcgiConnections,
+  vars: ReadonlyMap<string, string>,
+  body: Readable | undefined,
+): Promise<Exchange> {
+  const { socket, reused } = await connections.take();
+  const output = new PassThrough({ highWaterMark: MAX_CONTENT });
+  const reader = new RecordReader();
+  let answered = false;
+  let bodyStarted = false;
+  let bodySent = body === undefined;
+  let stderr = '';
+  let stderrDropped = 0;
+  let settle!: { resolve: (e: Ending) => void; reject: (e: unknown) => void };
+  const ended = new Promise<Ending>((resolve, reject) => (settle = { resolve, reject }));
+  // Read by the stage when it needs to know; a failure nobody asked about is not unhandled.
+  ended.catch(() => undefined);
+  let done = false;
+
+  const fail = (error: unknown) => {
+    if (done) return;
+    done = true;
+    socket.destroy();
+    body?.unpipe();
+    // Nothing came back and nothing of the body was read: a pooled connection the application
+    // had closed. The caller may send the request again on a new one.
+    const retry = reused && !answered && !bodyStarted;
+    const reason = retry ? new StaleConnection(error) : error;
+    if (!output.destroyed) output.destroy(reason as Error);
+    settle.reject(reason);
+  };
+
+  socket.on('data', (chunk: Buffer) => {
+    answered = true;
+    for (const record of reader.push(chunk)) {
+      if (done) return;
+      if (record.type === RecordType.Stdout) {
+        if (record.content.length === 0 || output.destroyed) continue;
+        // Backpressure: the connection waits while the client has not taken what came before.
+        if (!output.write(Buffer.from(record.content))) {
+          socket.pause();
+          output.once('drain', () => socket.resume());
+        }
+      } else if (record.type === RecordType.Stderr) {
+        if (stderr.length < MAX_STDERR) stderr += record.content.toString('utf8');
+        else stderrDropped += record.content.length;
+      } else if (record.type === RecordType.EndRequest) {
+        done = true;
+        const ending: Ending = {
+          appStatus: record.content.readUInt32BE(0),
+          protocolStatus: record.content[4] ?? 0,
+          stderr:
+            stderrDropped > 0 ? `${stderr}… (${stderrDropped} more bytes not logged)` : stderr,
+        };
+        if (!output.destroyed) output.end();
+        if (ending.protocolStatus === ProtocolStatus.RequestComplete && bodySent && reader.empty)
+          connections.give(socket);
+        else socket.destroy();
+        settle.resolve(ending);
+      }
+    }
+  });
+  // The response no longer wants the output (HEAD, a client gone): the connection is not worth
+  // reading to its end.
+  output.on('close', () =>
+    fail(Object.assign(new Error('the response was cut'), { code: 'ECONNABORTED' })),
+  );
+  socket.on('error', fail);
+  socket.on('close', () =>
+    fail(Object.assign(new Error('the application closed the connection'), { code: 'ECONNRESET' })),
+  );
+  socket.resume();
+
+  socket.write(Buffer.concat([...beginRequest(true), ...params(vars)]));
+  if (body === undefined) socket.write(Buffer.concat(records(RecordType.Stdin, Buffer.alloc(0))));
+  else
+    void sendBody(socket, body, () => (bodyStarted = true)).then(
+      () => (bodySent = true),
+      (e: unknown) => fail(e),
+    );
+  return {
+    output,
+    ended,
+    abort: () => fail(Object.assign(new Error('the client went away'), { code: 'ECONNABORTED' })),
+  };
+}
+
+/** The body as STDIN records, at the pace the connection takes them, then the empty record. */
+async function sendBody(socket: Socket, body: Readable, started: () => void): Promise<void> {
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    started();
+    if (socket.destroyed) return;
+    for (let at = 0; at < chunk.length; at += MAX_CONTENT) {
+      const piece = Buffer.concat(records(RecordType.Stdin, chunk.subarray(at, at + MAX_CONTENT)));
+      if (!socket.write(piece)) await waitForDrain(socket);
+    }
+  }
+  if (!socket.destroyed) socket.write(Buffer.concat(records(RecordType.Stdin, Buffer.alloc(0))));
+}
+
+function waitForDrain(socket: Socket): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      socket.off('drain', done);
+      socket.off('close', done);
+      resolve();
+    };
+    socket.once('drain', done);
+    socket.once('close', done);
+  });
+}

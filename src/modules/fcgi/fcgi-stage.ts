@@ -1,0 +1,126 @@
+// The FastCGI stage (REFERENCE-behaviour.md §16.3): path mode (`fcgiPath`, a plain prefix) first,
+// then extension mode (`fcgiScriptExtensions`: an existing file, a directory's index, or a file
+// with PATH_INFO after it). The request goes over a kept-open connection; one that the application
+// had closed while idle is replaced without failing the request, when nothing of it was sent.
+import { resolve } from 'node:path';
+import type { Readable } from 'node:stream';
+import { cgiVariables } from '../../gateway/cgi-variables.js';
+import { gatewayError } from '../../gateway/gateway-errors.js';
+import { relayOutput } from '../../gateway/relay.js';
+import { byExtension, findScript, prefixScript } from '../../gateway/script-path.js';
+import type { ScriptTarget } from '../../gateway/cgi-variables.js';
+import type { Ctx } from '../../http/ctx.js';
+import { HttpError } from '../../http/http-error.js';
+import type { Logger } from '../../http/logger.js';
+import { decodePath } from '../../http/paths.js';
+import type { Stage } from '../../http/stage.js';
+import { hasBody } from '../../upstream/request-body.js';
+import type { FcgiConnections } from './connections.js';
+import { startExchange, StaleConnection, type Ending, type Exchange } from './exchange.js';
+import { ProtocolStatus } from './records.js';
+
+export interface FcgiSetup {
+  readonly connections: FcgiConnections;
+  readonly path: string | undefined;
+  readonly extensions: readonly string[] | undefined;
+  readonly environment: Readonly<Record<string, string>>;
+  readonly errorLog: Logger;
+}
+
+/** The ends of END_REQUEST that are the application's refusal, not an answer (§5.5). */
+const REFUSALS: Partial<Record<number, [number, string]>> = {
+  [ProtocolStatus.CantMpxConn]: [502, 'it cannot take more than one request per connection'],
+  [ProtocolStatus.Overloaded]: [503, 'it is overloaded'],
+  [ProtocolStatus.UnknownRole]: [502, 'it does not play the responder role'],
+};
+
+export function fcgiStage(setup: FcgiSetup): Stage {
+  const what = `FastCGI ${setup.connections.address.shown}`;
+  const rule = setup.extensions && byExtension(setup.extensions);
+  return async (ctx, next) => {
+    const script = await scriptFor(ctx, setup, rule);
+    if (script === undefined) return next();
+    const vars = cgiVariables(ctx, script, { contentLengthDefault: true });
+    for (const [name, value] of Object.entries(setup.environment))
+      if (!vars.has(name)) vars.set(name, value);
+    const body = hasBody(ctx.req) ? ctx.req : undefined;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await serveOnce(ctx, setup, vars, body, what);
+      } catch (e) {
+        // A connection php-fpm had closed while idle (pm.max_requests): once more on a new one.
+        if (e instanceof StaleConnection && attempt === 0 && !ctx.responded) continue;
+        throw e instanceof StaleConnection ? gatewayError(what, e.cause) : e;
+      }
+    }
+  };
+}
+
+async function serveOnce(
+  ctx: Ctx,
+  setup: FcgiSetup,
+  vars: ReadonlyMap<string, string>,
+  body: Readable | undefined,
+  what: string,
+): Promise<void> {
+  let exchange: Exchange;
+  try {
+    exchange = await startExchange(setup.connections, vars, body);
+  } catch (e) {
+    throw gatewayError(what, e);
+  }
+  const onClose = () => exchange.abort();
+  ctx.res.once('close', onClose);
+  try {
+    await relayOutput(ctx, exchange.output, {
+      what,
+      errorLog: setup.errorLog,
+      withoutHead: 'error',
+    });
+  } catch (e) {
+    const ending = await exchange.ended.catch((reason: unknown) => reason);
+    if (ending instanceof StaleConnection) throw ending;
+    if (!(ending instanceof Error) && !ctx.responded) throw refusal(what, ending as Ending) ?? e;
+    throw e;
+  } finally {
+    ctx.res.off('close', onClose);
+  }
+  logEnding(setup.errorLog, what, await exchange.ended.catch(() => undefined));
+}
+
+function refusal(what: string, ending: Ending): HttpError | undefined {
+  const refused = REFUSALS[ending.protocolStatus];
+  if (refused === undefined) return undefined;
+  return new HttpError(
+    refused[0],
+    refused[0] === 503 ? 'upstream-unreachable' : 'upstream-failed',
+    {
+      detail: `${what}: the application refused the request: ${refused[1]}`,
+    },
+  );
+}
+
+/** STDERR and a non-zero exit status go to the error log (Ferron: "There were FastCGI errors"). */
+function logEnding(log: Logger, what: string, ending: Ending | undefined): void {
+  if (ending === undefined) return;
+  const text = ending.stderr.trim();
+  if (text !== '') log.log(`${what}: the application wrote to its error output: ${text}`);
+  if (ending.appStatus !== 0)
+    log.log(`${what}: the application ended the request with status ${ending.appStatus}`);
+}
+
+async function scriptFor(
+  ctx: Ctx,
+  setup: FcgiSetup,
+  rule: ((path: string) => boolean) | undefined,
+): Promise<ScriptTarget | undefined> {
+  const wwwroot = ctx.resolved.settings.wwwroot;
+  const root = wwwroot === undefined ? '/nonexistent' : resolve(wwwroot);
+  const decoded = decodePath(ctx.path);
+  if (setup.path !== undefined) {
+    const byPath = prefixScript(root, setup.path, decoded);
+    if (byPath) return byPath;
+  }
+  if (rule === undefined || wwwroot === undefined) return undefined;
+  return findScript(root, decoded, rule);
+}

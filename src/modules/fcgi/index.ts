@@ -1,0 +1,44 @@
+// The FastCGI gateway (`fcgi`, REFERENCE-behaviour.md §16.3 with CONTRACT.md point 13): PHP behind
+// php-fpm as nginx runs it, connections kept open in a bounded pool per target and shared by every
+// Plan that names it.
+import type { ResolvedSettings } from '../../config/defaults.js';
+import { parseSocketAddress } from '../../gateway/socket-address.js';
+import { defineModule } from '../../plan/module.js';
+import { FcgiConnections } from './connections.js';
+import { fcgiStage } from './fcgi-stage.js';
+
+export interface FcgiOptions {
+  readonly to: string;
+  readonly path: string | undefined;
+  readonly extensions: readonly string[] | undefined;
+  readonly environment: Readonly<Record<string, string>>;
+}
+
+function options(s: ResolvedSettings): FcgiOptions | undefined {
+  const extensions = s.fcgiScriptExtensions?.length ? s.fcgiScriptExtensions : undefined;
+  if (s.fcgiPath === undefined && extensions === undefined) return undefined;
+  return {
+    to: s.fcgiTo,
+    path: s.fcgiPath,
+    extensions,
+    environment: s.environmentVariables ?? {},
+  };
+}
+
+export const fcgi = defineModule<FcgiOptions>({
+  name: 'fcgi',
+  options,
+  provision: (o, leases, { errorLog }) => {
+    const address = parseSocketAddress(o.to);
+    const connections = leases.take(`fcgi:${o.to}`, () => new FcgiConnections(address));
+    return {
+      stage: fcgiStage({
+        connections,
+        path: o.path,
+        extensions: o.extensions,
+        environment: o.environment,
+        errorLog,
+      }),
+    };
+  },
+});
