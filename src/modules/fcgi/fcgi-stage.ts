@@ -80,8 +80,10 @@ async function serveOnce(
   } catch (e) {
     const ending = await exchange.ended.catch((reason: unknown) => reason);
     if (ending instanceof StaleConnection) throw ending;
-    if (!(ending instanceof Error) && !ctx.responded) throw refusal(what, ending as Ending) ?? e;
-    throw e;
+    // After the head, the response is cut; before it, what failed decides the status.
+    if (ctx.responded) throw e;
+    const failure = e instanceof HttpError ? e : gatewayError(what, e);
+    throw (!(ending instanceof Error) && refusal(what, ending as Ending)) || failure;
   } finally {
     ctx.res.off('close', onClose);
   }

@@ -1,0 +1,323 @@
+// PHP behind Portico as PHP users meet it: Debian's php-fpm over a Unix socket and TCP, started by
+// the test with its own pool, and real clients. $_GET, $_POST, $_COOKIE, $_FILES (a 10 MB upload),
+// PATH_INFO, header(), http_response_code(), redirects, sessions, a 10 MB streamed echo,
+// REMOTE_USER after basic authentication, HTTPS=on over TLS, php-fpm recycling its workers
+// (pm.max_requests) and restarted under load, hostile paths.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ROOT } from '../helpers/cli.js';
+import { freePort, startServer, type RunningServer } from '../helpers/server.js';
+
+const FPM = ['php-fpm8.2', 'php-fpm8.3', 'php-fpm8.4', 'php-fpm'].find(
+  (p) => spawnSync('sh', ['-c', `command -v ${p}`]).status === 0,
+);
+if (FPM === undefined && process.env.CI) throw new Error('CI needs php-fpm');
+
+const dir = mkdtempSync(join(tmpdir(), 'portico-fcgi-'));
+const www = join(dir, 'www');
+mkdirSync(join(www, 'app'), { recursive: true });
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const PHP: Record<string, string> = {
+  'info.php': `<?php
+header('Content-Type: application/json');
+echo json_encode([
+  'get' => $_GET, 'post' => $_POST, 'cookie' => $_COOKIE,
+  'path_info' => $_SERVER['PATH_INFO'] ?? null, 'script' => $_SERVER['SCRIPT_NAME'],
+  'uri' => $_SERVER['REQUEST_URI'], 'https' => $_SERVER['HTTPS'] ?? null,
+  'user' => $_SERVER['REMOTE_USER'] ?? null, 'method' => $_SERVER['REQUEST_METHOD'],
+  'proxy' => $_SERVER['HTTP_PROXY'] ?? null, 'host' => $_SERVER['HTTP_HOST'] ?? null,
+]);`,
+  'upload.php': `<?php
+$f = $_FILES['file'];
+echo $f['name'], ' ', $f['size'], ' ', md5_file($f['tmp_name']), ' ', $_POST['note'];`,
+  'status.php': `<?php http_response_code(418); header('X-Made-By: php'); echo "teapot";`,
+  'redirect.php': `<?php header('Location: /elsewhere'); `,
+  'session.php': `<?php session_save_path(sys_get_temp_dir()); session_start();
+$_SESSION['n'] = ($_SESSION['n'] ?? 0) + 1; echo $_SESSION['n'];`,
+  'big.php': `<?php for ($i = 0; $i < 10 * 1024; $i++) { echo str_repeat(chr(65 + $i % 26), 1024); flush(); }`,
+  'stderr.php': `<?php error_log(str_repeat('e', 200)); echo 'ok';`,
+  'fatal.php': `<?php undefined_function();`,
+  'app/index.php': `<?php echo 'index of app';`,
+};
+for (const [name, code] of Object.entries(PHP)) writeFileSync(join(www, name), code);
+writeFileSync(join(www, 'secret.txt'), 'not php');
+
+interface Fpm {
+  readonly socket: string;
+  readonly port: number;
+  readonly child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+async function startFpm(name: string, maxRequests = 0): Promise<Fpm> {
+  const base = join(dir, name);
+  mkdirSync(base, { recursive: true });
+  const port = await freePort();
+  const socket = join(base, 'fpm.sock');
+  const conf = join(base, 'fpm.conf');
+  const pool = (id: string, listen: string) =>
+    `[${id}]\nlisten = ${listen}\npm = static\npm.max_children = 4\npm.max_requests = ${maxRequests}\ncatch_workers_output = yes\nphp_admin_value[upload_max_filesize] = 32M\nphp_admin_value[post_max_size] = 32M\n`;
+  writeFileSync(
+    conf,
+    `[global]\npid = ${join(base, 'fpm.pid')}\nerror_log = ${join(base, 'fpm.log')}\ndaemonize = no\n` +
+      pool('unix', socket) +
+      pool('tcp', `127.0.0.1:${port}`),
+  );
+  // -R: the tests run as root in CI.
+  const child = spawn(FPM!, ['-R', '-F', '-y', conf], { stdio: 'ignore' });
+  for (let i = 0; i < 100 && !existsSync(socket); i++) await sleep(50);
+  return {
+    socket,
+    port,
+    child,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      child.kill('SIGQUIT');
+      await once(child, 'exit');
+    },
+  };
+}
+
+interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+function fetchRaw(
+  port: number,
+  path: string,
+  options: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: Buffer | string;
+    tls?: boolean;
+  } = {},
+): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = (options.tls ? httpsRequest : httpRequest)(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: options.method ?? 'GET',
+        headers: options.headers,
+        agent: false,
+        rejectUnauthorized: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks),
+          }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+describe('FastCGI with php-fpm', { skip: FPM === undefined && 'php-fpm is not installed' }, () => {
+  let fpm: Fpm;
+  let unixServer: RunningServer;
+  let tcpServer: RunningServer;
+  let secureServer: RunningServer;
+  const TLS = join(ROOT, 'test/fixtures/tls');
+  let sport: number;
+  before(async () => {
+    fpm = await startFpm('main');
+    sport = await freePort();
+    unixServer = await startServer(
+      `global:\n  wwwroot: ${www}\n  loadModules: [fcgi]\n  fcgiScriptExtensions: [.php]\n  fcgiTo: unix://${fpm.socket}\n` +
+        `  users:\n    - name: alice\n      pass: "$argon2id$v=19$m=19456,t=2,p=1$jatcrXK/j9HwQmwvi6X0SA$hIdvJjBANVqJveWsK92Q0bQoSWRKvAPaZy9yF8BnsQc"\n` +
+        `  nonStandardCodes:\n    - scode: 401\n      regex: "^/info\\\\.php/private"\n`,
+    );
+    secureServer = await startServer(
+      `global:\n  wwwroot: ${www}\n  loadModules: [fcgi]\n  fcgiScriptExtensions: [.php]\n  fcgiTo: unix://${fpm.socket}\n` +
+        `  sport: "127.0.0.1:${sport}"\n  secure: true\n  cert: ${TLS}/server.crt\n  key: ${TLS}/server.key\n`,
+    );
+    tcpServer = await startServer(
+      `global:\n  wwwroot: ${www}\n  loadModules: [fcgi]\n  fcgiScriptExtensions: [.php]\n  fcgiTo: tcp://127.0.0.1:${fpm.port}/\n`,
+    );
+  });
+  after(async () => {
+    await unixServer?.close();
+    await tcpServer?.close();
+    await secureServer?.close();
+    await fpm?.stop();
+  });
+
+  it('runs PHP over a Unix socket and TCP: $_GET, $_POST, $_COOKIE, PATH_INFO, REQUEST_URI; HTTP_PROXY never reaches PHP', async () => {
+    for (const server of [unixServer, tcpServer]) {
+      const r = await fetchRaw(server.port, '/info.php/route/7?a=1&b=%C3%A9', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          cookie: 'c1=v1; c2=v2',
+          proxy: 'http://attacker.test:8080',
+          host: 'site.test',
+        },
+        body: 'x=1&y=two',
+      });
+      assert.equal(r.status, 200, r.body.toString());
+      const info = JSON.parse(r.body.toString()) as Record<string, unknown>;
+      assert.deepEqual(info.get, { a: '1', b: 'é' });
+      assert.deepEqual(info.post, { x: '1', y: 'two' });
+      assert.deepEqual(info.cookie, { c1: 'v1', c2: 'v2' });
+      assert.equal(info.path_info, '/route/7');
+      assert.equal(info.script, '/info.php');
+      assert.equal(info.uri, '/info.php/route/7?a=1&b=%C3%A9');
+      assert.equal(info.proxy, null);
+      assert.equal(info.host, 'site.test');
+      assert.equal(info.https, null);
+    }
+  });
+
+  it('takes a 10 MB multipart upload into $_FILES', async () => {
+    const file = Buffer.alloc(10 * 1024 * 1024, 7);
+    const form = new FormData();
+    form.set('note', 'hello');
+    form.set('file', new Blob([file]), 'ten.bin');
+    const r = await fetch(`${unixServer.url}/upload.php`, { method: 'POST', body: form });
+    const { createHash } = await import('node:crypto');
+    assert.equal(
+      await r.text(),
+      `ten.bin ${file.length} ${createHash('md5').update(file).digest('hex')} hello`,
+    );
+  });
+
+  it('header(), http_response_code(), Location, sessions, a directory index', async () => {
+    const teapot = await fetchRaw(unixServer.port, '/status.php');
+    assert.deepEqual(
+      [teapot.status, teapot.headers['x-made-by'], teapot.body.toString()],
+      [418, 'php', 'teapot'],
+    );
+    const moved = await fetchRaw(unixServer.port, '/redirect.php');
+    assert.deepEqual([moved.status, moved.headers.location], [302, '/elsewhere']);
+    const first = await fetchRaw(unixServer.port, '/session.php');
+    const cookie = String(first.headers['set-cookie']).split(';')[0]!;
+    const second = await fetchRaw(unixServer.port, '/session.php', { headers: { cookie } });
+    assert.deepEqual([first.body.toString(), second.body.toString()], ['1', '2']);
+    assert.equal((await fetchRaw(unixServer.port, '/app/')).body.toString(), 'index of app');
+  });
+
+  it('streams a 10 MB echo, and PHP errors reach the error log, not the client', async () => {
+    const big = await fetchRaw(unixServer.port, '/big.php');
+    assert.equal(big.body.length, 10 * 1024 * 1024);
+    assert.equal(big.body.subarray(0, 1024).toString(), 'A'.repeat(1024));
+    assert.equal((await fetchRaw(unixServer.port, '/stderr.php')).body.toString(), 'ok');
+    const fatal = await fetchRaw(unixServer.port, '/fatal.php');
+    assert.equal(fatal.status, 500);
+    await sleep(100);
+    assert.match(
+      unixServer.stderr(),
+      /FastCGI unix:\/\/.*: the application wrote to its error output: PHP message: e{200}/,
+    );
+    assert.match(unixServer.stderr(), /Call to undefined function undefined_function/);
+  });
+
+  it('REMOTE_USER after basic authentication, HTTPS=on over TLS', async () => {
+    const auth = `Basic ${Buffer.from('alice:change-me').toString('base64')}`;
+    const denied = await fetchRaw(unixServer.port, '/info.php/private');
+    assert.equal(denied.status, 401);
+    const allowed = await fetchRaw(unixServer.port, '/info.php/private', {
+      headers: { authorization: auth },
+    });
+    assert.equal((JSON.parse(allowed.body.toString()) as { user: string }).user, 'alice');
+    const secure = await fetchRaw(sport, '/info.php', { tls: true });
+    assert.equal((JSON.parse(secure.body.toString()) as { https: string }).https, 'on');
+  });
+
+  it('never runs a file outside wwwroot, or one that is not a script', async () => {
+    writeFileSync(join(dir, 'outside.php'), '<?php echo "escaped";');
+    for (const path of [
+      '/../outside.php',
+      '/%2e%2e/outside.php',
+      '/..%2Foutside.php',
+      '/secret.txt/x.php',
+      '/nope.php',
+    ]) {
+      const r = await fetchRaw(unixServer.port, path);
+      assert.ok(!r.body.toString().includes('escaped'), path);
+      assert.notEqual(r.status, 200, `${path}: ${r.status}`);
+    }
+    assert.equal((await fetchRaw(unixServer.port, '/secret.txt')).body.toString(), 'not php');
+  });
+
+  it('replaces connections php-fpm recycles (pm.max_requests) without failing a request', async () => {
+    const recycling = await startFpm('recycling', 3);
+    const server = await startServer(
+      `global:\n  wwwroot: ${www}\n  loadModules: [fcgi]\n  fcgiScriptExtensions: [.php]\n  fcgiTo: unix://${recycling.socket}\n`,
+    );
+    try {
+      const statuses: number[] = [];
+      for (let round = 0; round < 10; round++)
+        statuses.push(
+          ...(await Promise.all(
+            Array.from(
+              { length: 4 },
+              async () => (await fetchRaw(server.port, '/stderr.php')).status,
+            ),
+          )),
+        );
+      assert.deepEqual(new Set(statuses), new Set([200]));
+    } finally {
+      await server.close();
+      await recycling.stop();
+    }
+  });
+
+  it('answers 503 while php-fpm is down, and serves again within a second of its restart under load', async () => {
+    const restarting = await startFpm('restarting');
+    const server = await startServer(
+      `global:\n  wwwroot: ${www}\n  loadModules: [fcgi]\n  fcgiScriptExtensions: [.php]\n  fcgiTo: unix://${restarting.socket}\n`,
+    );
+    try {
+      let stop = false;
+      const seen: number[] = [];
+      const load = Promise.all(
+        Array.from({ length: 4 }, async () => {
+          while (!stop) {
+            const r = await fetchRaw(server.port, '/stderr.php').catch(() => undefined);
+            seen.push(r?.status ?? 0);
+          }
+        }),
+      );
+      await sleep(300);
+      await restarting.stop();
+      rmSync(restarting.socket, { force: true });
+      await sleep(300);
+      const down = await fetchRaw(server.port, '/stderr.php');
+      assert.equal(down.status, 503);
+      const again = await startFpm('restarting');
+      const restartedAt = Date.now();
+      let ok = 0;
+      while (ok === 0 && Date.now() - restartedAt < 1000)
+        ok = (await fetchRaw(server.port, '/stderr.php')).status === 200 ? 1 : 0;
+      stop = true;
+      await load;
+      assert.equal(ok, 1, 'served within a second of the restart');
+      assert.ok(
+        seen.every((s) => s === 200 || s === 503 || s === 502),
+        `statuses: ${[...new Set(seen)]}\n${server.stderr()}`,
+      );
+      await again.stop();
+    } finally {
+      await server.close();
+    }
+  });
+});
