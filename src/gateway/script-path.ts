@@ -34,8 +34,36 @@ function isInside(real: string, rootReal: string): boolean {
   return real === rootReal || real.startsWith(rootReal.endsWith(sep) ? rootReal : rootReal + sep);
 }
 
+/**
+ * Decisions are kept for 100 ms per (rule, wwwroot, path), as Ferron keeps them: a busy script
+ * costs one look at the disk per tenth of a second, and a changed file is seen as fast.
+ */
+const DECISION_MS = 100;
+const MAX_DECISIONS = 4096;
+const decisions = new WeakMap<
+  ScriptRule,
+  Map<string, { at: number; found: Promise<ScriptTarget | undefined> }>
+>();
+
 /** The script for `decodedPath` under `wwwroot` (absolute), or undefined: the request passes on. */
-export async function findScript(
+export function findScript(
+  wwwroot: string,
+  decodedPath: string,
+  rule: ScriptRule,
+): Promise<ScriptTarget | undefined> {
+  let known = decisions.get(rule);
+  if (known === undefined) decisions.set(rule, (known = new Map()));
+  const key = `${wwwroot}\0${decodedPath}`;
+  const now = Date.now();
+  const decided = known.get(key);
+  if (decided !== undefined && now - decided.at < DECISION_MS) return decided.found;
+  if (known.size >= MAX_DECISIONS) known.clear();
+  const found = lookUp(wwwroot, decodedPath, rule);
+  known.set(key, { at: now, found });
+  return found;
+}
+
+async function lookUp(
   wwwroot: string,
   decodedPath: string,
   rule: ScriptRule,

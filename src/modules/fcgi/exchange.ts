@@ -60,9 +60,16 @@ export async function startExchange(
   ended.catch(() => undefined);
   let done = false;
 
+  let unanswered = true;
+  const answer = () => {
+    if (!unanswered) return;
+    unanswered = false;
+    connections.answered();
+  };
   const fail = (error: unknown) => {
     if (done) return;
     done = true;
+    answer();
     socket.destroy();
     body?.unpipe();
     // Nothing came back and nothing of the body was read: a pooled connection the application
@@ -75,6 +82,7 @@ export async function startExchange(
 
   socket.on('data', (chunk: Buffer) => {
     answered = true;
+    answer();
     for (const record of reader.push(chunk)) {
       if (done) return;
       if (record.type === RecordType.Stdout) {
@@ -114,6 +122,7 @@ export async function startExchange(
   );
   socket.resume();
 
+  connections.sent();
   socket.write(Buffer.concat([...beginRequest(true), ...params(vars)]));
   if (body === undefined) socket.write(Buffer.concat(records(RecordType.Stdin, Buffer.alloc(0))));
   else

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# PHP over FastCGI, side by side in one run: a one-line hello.php through Portico (fcgi, kept
+# connections), nginx (1 worker, fastcgi_keep_conn on with an upstream keepalive) and Caddy
+# (php_fastcgi, GOMAXPROCS=1), each alone on CPU 0, all three to the same php-fpm pool (static,
+# 4 children) that shares CPU 1 with wrk (1 thread, 64 connections). Prints requests/s and p99 per
+# round and the median ratios. Usage: bench/fastcgi.sh [SECONDS, default 10] [ROUNDS, default 3].
+# Installs wrk, nginx, caddy and php-fpm from Debian when missing (as root).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_PER_RUN=${1:-10}
+ROUNDS=${2:-3}
+PORT=18790
+
+source bench/common.sh
+need wrk:wrk nginx:nginx caddy:caddy taskset:util-linux php-fpm8.2:php-fpm
+mkdir -p "$tmp/www"
+nginx_common="pid $tmp/nginx.pid; error_log $tmp/nginx-error.log; events { worker_connections 4096; }"
+nginx_temp="client_body_temp_path $tmp; proxy_temp_path $tmp; fastcgi_temp_path $tmp; uwsgi_temp_path $tmp; scgi_temp_path $tmp;"
+echo '<?php echo "hello\n";' > "$tmp/www/hello.php"
+
+cat > "$tmp/fpm.conf" <<FPM
+[global]
+pid = $tmp/fpm.pid
+error_log = $tmp/fpm.log
+daemonize = no
+[www]
+listen = $tmp/fpm.sock
+pm = static
+pm.max_children = 4
+FPM
+taskset -c 1 php-fpm8.2 -R -F -y "$tmp/fpm.conf" &
+pids+=($!)
+for _ in $(seq 100); do [[ -S $tmp/fpm.sock ]] && break; sleep 0.1; done
+
+cat > "$tmp/portico.yaml" <<YAML
+global:
+  port: "127.0.0.1:$PORT"
+  wwwroot: $tmp/www
+  loadModules: [fcgi]
+  fcgiScriptExtensions: [.php]
+  fcgiTo: unix://$tmp/fpm.sock
+YAML
+cat > "$tmp/nginx.conf" <<NGINX
+user root;
+worker_processes 1;
+$nginx_common
+http {
+  access_log off;
+  upstream php { server unix:$tmp/fpm.sock; keepalive 64; }
+  server {
+    listen 127.0.0.1:$PORT;
+    root $tmp/www;
+    location ~ \.php$ {
+      include /etc/nginx/fastcgi_params;
+      fastcgi_param SCRIPT_FILENAME \$document_root\$fastcgi_script_name;
+      fastcgi_keep_conn on;
+      fastcgi_pass php;
+    }
+  }
+  $nginx_temp
+}
+NGINX
+cat > "$tmp/Caddyfile" <<CADDY
+{
+  admin off
+  auto_https off
+}
+http://127.0.0.1:$PORT {
+  root * $tmp/www
+  php_fastcgi unix/$tmp/fpm.sock
+}
+CADDY
+
+check_url="http://127.0.0.1:$PORT/hello.php"
+declare -A runs
+servers=(portico nginx caddy)
+printf '%-6s %-10s %9s %9s   (wrk -t1 -c64, %ss, hello.php)\n' round server 'req/s' p99 "$SECONDS_PER_RUN"
+for round in $(seq "$ROUNDS"); do
+  for name in "${servers[@]}"; do
+    case $name in
+      portico) start "$name" node bin/portico.js run -c "$tmp/portico.yaml" ;;
+      nginx) start "$name" nginx -c "$tmp/nginx.conf" -g 'daemon off;' ;;
+      caddy) start "$name" env GOMAXPROCS=1 caddy run --config "$tmp/Caddyfile" --adapter caddyfile ;;
+    esac
+    [[ $(curl -s "$check_url") == hello ]] || echo "warning: $name did not run hello.php"
+    result=$(wrk_p99 "$check_url")
+    stop
+    runs[$name]+="${result%% *} "
+    printf '%-6s %-10s %9s %9s\n' "$round" "$name" $result
+  done
+done
+
+declare -A med
+echo
+for name in "${servers[@]}"; do med[$name]=$(median "${runs[$name]}"); printf 'median %-10s %9s\n' "$name" "${med[$name]}"; done
+echo
+echo "portico / nginx: $(ratio "${med[portico]}" "${med[nginx]}")   (target ≥ 0.9)"
+echo "portico / caddy: $(ratio "${med[portico]}" "${med[caddy]}")   (target ≥ 1.2)"
