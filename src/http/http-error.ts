@@ -24,6 +24,7 @@ export type FailureCode =
   | 'precondition-failed'
   | 'range-not-satisfiable'
   | 'not-cached'
+  | 'length-required'
   // what the server made of it
   | 'redirect-without-host'
   | 'rewrite-invalid'

@@ -5,5 +5,6 @@ import { cache } from './cache/index.js';
 import { fauth } from './fauth/index.js';
 import { fcgi } from './fcgi/index.js';
 import { rproxy } from './rproxy/index.js';
+import { scgi } from './scgi/index.js';
 
-export const MODULES: readonly Module[] = [cache, fauth, rproxy, fcgi];
+export const MODULES: readonly Module[] = [cache, fauth, rproxy, scgi, fcgi];

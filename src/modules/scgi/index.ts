@@ -1,0 +1,30 @@
+// The SCGI gateway (`scgi`, REFERENCE-behaviour.md §16.2): a URL prefix handed to an SCGI
+// application over TCP or a Unix socket.
+import type { ResolvedSettings } from '../../config/defaults.js';
+import { parseSocketAddress } from '../../gateway/socket-address.js';
+import { defineModule } from '../../plan/module.js';
+import { scgiStage } from './scgi-stage.js';
+
+export interface ScgiOptions {
+  readonly to: string;
+  readonly path: string;
+  readonly environment: Readonly<Record<string, string>>;
+}
+
+function options(s: ResolvedSettings): ScgiOptions | undefined {
+  if (s.scgiPath === undefined) return undefined;
+  return { to: s.scgiTo, path: s.scgiPath, environment: s.environmentVariables ?? {} };
+}
+
+export const scgi = defineModule<ScgiOptions>({
+  name: 'scgi',
+  options,
+  provision: (o, _leases, { errorLog }) => ({
+    stage: scgiStage({
+      address: parseSocketAddress(o.to),
+      path: o.path,
+      environment: o.environment,
+      errorLog,
+    }),
+  }),
+});

@@ -1,0 +1,97 @@
+// The SCGI stage (REFERENCE-behaviour.md §16.2): `scgiPath` as a plain prefix, a new connection
+// per request, the variables as a netstring with CONTENT_LENGTH first, the body after it as the
+// client sends it, and the answer parsed as CGI output. SCGI needs the body's length up front: a
+// body sent without Content-Length is refused with 411 rather than buffered whole.
+import { resolve } from 'node:path';
+import type { Socket } from 'node:net';
+import { cgiVariables, variableBytes } from '../../gateway/cgi-variables.js';
+import { gatewayError } from '../../gateway/gateway-errors.js';
+import { relayOutput } from '../../gateway/relay.js';
+import { prefixScript } from '../../gateway/script-path.js';
+import { connectTo, type SocketAddress } from '../../gateway/socket-address.js';
+import { HttpError } from '../../http/http-error.js';
+import type { Logger } from '../../http/logger.js';
+import { decodePath } from '../../http/paths.js';
+import type { Stage } from '../../http/stage.js';
+import { hasBody } from '../../upstream/request-body.js';
+
+export interface ScgiSetup {
+  readonly address: SocketAddress;
+  readonly path: string;
+  readonly environment: Readonly<Record<string, string>>;
+  readonly errorLog: Logger;
+}
+
+/** How long a new connection may take. */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+/** The header netstring: `len:NAME\0value\0…,` with CONTENT_LENGTH first (SCGI §2). */
+export function netstring(vars: ReadonlyMap<string, string>): Buffer {
+  const parts: Buffer[] = [];
+  const add = (name: string, value: string) =>
+    parts.push(Buffer.from(`${name}\0`, 'latin1'), variableBytes(name, value), Buffer.from([0]));
+  add('CONTENT_LENGTH', vars.get('CONTENT_LENGTH') ?? '0');
+  for (const [name, value] of vars) if (name !== 'CONTENT_LENGTH') add(name, value);
+  const headers = Buffer.concat(parts);
+  return Buffer.concat([Buffer.from(`${headers.length}:`), headers, Buffer.from(',')]);
+}
+
+export function scgiStage(setup: ScgiSetup): Stage {
+  const what = `SCGI ${setup.address.shown}`;
+  return async (ctx, next) => {
+    const wwwroot = ctx.resolved.settings.wwwroot;
+    const root = wwwroot === undefined ? '/nonexistent' : resolve(wwwroot);
+    const script = prefixScript(root, setup.path, decodePath(ctx.path));
+    if (script === undefined) return next();
+    const body = hasBody(ctx.req) ? ctx.req : undefined;
+    if (body !== undefined && ctx.req.headers['content-length'] === undefined)
+      throw new HttpError(411, 'length-required', {
+        detail: `${what}: SCGI needs the length of a request body before it`,
+      });
+    const vars = cgiVariables(ctx, script, { scgi: true, contentLengthDefault: true });
+    for (const [name, value] of Object.entries(setup.environment))
+      if (!vars.has(name)) vars.set(name, value);
+    let socket: Socket;
+    try {
+      socket = await connect(setup.address);
+    } catch (e) {
+      throw gatewayError(what, e);
+    }
+    const abort = () => socket.destroy();
+    ctx.res.once('close', abort);
+    try {
+      socket.write(netstring(vars));
+      body?.pipe(socket, { end: false });
+      await relayOutput(ctx, socket, { what, errorLog: setup.errorLog, withoutHead: 'error' });
+    } catch (e) {
+      if (ctx.responded || e instanceof HttpError) throw e;
+      throw gatewayError(what, e);
+    } finally {
+      ctx.res.off('close', abort);
+      body?.unpipe(socket);
+      socket.destroy();
+    }
+  };
+}
+
+function connect(address: SocketAddress): Promise<Socket> {
+  return new Promise((resolvePromise, reject) => {
+    const socket = connectTo(address);
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(Object.assign(new Error('connect timed out'), { code: 'ETIMEDOUT' }));
+    }, CONNECT_TIMEOUT_MS);
+    const onError = (e: Error) => {
+      clearTimeout(timer);
+      reject(e);
+    };
+    socket.once('error', onError);
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      socket.off('error', onError);
+      // Errors after this reach the relay through the stream.
+      socket.on('error', () => undefined);
+      resolvePromise(socket);
+    });
+  });
+}
