@@ -2,9 +2,10 @@
 // here. The server provisions them in `loadModules` order; server/config-checks.ts runs their checks.
 import type { Module } from '../plan/module.js';
 import { cache } from './cache/index.js';
+import { cgi } from './cgi/index.js';
 import { fauth } from './fauth/index.js';
 import { fcgi } from './fcgi/index.js';
 import { rproxy } from './rproxy/index.js';
 import { scgi } from './scgi/index.js';
 
-export const MODULES: readonly Module[] = [cache, fauth, rproxy, scgi, fcgi];
+export const MODULES: readonly Module[] = [cache, fauth, rproxy, cgi, scgi, fcgi];

@@ -1,0 +1,128 @@
+// The CGI stage (RFC 3875, REFERENCE-behaviour.md §16.1): any file under `/cgi-bin/` and files
+// with a `cgiScriptExtensions` extension run as a process in their own directory, in a process
+// group of their own, so that the whole group is killed when the client goes away (or the request
+// times out, which resets the client). The body streams to stdin; stdout is the response; stderr
+// goes to the error log. A script that exits non-zero before its headers gets 500.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { promises as fsp } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { cgiVariables } from '../../gateway/cgi-variables.js';
+import { readHead } from '../../gateway/cgi-response.js';
+import { byExtension, findScript, inCgiBin, type ScriptRule } from '../../gateway/script-path.js';
+import type { Ctx } from '../../http/ctx.js';
+import { HttpError } from '../../http/http-error.js';
+import type { Logger } from '../../http/logger.js';
+import { decodePath } from '../../http/paths.js';
+import { sendStream } from '../../http/respond.js';
+import type { Stage } from '../../http/stage.js';
+import { hasBody } from '../../upstream/request-body.js';
+import { commandFor } from './interpreters.js';
+import type { ProcessSlots } from './process-slots.js';
+
+/** Error output kept per script for the error log; the rest is counted, not kept. */
+const MAX_STDERR = 64 * 1024;
+
+export interface CgiSetup {
+  readonly extensions: readonly string[];
+  readonly interpreters: Readonly<Record<string, readonly string[]>>;
+  readonly slots: ProcessSlots;
+  readonly errorLog: Logger;
+}
+
+export function cgiStage(setup: CgiSetup): Stage {
+  const byExt = byExtension(setup.extensions);
+  const rule: ScriptRule = (path) => inCgiBin(path) || byExt(path);
+  return async (ctx, next) => {
+    const wwwroot = ctx.resolved.settings.wwwroot;
+    if (wwwroot === undefined) return next();
+    const script = await findScript(resolve(wwwroot), decodePath(ctx.path), rule);
+    if (script === undefined) return next();
+    const what = `CGI ${script.name}`;
+    const stats = await fsp.stat(script.filename);
+    const command = commandFor(script.filename, (stats.mode & 0o111) !== 0, setup.interpreters);
+    if (command === undefined)
+      throw new HttpError(500, 'internal', {
+        detail: `${what}: not executable, and no interpreter for its extension (cgiScriptInterpreters)`,
+      });
+    const release = await setup.slots.acquire();
+    if (release === false)
+      throw new HttpError(503, 'upstream-unreachable', {
+        detail: `${what}: every CGI process slot stayed busy; the request was not run`,
+      });
+    try {
+      await run(ctx, setup.errorLog, what, command, script.filename, cgiVariables(ctx, script));
+    } finally {
+      release();
+    }
+  };
+}
+
+async function run(
+  ctx: Ctx,
+  log: Logger,
+  what: string,
+  command: readonly string[],
+  filename: string,
+  vars: ReadonlyMap<string, string>,
+): Promise<void> {
+  const child = spawn(command[0]!, command.slice(1), {
+    cwd: dirname(filename),
+    env: { ...process.env, ...Object.fromEntries(vars) },
+    stdio: ['pipe', 'pipe', 'pipe'],
+    // A process group of its own, so that what the script starts is killed with it.
+    detached: true,
+  });
+  const exited = new Promise<number | null>((resolveExit) => {
+    child.once('error', (e) => {
+      log.log(`${what}: cannot start ${command[0]}: ${e.message}`);
+      resolveExit(-1);
+    });
+    child.once('close', (code) => resolveExit(code));
+  });
+  let stderr = '';
+  let dropped = 0;
+  child.stderr!.on('data', (d: Buffer) => {
+    if (stderr.length < MAX_STDERR) stderr += d.toString('utf8');
+    else dropped += d.length;
+  });
+  const kill = () => killGroup(child);
+  ctx.res.once('close', kill);
+  child.stdin!.on('error', () => undefined);
+  if (hasBody(ctx.req)) ctx.req.pipe(child.stdin!);
+  else child.stdin!.end();
+  try {
+    const { head, body } = await readHead(child.stdout!);
+    // Output that ended without headers: the exit status, due any moment, decides.
+    const code = head === undefined && child.stdout!.readableEnded ? await exited : child.exitCode;
+    if (code !== null && code !== 0)
+      throw new HttpError(500, 'gateway-exited', {
+        detail: `${what}: exited with status ${code} before its headers`,
+      });
+    if (head && head.dropped.length > 0)
+      log.log(`${what}: header lines left out of the response: ${head.dropped.join(', ')}`);
+    await sendStream(ctx, head?.status ?? 200, head?.headers ?? [], body);
+  } catch (e) {
+    kill();
+    const out = 'stream' in ctx.res ? ctx.res.stream : ctx.res;
+    if (e instanceof HttpError || !out.destroyed) throw e;
+  } finally {
+    ctx.res.off('close', kill);
+    const code = await exited;
+    const text = stderr.trim();
+    if (text !== '')
+      log.log(
+        `${what}: the script wrote to its error output: ${text}${dropped > 0 ? `… (${dropped} more bytes not logged)` : ''}`,
+      );
+    if (code !== 0 && code !== null) log.log(`${what}: exited with status ${code}`);
+  }
+}
+
+/** The script and everything it started. */
+function killGroup(child: ChildProcess): void {
+  if (child.pid === undefined || child.exitCode !== null) return;
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    child.kill('SIGKILL');
+  }
+}

@@ -1,0 +1,34 @@
+// The CGI gateway (`cgi`, RFC 3875 and REFERENCE-behaviour.md §16.1): scripts under `cgi-bin/` and
+// files with a `cgiScriptExtensions` extension run as processes, at most 64 at once per server.
+import type { ResolvedSettings } from '../../config/defaults.js';
+import { defineModule } from '../../plan/module.js';
+import { cgiStage } from './cgi-stage.js';
+import { interpretersWith } from './interpreters.js';
+import { ProcessSlots } from './process-slots.js';
+
+export interface CgiOptions {
+  readonly extensions: readonly string[];
+  readonly interpreters: Readonly<Record<string, readonly string[]>>;
+}
+
+function options(s: ResolvedSettings): CgiOptions | undefined {
+  if (s.wwwroot === undefined) return undefined;
+  return {
+    extensions: s.cgiScriptExtensions ?? [],
+    interpreters: interpretersWith(s.cgiScriptInterpreters),
+  };
+}
+
+export const cgi = defineModule<CgiOptions>({
+  name: 'cgi',
+  options,
+  provision: (o, leases, { errorLog }) => ({
+    stage: cgiStage({
+      extensions: o.extensions,
+      interpreters: o.interpreters,
+      // One bound for the whole server, kept across reloads.
+      slots: leases.take('cgi:slots', () => new ProcessSlots()),
+      errorLog,
+    }),
+  }),
+});

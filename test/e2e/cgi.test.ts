@@ -1,0 +1,200 @@
+// CGI as scripts meet it: shell and Perl scripts in cgi-bin, Python and php-cgi by extension, a
+// script that fails before its headers, one that floods stderr while answering, one that never
+// answers (cut by `timeout`, no process left), 200 requests at once against the process bound, and
+// hostile paths.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { MAX_PROCESSES } from '../../src/modules/cgi/process-slots.js';
+import { startServer, type RunningServer } from '../helpers/server.js';
+
+const has = (p: string) => spawnSync('sh', ['-c', `command -v ${p}`]).status === 0;
+const phpCgi = has('php-cgi');
+if (!phpCgi && process.env.CI) throw new Error('CI needs php-cgi');
+
+const dir = mkdtempSync(join(tmpdir(), 'portico-cgi-'));
+const www = join(dir, 'www');
+mkdirSync(join(www, 'cgi-bin'), { recursive: true });
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const script = (name: string, text: string, executable = true) => {
+  writeFileSync(join(www, name), text);
+  if (executable) chmodSync(join(www, name), 0o755);
+};
+script(
+  'cgi-bin/env.sh',
+  '#!/bin/sh\nprintf "Content-Type: text/plain\\r\\n\\r\\n"\necho "$SCRIPT_NAME|$PATH_INFO|$QUERY_STRING|$REQUEST_METHOD|$REDIRECT_STATUS|$(pwd)"\ncat\n',
+);
+script(
+  'cgi-bin/hello.pl',
+  '#!/usr/bin/perl\nprint "Status: 202 Accepted\\nX-Lang: perl\\n\\nperl says hi";\n',
+);
+script('cgi-bin/fail.sh', '#!/bin/sh\necho "broken on purpose" >&2\nexit 3\n');
+script(
+  'cgi-bin/noisy.sh',
+  '#!/bin/sh\nhead -c 1048576 /dev/zero | tr "\\0" e >&2\nprintf "Content-Type: text/plain\\n\\nstill fine"\n',
+);
+script('cgi-bin/forever.sh', '#!/bin/sh\nsleep 600\n');
+script('cgi-bin/slow.sh', '#!/bin/sh\nsleep 1\nprintf "Content-Type: text/plain\\n\\nslept"\n');
+script('cgi-bin/noheaders.sh', '#!/bin/sh\nprintf "just text"\n');
+script(
+  'by-ext.py',
+  'print("Content-Type: text/plain")\nprint()\nprint("python by extension")\n',
+  false,
+);
+script(
+  'page.php',
+  '<?php header("X-Php: cgi"); echo "php-cgi ", $_GET["n"] ?? "", " ", $_SERVER["REDIRECT_STATUS"];',
+  false,
+);
+script('readme.txt', 'plain text', false);
+
+function get(
+  port: number,
+  path: string,
+  body?: string,
+): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: '127.0.0.1', port, path, method: body === undefined ? 'GET' : 'POST', agent: false },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (d: string) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** Processes whose command line names this test's folder. */
+function scriptProcesses(): number {
+  let n = 0;
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir)) n++;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return n;
+}
+
+describe('CGI', () => {
+  let s: RunningServer;
+  before(async () => {
+    s = await startServer(
+      `global:\n  wwwroot: ${www}\n  loadModules: [cgi]\n  cgiScriptExtensions: [.py, .php]\n  timeout: 1500\n`,
+    );
+  });
+  after(() => s?.close());
+
+  it('runs cgi-bin scripts of any kind with the CGI variables, in their directory, with the body on stdin', async () => {
+    const r = await get(s.port, '/cgi-bin/env.sh/more/info?a=1', 'the body');
+    assert.equal(r.status, 200);
+    assert.equal(
+      r.text,
+      `/cgi-bin/env.sh|/more/info|a=1|POST|200|${join(www, 'cgi-bin')}\nthe body`,
+    );
+    const perl = await get(s.port, '/cgi-bin/hello.pl');
+    assert.deepEqual(
+      [perl.status, perl.headers['x-lang'], perl.text],
+      [202, 'perl', 'perl says hi'],
+    );
+    assert.equal((await get(s.port, '/cgi-bin/noheaders.sh')).text, 'just text');
+  });
+
+  it(
+    'runs files by extension through their interpreter (python3, php-cgi); other files are static',
+    { skip: !phpCgi && 'php-cgi is not installed' },
+    async () => {
+      assert.equal((await get(s.port, '/by-ext.py')).text, 'python by extension\n');
+      const php = await get(s.port, '/page.php?n=5');
+      assert.deepEqual([php.headers['x-php'], php.text], ['cgi', 'php-cgi 5 200']);
+      assert.equal((await get(s.port, '/readme.txt')).text, 'plain text');
+    },
+  );
+
+  it('answers 500 for a script that exits non-zero before its headers, and logs its stderr', async () => {
+    assert.equal((await get(s.port, '/cgi-bin/fail.sh')).status, 500);
+    await sleep(100);
+    assert.match(
+      s.stderr(),
+      /CGI \/cgi-bin\/fail\.sh: the script wrote to its error output: broken on purpose/,
+    );
+  });
+
+  it('answers while the script writes a megabyte to stderr; the log keeps a bounded part', async () => {
+    const r = await get(s.port, '/cgi-bin/noisy.sh');
+    assert.deepEqual([r.status, r.text], [200, 'still fine']);
+    await sleep(100);
+    assert.match(s.stderr(), /e{1000}… \(\d+ more bytes not logged\)/);
+  });
+
+  it('kills a script that never answers when the request times out: no process is left', async () => {
+    const started = Date.now();
+    await get(s.port, '/cgi-bin/forever.sh').catch(() => undefined);
+    assert.ok(Date.now() - started < 5000);
+    for (let i = 0; i < 40 && scriptProcesses() > 0; i++) await sleep(50);
+    assert.equal(scriptProcesses(), 0, 'the script and its sleep are gone');
+  });
+
+  it(`200 requests at once to a script that sleeps 1 s: never more than ${MAX_PROCESSES} processes, every request 200 or 503`, async (t) => {
+    let most = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        // Each script is a shell and its sleep: two processes per running script.
+        most = Math.max(most, Math.ceil(scriptProcesses() / 2));
+        await sleep(50);
+      }
+    })();
+    // The default timeout: the queue behind the bound takes about four seconds to drain.
+    const busy = await startServer(`global:\n  wwwroot: ${www}\n  loadModules: [cgi]\n`);
+    t.after(() => busy.close());
+    const statuses = await Promise.all(
+      Array.from({ length: 200 }, () =>
+        get(busy.port, '/cgi-bin/slow.sh').then(
+          (r) => r.status,
+          () => 0,
+        ),
+      ),
+    );
+    sampling = false;
+    await sampler;
+    assert.ok(most <= MAX_PROCESSES, `${most} scripts at once`);
+    assert.ok(most > 1, 'they ran side by side');
+    assert.ok(
+      statuses.every((st) => st === 200 || st === 503),
+      `statuses: ${[...new Set(statuses)]}`,
+    );
+  });
+
+  it('never runs a file outside wwwroot', async () => {
+    writeFileSync(
+      join(dir, 'outside.sh'),
+      '#!/bin/sh\nprintf "Content-Type: text/plain\\n\\nescaped"\n',
+    );
+    chmodSync(join(dir, 'outside.sh'), 0o755);
+    for (const path of [
+      '/cgi-bin/../../outside.sh',
+      '/cgi-bin/%2e%2e/%2e%2e/outside.sh',
+      '/cgi-bin/..%2f..%2foutside.sh',
+    ])
+      assert.ok(!(await get(s.port, path)).text.includes('escaped'), path);
+  });
+});
