@@ -41,10 +41,9 @@ export class CertificateContexts {
     this.tls = tls;
     this.contexts = new WeakMap();
     for (const pair of tls.certificates.pairs) if (pair !== fallback) this.contextOf(pair);
-    if (fallback) {
-      server.setSecureContext({ ...tls.policy, ...fallback });
-      this.contexts.set(fallback, server._sharedCreds);
-    }
+    // Without a fallback (automatic TLS), a client that names nothing known gets no certificate.
+    server.setSecureContext({ ...tls.policy, ...fallback });
+    if (fallback) this.contexts.set(fallback, server._sharedCreds);
   }
 
   /** The context for a server name (SNICallback). */

@@ -78,6 +78,7 @@ export class AcmeManager {
   readonly certificates: CertificateSet = {
     managed: true,
     fallback: undefined,
+    // None up front: a listener makes each certificate's context at its first handshake.
     get pairs() {
       return [];
     },
