@@ -2,12 +2,6 @@
 // `fastcgi_keep_conn` with an upstream `keepalive`: idle ones wait in a bounded list, the most
 // recently used first; one that the application closes while idle (php-fpm's pm.max_requests, a
 // restart) leaves the list at once. Shared by every Plan that names the target.
-//
-// A php-fpm child serves one connection until it closes, so a kept connection holds a child. While
-// some request is still waiting for its first byte (likely queued behind busy children), a
-// connection that comes back is closed instead of kept: its child then takes the next queued
-// connection. Without that, nginx's keepalive starves the queued ones under load (here its p99
-// was 1.4 s with 64 clients and 4 children).
 import type { Socket } from 'node:net';
 import { connectTo, type SocketAddress } from '../../gateway/socket-address.js';
 
@@ -25,8 +19,6 @@ export interface Taken {
 export class FcgiConnections {
   private readonly idle: Socket[] = [];
   private closed = false;
-  /** Requests sent whose answer has not begun. */
-  private waiting = 0;
 
   constructor(readonly address: SocketAddress) {}
 
@@ -39,25 +31,9 @@ export class FcgiConnections {
     return { socket: await this.connect(), reused: false };
   }
 
-  /** A request was sent on a connection: its answer has not begun. */
-  sent(): void {
-    this.waiting++;
-  }
-
-  /** The answer to a request `sent` began, or the request ended without one. */
-  answered(): void {
-    this.waiting--;
-  }
-
   /** A connection whose request ended cleanly; kept unless the list is full or closed. */
   give(socket: Socket): void {
-    if (
-      this.closed ||
-      this.waiting > 0 ||
-      this.idle.length >= MAX_IDLE ||
-      socket.destroyed ||
-      !socket.writable
-    )
+    if (this.closed || this.idle.length >= MAX_IDLE || socket.destroyed || !socket.writable)
       return void socket.destroy();
     for (const event of ['close', 'end', 'error', 'data']) socket.removeAllListeners(event);
     const drop = () => {

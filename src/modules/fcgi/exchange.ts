@@ -60,16 +60,9 @@ export async function startExchange(
   ended.catch(() => undefined);
   let done = false;
 
-  let unanswered = true;
-  const answer = () => {
-    if (!unanswered) return;
-    unanswered = false;
-    connections.answered();
-  };
   const fail = (error: unknown) => {
     if (done) return;
     done = true;
-    answer();
     socket.destroy();
     body?.unpipe();
     // Nothing came back and nothing of the body was read: a pooled connection the application
@@ -82,7 +75,6 @@ export async function startExchange(
 
   socket.on('data', (chunk: Buffer) => {
     answered = true;
-    answer();
     for (const record of reader.push(chunk)) {
       if (done) return;
       if (record.type === RecordType.Stdout) {
@@ -122,14 +114,17 @@ export async function startExchange(
   );
   socket.resume();
 
-  connections.sent();
-  socket.write(Buffer.concat([...beginRequest(true), ...params(vars)]));
-  if (body === undefined) socket.write(Buffer.concat(records(RecordType.Stdin, Buffer.alloc(0))));
-  else
+  // A request without a body goes out in one write: BEGIN_REQUEST, PARAMS, the empty STDIN.
+  const head = [...beginRequest(true), ...params(vars)];
+  if (body === undefined)
+    socket.write(Buffer.concat([...head, ...records(RecordType.Stdin, Buffer.alloc(0))]));
+  else {
+    socket.write(Buffer.concat(head));
     void sendBody(socket, body, () => (bodyStarted = true)).then(
       () => (bodySent = true),
       (e: unknown) => fail(e),
     );
+  }
   return {
     output,
     ended,
