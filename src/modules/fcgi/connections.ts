@@ -22,8 +22,9 @@ export class FcgiConnections {
 
   constructor(readonly address: SocketAddress) {}
 
-  async take(): Promise<Taken> {
-    for (let socket = this.idle.pop(); socket !== undefined; socket = this.idle.pop()) {
+  /** An idle connection, or a new one; always a new one when `fresh` (a retry). */
+  async take(fresh = false): Promise<Taken> {
+    for (let socket = fresh ? undefined : this.idle.pop(); socket; socket = this.idle.pop()) {
       for (const event of ['close', 'end', 'error', 'data']) socket.removeAllListeners(event);
       socket.pause();
       if (!socket.destroyed && socket.writable) return { socket, reused: true };

@@ -45,8 +45,9 @@ export async function startExchange(
   connections: FcgiConnections,
   vars: ReadonlyMap<string, string>,
   body: Readable | undefined,
+  fresh = false,
 ): Promise<Exchange> {
-  const { socket, reused } = await connections.take();
+  const { socket, reused } = await connections.take(fresh);
   const output = new PassThrough({ highWaterMark: MAX_CONTENT });
   const reader = new RecordReader();
   let answered = false;

@@ -46,9 +46,9 @@ export function fcgiStage(setup: FcgiSetup): Stage {
     const body = hasBody(ctx.req) ? ctx.req : undefined;
     for (let attempt = 0; ; attempt++) {
       try {
-        return await serveOnce(ctx, setup, vars, body, what);
+        return await serveOnce(ctx, setup, vars, body, what, attempt > 0);
       } catch (e) {
-        // A connection php-fpm had closed while idle (pm.max_requests): once more on a new one.
+        // A connection php-fpm had closed while idle (pm.max_requests): once more, on a new one.
         if (e instanceof StaleConnection && attempt === 0 && !ctx.responded) continue;
         throw e instanceof StaleConnection ? gatewayError(what, e.cause) : e;
       }
@@ -62,10 +62,11 @@ async function serveOnce(
   vars: ReadonlyMap<string, string>,
   body: Readable | undefined,
   what: string,
+  fresh: boolean,
 ): Promise<void> {
   let exchange: Exchange;
   try {
-    exchange = await startExchange(setup.connections, vars, body);
+    exchange = await startExchange(setup.connections, vars, body, fresh);
   } catch (e) {
     throw gatewayError(what, e);
   }
