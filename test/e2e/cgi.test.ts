@@ -48,6 +48,10 @@ script(
   '#!/bin/sh\nhead -c 1048576 /dev/zero | tr "\\0" e >&2\nprintf "Content-Type: text/plain\\n\\nstill fine"\n',
 );
 script('cgi-bin/forever.sh', '#!/bin/sh\nsleep 600\n');
+script(
+  'cgi-bin/linger.sh',
+  '#!/bin/sh\nprintf "Content-Type: text/plain\\n\\nanswered"\nexec >&- 2>&-\nsleep 600\n',
+);
 script('cgi-bin/slow.sh', '#!/bin/sh\nsleep 1\nprintf "Content-Type: text/plain\\n\\nslept"\n');
 script('cgi-bin/noheaders.sh', '#!/bin/sh\nprintf "just text"\n');
 script(
@@ -151,6 +155,13 @@ describe('CGI', () => {
     assert.ok(Date.now() - started < 5000);
     for (let i = 0; i < 40 && scriptProcesses() > 0; i++) await sleep(50);
     assert.equal(scriptProcesses(), 0, 'the script and its sleep are gone');
+  });
+
+  it('leaves no script running after its response is complete (killed within 5 s at most)', async () => {
+    const r = await get(s.port, '/cgi-bin/linger.sh');
+    assert.equal(r.text, 'answered');
+    for (let i = 0; i < 140 && scriptProcesses() > 0; i++) await sleep(50);
+    assert.equal(scriptProcesses(), 0, 'then it is gone');
   });
 
   it(`200 requests at once to a script that sleeps 1 s: never more than ${MAX_PROCESSES} processes, every request 200 or 503`, async (t) => {

@@ -21,6 +21,8 @@ import type { ProcessSlots } from './process-slots.js';
 
 /** Error output kept per script for the error log; the rest is counted, not kept. */
 const MAX_STDERR = 64 * 1024;
+/** How long a script may run on once its response is complete. */
+const LINGER_MS = 5_000;
 
 export interface CgiSetup {
   readonly extensions: readonly string[];
@@ -107,7 +109,11 @@ async function run(
     if (e instanceof HttpError || !out.destroyed) throw e;
   } finally {
     ctx.res.off('close', kill);
+    // Its answer is out: a script that lingers (or left a child holding its output) is given a
+    // moment to end, then its group is killed, so it cannot hold a process slot for ever.
+    const lingering = setTimeout(kill, LINGER_MS);
     const code = await exited;
+    clearTimeout(lingering);
     const text = stderr.trim();
     if (text !== '')
       log.log(
