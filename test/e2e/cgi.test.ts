@@ -13,7 +13,9 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { once } from 'node:events';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -51,6 +53,10 @@ script('cgi-bin/forever.sh', '#!/bin/sh\nsleep 600\n');
 script(
   'cgi-bin/linger.sh',
   '#!/bin/sh\nprintf "Content-Type: text/plain\\n\\nanswered"\nexec >&- 2>&-\nsleep 600\n',
+);
+script(
+  'cgi-bin/upload.sh',
+  '#!/bin/sh\ncat > /dev/null\nprintf "Content-Type: text/plain\\n\\nread it all"\n',
 );
 script('cgi-bin/slow.sh', '#!/bin/sh\nsleep 1\nprintf "Content-Type: text/plain\\n\\nslept"\n');
 script('cgi-bin/noheaders.sh', '#!/bin/sh\nprintf "just text"\n');
@@ -155,6 +161,20 @@ describe('CGI', () => {
     assert.ok(Date.now() - started < 5000);
     for (let i = 0; i < 40 && scriptProcesses() > 0; i++) await sleep(50);
     assert.equal(scriptProcesses(), 0, 'the script and its sleep are gone');
+  });
+
+  it('ends the script when the client goes away in the middle of an upload: no process or socket left', async () => {
+    const socket = connect(s.port, '127.0.0.1');
+    await once(socket, 'connect');
+    socket.write('POST /cgi-bin/upload.sh HTTP/1.1\r\nHost: x\r\nContent-Length: 10000000\r\n\r\n');
+    socket.write(Buffer.alloc(64 * 1024, 1));
+    for (let i = 0; i < 40 && scriptProcesses() === 0; i++) await sleep(25);
+    assert.ok(scriptProcesses() > 0, 'the script was reading the upload');
+    socket.destroy();
+    for (let i = 0; i < 40 && scriptProcesses() > 0; i++) await sleep(50);
+    assert.equal(scriptProcesses(), 0);
+    await sleep(100);
+    assert.equal(s.server.connectionsActive, 0);
   });
 
   it('leaves no script running after its response is complete (killed within 5 s at most)', async () => {

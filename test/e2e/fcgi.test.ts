@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { connect } from 'node:net';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -240,6 +241,27 @@ describe('FastCGI with php-fpm', { skip: FPM === undefined && 'php-fpm is not in
     assert.equal((JSON.parse(allowed.body.toString()) as { user: string }).user, 'alice');
     const secure = await fetchRaw(sport, '/info.php', { tls: true });
     assert.equal((JSON.parse(secure.body.toString()) as { https: string }).https, 'on');
+  });
+
+  it('frees the php-fpm child when the client goes away in the middle of an upload', async () => {
+    // Over TCP: that pool of four children serves only tcpServer, whose kept connections each hold one.
+    const socket = connect(tcpServer.port, '127.0.0.1');
+    await once(socket, 'connect');
+    socket.write(
+      'POST /upload.php HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: 10000000\r\n\r\n',
+    );
+    socket.write(Buffer.alloc(256 * 1024, 1));
+    await sleep(200);
+    socket.destroy();
+    await sleep(200);
+    // Four children: were one still held by the cut upload, one of these would wait for ever.
+    const started = Date.now();
+    const statuses = await Promise.all(
+      Array.from({ length: 4 }, async () => (await fetchRaw(tcpServer.port, '/stderr.php')).status),
+    );
+    assert.deepEqual(statuses, [200, 200, 200, 200]);
+    assert.ok(Date.now() - started < 2000);
+    assert.equal(tcpServer.server.connectionsActive, 0);
   });
 
   it('never runs a file outside wwwroot, or one that is not a script', async () => {
