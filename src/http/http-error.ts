@@ -37,7 +37,8 @@ export type FailureCode =
   | 'upstream-timeout'
   | 'upstream-failed'
   | 'upstream-status'
-  | 'gateway-exited';
+  | 'gateway-exited'
+  | 'application-error';
 
 export interface HttpErrorOptions {
   readonly headers?: HeaderPairs;

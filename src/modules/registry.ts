@@ -7,5 +7,8 @@ import { fauth } from './fauth/index.js';
 import { fcgi } from './fcgi/index.js';
 import { rproxy } from './rproxy/index.js';
 import { scgi } from './scgi/index.js';
+import { asgi } from './asgi/index.js';
+import { wsgi } from './wsgi/index.js';
+import { wsgid } from './wsgid/index.js';
 
-export const MODULES: readonly Module[] = [cache, fauth, rproxy, cgi, scgi, fcgi];
+export const MODULES: readonly Module[] = [cache, fauth, rproxy, cgi, scgi, fcgi, wsgi, wsgid, asgi];

@@ -67,9 +67,17 @@ export interface Plan {
   readonly inFlight: InFlight;
   /** module → the status of each of its provisioned stages, for /status. */
   moduleStatus(): Record<string, unknown[]>;
+  /**
+   * Resolves once what the modules start (Python applications) serves; rejects with PlanNotReady.
+   * Nothing listens with a Plan before this.
+   */
+  ready(): Promise<void>;
 }
 
 export class PlanError extends Error {}
+
+/** A module could not start what the configuration asks (an application that fails to import). */
+export class PlanNotReady extends Error {}
 
 export interface AcmeUse {
   readonly manager: AcmeManager;
@@ -132,6 +140,10 @@ export function compilePlan(config: Config, services: CompileServices): Plan {
       leases,
       inFlight: new InFlight(modules.count > 0),
       moduleStatus: () => modules.status(),
+      ready: () =>
+        modules.ready().catch((e: unknown) => {
+          throw new PlanNotReady((e as Error).message);
+        }),
     });
   } catch (e) {
     void leases.release();

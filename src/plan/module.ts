@@ -17,6 +17,11 @@ export interface ModuleServices {
 export interface Provisioned {
   readonly stage: Stage;
   status?(): unknown;
+  /**
+   * What the stage needs started before it serves (a Python application's processes): the Plan
+   * goes live only once it resolves, and a rejection is a start error or a refused reload.
+   */
+  ready?(): Promise<void>;
 }
 
 export interface Module<Options = unknown> {

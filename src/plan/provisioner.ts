@@ -45,6 +45,11 @@ export class Provisioner {
     return entry.provisioned.stage;
   }
 
+  /** Every provisioned stage ready to serve; the first failure rejects. */
+  async ready(): Promise<void> {
+    await Promise.all([...this.memo.values()].map(({ provisioned }) => provisioned.ready?.()));
+  }
+
   /** module → the status of each provisioned stage that reports one. */
   status(): Record<string, unknown[]> {
     const out: Record<string, unknown[]> = {};

@@ -10,7 +10,7 @@ import type { Logger } from '../http/logger.js';
 import { AccessLog } from '../log/access-log.js';
 import { ErrorLog } from '../log/error-log.js';
 import { MODULES } from '../modules/registry.js';
-import { compilePlan, type CompileServices, type Plan } from '../plan/compile.js';
+import { compilePlan, PlanNotReady, type CompileServices, type Plan } from '../plan/compile.js';
 import type { ListenerSpec } from '../plan/listener-spec.js';
 import type { Module } from '../plan/module.js';
 import { Resources } from '../plan/resources.js';
@@ -107,6 +107,7 @@ export class Server {
     try {
       applyEnvironment(config);
       plan = compilePlan(config, services);
+      await plan.ready();
       const server = new Server(plan, services, current);
       await server.openListeners(plan);
       try {
@@ -173,6 +174,8 @@ export class Server {
       throw new Error('the server is shutting down; the configuration is not reloaded');
     const plan = compilePlan(config, this.services);
     try {
+      // New application processes serve before the old ones are retired with their Plan.
+      await plan.ready();
       await this.swapIn(plan, config);
     } catch (e) {
       // Unless it became current before the failure, nothing uses the new Plan: what only it
@@ -265,6 +268,7 @@ export class Server {
     const source = this.services.options.reloadSource;
     let diagnostics: readonly string[] = [];
     let label: string | undefined;
+    let written = false;
     const run = async (): Promise<ReloadOutcome> => {
       if (this.stopping)
         return {
@@ -287,13 +291,18 @@ export class Server {
         const details = next.diagnostics
           .filter((d) => d.severity === 'error')
           .map(formatDiagnostic);
+        written = true;
         return { ok: false, status: 422, error: 'invalid configuration', details };
       }
       try {
         await this.apply(next.config);
         return { ok: true, reloads: this.reloads };
       } catch (e) {
-        return { ok: false, status: 500, error: 'reload failed', details: [(e as Error).message] };
+        const details = (e as Error).message.split('\n');
+        // An application that cannot start is the configuration's fault, as an invalid file is.
+        if (e instanceof PlanNotReady)
+          return { ok: false, status: 422, error: 'invalid configuration', details };
+        return { ok: false, status: 500, error: 'reload failed', details };
       }
     };
     const outcome = await this.serialized(run);
@@ -303,7 +312,7 @@ export class Server {
     if (outcome.ok) log(`reloaded${asked}; serving ${this.listenerUrls.join(', ')}`);
     else {
       // An invalid configuration's details are its error diagnostics, already written.
-      if (outcome.status !== 422) for (const line of outcome.details) log(`reload: ${line}`);
+      if (!written) for (const line of outcome.details) log(`reload: ${line}`);
       log(`reload${asked} refused (${outcome.error}); the running configuration keeps serving`);
     }
     return outcome;

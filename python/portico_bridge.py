@@ -1,0 +1,735 @@
+"""Portico's bridge to a Python web application (docs/python.md).
+
+Started by Portico as `python3 portico_bridge.py MODE APPLICATION CLEAR THREADS`, it loads the file
+that defines `application` and serves the requests Portico sends it. MODE is `wsgi` (PEP 3333 on a
+pool of THREADS threads), `wsgid` (PEP 3333, one request at a time: Portico runs one such process
+per CPU) or `asgi` (ASGI 3 on one asyncio loop). Standard library only.
+
+Portico and the bridge talk over the process's original stdin and stdout in frames: a 9-byte head
+(type: u8, stream: u32, length: u32, big-endian) and `length` bytes. Bodies flow both ways under a
+per-stream window of WINDOW bytes that the reader replenishes with CREDIT frames as it consumes
+them, so a slow client or a slow application holds back only its own stream. The application's own
+stdout and stdin are moved out of the way (print() goes to the error log), so nothing it does can
+corrupt the frames.
+"""
+
+import asyncio
+import collections
+import importlib.util
+import json
+import os
+import queue
+import struct
+import sys
+import threading
+import traceback
+
+HEAD = struct.Struct(">BII")
+U32 = struct.Struct(">I")
+CLOSE = struct.Struct(">H")
+
+# Frame types; BODY, END, CREDIT and the WebSocket messages go both ways.
+REQUEST = 1  # Portico → bridge: the request's JSON head (environ or scope)
+START = 2  # bridge → Portico: {"status": N, "headers": [[name, value], …]}
+BODY = 3
+END = 4  # the request body, or the response, is complete
+CREDIT = 5  # u32: the reader consumed this many more body bytes
+CANCEL = 6  # Portico → bridge: the client went away
+FAIL = 7  # bridge → Portico: the application failed (text); the stream is over
+WS_ACCEPT = 8  # bridge → Portico: {"subprotocol": …, "headers": […]}
+WS_TEXT = 9
+WS_BINARY = 10
+WS_CLOSE = 11  # u16 code, then the reason (UTF-8)
+READY = 12  # bridge → Portico, stream 0: {"python": version, "executable": path}
+START_FAILED = 13  # bridge → Portico, stream 0: {"error": …, "traceback": …, …}
+
+WINDOW = 256 * 1024
+CREDIT_STEP = WINDOW // 4
+FILE_BLOCK = 64 * 1024
+
+
+class ClientGone(OSError):
+    """The client went away: what the application was doing for it stops."""
+
+
+def frame(kind, stream, payload=b""):
+    return HEAD.pack(kind, stream, len(payload)) + payload
+
+
+def python_info():
+    return {"python": sys.version.split()[0], "executable": sys.executable}
+
+
+def load_application(path, clear_import_path):
+    """REFERENCE §18: the file runs as a module named after it, its directory first on sys.path."""
+    path = os.path.abspath(path)
+    directory = os.path.dirname(path)
+    name = os.path.splitext(os.path.basename(path))[0]
+    sys.path.insert(0, directory)
+    try:
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"{path} is not a Python file")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    finally:
+        if clear_import_path and directory in sys.path:
+            sys.path.remove(directory)
+    application = getattr(module, "application", None)
+    if application is None:
+        raise LookupError(f"{path} defines no `application`")
+    if not callable(application):
+        raise TypeError(f"`application` in {path} is not callable")
+    return application
+
+
+def start_failure(error):
+    lines = traceback.format_exception_only(type(error), error)
+    return dict(
+        python_info(),
+        error="".join(lines).strip(),
+        traceback="".join(traceback.format_exception(type(error), error, error.__traceback__)),
+    )
+
+
+def log_exception(what):
+    sys.stderr.write(f"{what}\n{traceback.format_exc()}")
+    sys.stderr.flush()
+
+
+# ── WSGI ─────────────────────────────────────────────────────────────────────────────────────────
+
+
+class Writer:
+    """Frames to Portico; whole frames, one thread at a time."""
+
+    def __init__(self, fd):
+        self.fd = fd
+        self.lock = threading.Lock()
+
+    def send(self, data):
+        with self.lock:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self.fd, view) :]
+
+
+class Stream:
+    __slots__ = ("id", "chunks", "ended", "cancelled", "credit", "consumed", "wake")
+
+    def __init__(self, stream_id, has_body, wake):
+        self.id = stream_id
+        self.chunks = collections.deque()
+        self.ended = not has_body
+        self.cancelled = False
+        self.credit = WINDOW
+        self.consumed = 0
+        self.wake = wake
+
+
+class Channel:
+    """The frames from Portico, read by one thread (threaded) or by whoever waits (single)."""
+
+    def __init__(self, reader, writer, threaded):
+        self.reader = reader
+        self.writer = writer
+        self.threaded = threaded
+        self.lock = threading.Lock()
+        self.streams = {}
+        self.requests = queue.SimpleQueue() if threaded else collections.deque()
+
+    def read_frame(self):
+        head = self.reader.read(9)
+        if len(head) < 9:
+            raise EOFError
+        kind, stream_id, length = HEAD.unpack(head)
+        payload = self.reader.read(length) if length else b""
+        if len(payload) < length:
+            raise EOFError
+        return kind, stream_id, payload
+
+    def pump(self):
+        """Reads one frame and files it where its stream will look."""
+        kind, stream_id, payload = self.read_frame()
+        if kind == REQUEST:
+            head = json.loads(payload)
+            wake = threading.Condition(self.lock) if self.threaded else None
+            stream = Stream(stream_id, head.pop("body", False), wake)
+            with self.lock:
+                self.streams[stream_id] = stream
+            if self.threaded:
+                self.requests.put((stream, head))
+            else:
+                self.requests.append((stream, head))
+            return
+        with self.lock:
+            stream = self.streams.get(stream_id)
+            if stream is None:
+                return
+            if kind == BODY:
+                stream.chunks.append(payload)
+            elif kind == END:
+                stream.ended = True
+            elif kind == CANCEL:
+                stream.cancelled = True
+            elif kind == CREDIT:
+                stream.credit += U32.unpack(payload)[0]
+            if stream.wake is not None:
+                stream.wake.notify()
+
+    def wait(self, stream, ready):
+        """Until `ready()` holds for the stream (its lock held while it is asked)."""
+        if self.threaded:
+            with self.lock:
+                while not ready():
+                    stream.wake.wait()
+        else:
+            while not ready():
+                self.pump()
+
+    def done(self, stream):
+        with self.lock:
+            self.streams.pop(stream.id, None)
+
+
+class Input:
+    """wsgi.input: the request body as Portico streams it, to its end (CONTENT_LENGTH or chunked)."""
+
+    def __init__(self, channel, stream):
+        self.channel = channel
+        self.stream = stream
+        self.buffer = b""
+
+    def _fill(self):
+        """More bytes into the buffer; False at the end of the body."""
+        stream = self.stream
+        self.channel.wait(stream, lambda: stream.chunks or stream.ended or stream.cancelled)
+        if stream.cancelled:
+            raise ClientGone("the client went away")
+        if not stream.chunks:
+            return False
+        with self.channel.lock:
+            chunk = stream.chunks.popleft()
+        self.buffer += chunk
+        stream.consumed += len(chunk)
+        if stream.consumed >= CREDIT_STEP:
+            self.channel.writer.send(frame(CREDIT, stream.id, U32.pack(stream.consumed)))
+            stream.consumed = 0
+        return True
+
+    def read(self, size=-1):
+        if size is None or size < 0:
+            while self._fill():
+                pass
+            data, self.buffer = self.buffer, b""
+            return data
+        while len(self.buffer) < size and self._fill():
+            pass
+        data, self.buffer = self.buffer[:size], self.buffer[size:]
+        return data
+
+    def readline(self, size=-1):
+        while True:
+            end = self.buffer.find(b"\n")
+            if end >= 0 or (size is not None and 0 <= size <= len(self.buffer)):
+                break
+            if not self._fill():
+                break
+        limit = len(self.buffer) if end < 0 else end + 1
+        if size is not None and size >= 0:
+            limit = min(limit, size)
+        data, self.buffer = self.buffer[:limit], self.buffer[limit:]
+        return data
+
+    def readlines(self, hint=-1):
+        lines, total = [], 0
+        for line in self:
+            lines.append(line)
+            total += len(line)
+            if hint is not None and 0 < hint <= total:
+                break
+        return lines
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
+
+
+class FileWrapper:
+    """wsgi.file_wrapper (PEP 3333 §Optional Platform-Specific File Handling)."""
+
+    def __init__(self, filelike, block_size=FILE_BLOCK):
+        self.filelike = filelike
+        self.block_size = block_size
+        if hasattr(filelike, "close"):
+            self.close = filelike.close
+
+    def __iter__(self):
+        read = self.filelike.read
+        while True:
+            block = read(self.block_size)
+            if not block:
+                return
+            yield block
+
+
+class WsgiServer:
+    def __init__(self, application, channel, threaded, threads):
+        self.application = application
+        self.channel = channel
+        self.threaded = threaded
+        self.threads = threads
+        self.base = {
+            "wsgi.version": (1, 0),
+            "wsgi.errors": sys.stderr,
+            "wsgi.multithread": threaded,
+            "wsgi.multiprocess": not threaded,
+            "wsgi.run_once": False,
+            "wsgi.file_wrapper": FileWrapper,
+            "wsgi.input_terminated": True,
+        }
+
+    def run(self):
+        channel = self.channel
+        if self.threaded:
+            for _ in range(self.threads):
+                threading.Thread(target=self.work, daemon=True).start()
+            while True:
+                channel.pump()
+        else:
+            while True:
+                while not channel.requests:
+                    channel.pump()
+                self.serve(*channel.requests.popleft())
+
+    def work(self):
+        while True:
+            self.serve(*self.channel.requests.get())
+
+    def serve(self, stream, environ):
+        channel = self.channel
+        send = channel.writer.send
+        if stream.cancelled:
+            # Gone while it waited its turn.
+            channel.done(stream)
+            return send(frame(END, stream.id))
+        environ.update(self.base)
+        environ["wsgi.input"] = Input(channel, stream)
+        state = {"head": None, "sent": False}
+
+        def body(data):
+            if stream.cancelled:
+                raise ClientGone("the client went away")
+            if not state["sent"]:
+                status, headers = state["head"] or (None, None)
+                if status is None:
+                    raise AssertionError("the application sent a body before start_response()")
+                state["sent"] = True
+                head = json.dumps({"status": int(status[:3]), "headers": headers}).encode()
+                with channel.lock:
+                    stream.credit -= len(data)
+                send(frame(START, stream.id, head) + (frame(BODY, stream.id, data) if data else b""))
+                return
+            if not data:
+                return
+            channel.wait(stream, lambda: stream.credit > 0 or stream.cancelled)
+            if stream.cancelled:
+                raise ClientGone("the client went away")
+            with channel.lock:
+                stream.credit -= len(data)
+            send(frame(BODY, stream.id, data))
+
+        def start_response(status, headers, exc_info=None):
+            if exc_info:
+                try:
+                    if state["sent"]:
+                        raise exc_info[1].with_traceback(exc_info[2])
+                finally:
+                    exc_info = None
+            elif state["head"] is not None:
+                raise AssertionError("start_response() called twice without exc_info")
+            state["head"] = (status, [[str(n), str(v)] for n, v in headers])
+            return body
+
+        result = None
+        try:
+            result = self.application(environ, start_response)
+            for data in result:
+                if data:
+                    body(data)
+            if not state["sent"]:
+                body(b"")
+            send(frame(END, stream.id))
+        except ClientGone:
+            send(frame(END, stream.id))
+        except BaseException as error:
+            if isinstance(error, (KeyboardInterrupt, SystemExit, EOFError)):
+                raise
+            log_exception(f"{environ.get('REQUEST_METHOD')} {environ.get('REQUEST_URI')}: the application failed")
+            message = "".join(traceback.format_exception_only(type(error), error)).strip()
+            send(frame(FAIL, stream.id, message.encode("utf-8", "replace")))
+        finally:
+            channel.done(stream)
+            close = getattr(result, "close", None)
+            if close is not None:
+                try:
+                    close()
+                except Exception:
+                    log_exception("the application's iterable failed to close")
+
+
+# ── ASGI ─────────────────────────────────────────────────────────────────────────────────────────
+
+
+class AsgiStream:
+    """One http or websocket scope: what Portico sent that the application has not received yet."""
+
+    __slots__ = ("id", "events", "waiter", "credit", "credit_waiter", "consumed", "cancelled", "finished")
+
+    def __init__(self, stream_id):
+        self.id = stream_id
+        self.events = collections.deque()
+        self.waiter = None
+        self.credit = WINDOW
+        self.credit_waiter = None
+        self.consumed = 0
+        self.cancelled = False
+        self.finished = False
+
+    def push(self, event):
+        self.events.append(event)
+        self.wake()
+
+    def wake(self):
+        for name in ("waiter", "credit_waiter"):
+            waiter = getattr(self, name)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
+
+
+class FrameProtocol(asyncio.Protocol):
+    def __init__(self, server):
+        self.server = server
+        self.buffer = bytearray()
+
+    def data_received(self, data):
+        buffer = self.buffer
+        buffer += data
+        offset = 0
+        while len(buffer) - offset >= 9:
+            kind, stream_id, length = HEAD.unpack_from(buffer, offset)
+            if len(buffer) - offset - 9 < length:
+                break
+            payload = bytes(buffer[offset + 9 : offset + 9 + length])
+            offset += 9 + length
+            self.server.dispatch(kind, stream_id, payload)
+        del buffer[:offset]
+
+    def eof_received(self):
+        self.server.stopping.set()
+
+    def connection_lost(self, exc):
+        self.server.stopping.set()
+
+
+class AsgiServer:
+    def __init__(self, application, out_fd, in_file):
+        self.application = application
+        self.out_fd = out_fd
+        self.in_file = in_file
+        self.streams = {}
+        self.state = {}
+        self.transport = None
+
+    def send(self, data):
+        self.transport.write(data)
+
+    async def run(self):
+        loop = asyncio.get_running_loop()
+        self.stopping = asyncio.Event()
+        self.transport, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(self.out_fd, "wb", buffering=0))
+        lifespan = Lifespan(self.application, self.state)
+        failure = await lifespan.startup()
+        if failure is not None:
+            self.send(frame(START_FAILED, 0, json.dumps(dict(python_info(), error=failure, traceback="")).encode()))
+            await self.flush()
+            return 1
+        await loop.connect_read_pipe(lambda: FrameProtocol(self), self.in_file)
+        self.send(frame(READY, 0, json.dumps(python_info()).encode()))
+        await self.stopping.wait()
+        for stream in self.streams.values():
+            stream.cancelled = True
+            stream.wake()
+        await lifespan.shutdown()
+        await self.flush()
+        return 0
+
+    async def flush(self):
+        while self.transport.get_write_buffer_size() > 0:
+            await asyncio.sleep(0.01)
+
+    def dispatch(self, kind, stream_id, payload):
+        if kind == REQUEST:
+            scope = json.loads(payload)
+            stream = AsgiStream(stream_id)
+            self.streams[stream_id] = stream
+            asyncio.get_running_loop().create_task(self.serve(stream, scope))
+            return
+        stream = self.streams.get(stream_id)
+        if stream is None:
+            return
+        if kind == BODY:
+            stream.push({"type": "http.request", "body": payload, "more_body": True})
+        elif kind == END:
+            stream.push({"type": "http.request", "body": b"", "more_body": False})
+        elif kind == CANCEL:
+            stream.cancelled = True
+            stream.wake()
+        elif kind == CREDIT:
+            stream.credit += U32.unpack(payload)[0]
+            stream.wake()
+        elif kind == WS_TEXT:
+            stream.push({"type": "websocket.receive", "text": payload.decode("utf-8")})
+        elif kind == WS_BINARY:
+            stream.push({"type": "websocket.receive", "bytes": payload})
+        elif kind == WS_CLOSE:
+            stream.push({"type": "websocket.disconnect", "code": CLOSE.unpack_from(payload)[0]})
+
+    async def serve(self, stream, head):
+        websocket = head["type"] == "websocket"
+        has_body = head.pop("body", False)
+        scope = self.scope(head)
+        response = {"started": False, "head": None, "accepted": False, "complete": False}
+        if websocket:
+            stream.events.append({"type": "websocket.connect"})
+        elif not has_body:
+            stream.events.append({"type": "http.request", "body": b"", "more_body": False})
+
+        async def receive():
+            while True:
+                if stream.events:
+                    event = stream.events.popleft()
+                    data = event.get("body") or event.get("bytes") or event.get("text")
+                    if data:
+                        self.consumed(stream, len(data))
+                    return event
+                if stream.cancelled or response["complete"]:
+                    if websocket:
+                        return {"type": "websocket.disconnect", "code": 1006}
+                    return {"type": "http.disconnect"}
+                stream.waiter = asyncio.get_running_loop().create_future()
+                await stream.waiter
+                stream.waiter = None
+
+        async def send(message):
+            kind = message["type"]
+            if stream.cancelled:
+                raise ClientGone("the client went away")
+            if kind == "http.response.start":
+                if response["head"] is not None:
+                    raise RuntimeError("http.response.start sent twice")
+                response["head"] = {
+                    "status": int(message["status"]),
+                    "headers": [[n.decode("latin-1"), v.decode("latin-1")] for n, v in message.get("headers", [])],
+                }
+            elif kind == "http.response.body":
+                if response["head"] is None:
+                    raise RuntimeError("http.response.body sent before http.response.start")
+                if response["complete"]:
+                    raise RuntimeError("http.response.body sent after the response was complete")
+                data = bytes(message.get("body", b""))
+                more = message.get("more_body", False)
+                out = b""
+                if not response["started"]:
+                    response["started"] = True
+                    out = frame(START, stream.id, json.dumps(response["head"]).encode())
+                elif data:
+                    await self.credit(stream)
+                if data:
+                    stream.credit -= len(data)
+                    out += frame(BODY, stream.id, data)
+                if not more:
+                    response["complete"] = True
+                    stream.finished = True
+                    out += frame(END, stream.id)
+                    stream.wake()
+                if out:
+                    self.send(out)
+            elif kind == "websocket.accept":
+                response["accepted"] = True
+                accept = {
+                    "subprotocol": message.get("subprotocol"),
+                    "headers": [[n.decode("latin-1"), v.decode("latin-1")] for n, v in message.get("headers", [])],
+                }
+                self.send(frame(WS_ACCEPT, stream.id, json.dumps(accept).encode()))
+            elif kind == "websocket.send":
+                if not response["accepted"]:
+                    raise RuntimeError("websocket.send before websocket.accept")
+                await self.credit(stream)
+                if message.get("text") is not None:
+                    data = message["text"].encode("utf-8")
+                    stream.credit -= len(data)
+                    self.send(frame(WS_TEXT, stream.id, data))
+                else:
+                    data = bytes(message.get("bytes") or b"")
+                    stream.credit -= len(data)
+                    self.send(frame(WS_BINARY, stream.id, data))
+            elif kind == "websocket.close":
+                reason = (message.get("reason") or "").encode("utf-8")
+                response["complete"] = True
+                stream.finished = True
+                self.send(frame(WS_CLOSE, stream.id, CLOSE.pack(int(message.get("code", 1000))) + reason))
+                stream.wake()
+            else:
+                raise RuntimeError(f"unknown ASGI message type {kind!r}")
+
+        try:
+            await self.application(scope, receive, send)
+            if not response["complete"] and not stream.cancelled:
+                if websocket:
+                    self.send(frame(WS_CLOSE, stream.id, CLOSE.pack(1000)))
+                elif response["started"]:
+                    raise RuntimeError("the application returned before the response was complete")
+                else:
+                    raise RuntimeError("the application returned without a response")
+            self.send(frame(END, stream.id))
+        except ClientGone:
+            self.send(frame(END, stream.id))
+        except Exception as error:
+            if not stream.cancelled:
+                log_exception(f"{scope.get('method', 'WEBSOCKET')} {head.get('target')}: the application failed")
+            message = "".join(traceback.format_exception_only(type(error), error)).strip()
+            self.send(frame(FAIL, stream.id, message.encode("utf-8", "replace")))
+        finally:
+            self.streams.pop(stream.id, None)
+
+    def consumed(self, stream, length):
+        stream.consumed += length
+        if stream.consumed >= CREDIT_STEP:
+            self.send(frame(CREDIT, stream.id, U32.pack(stream.consumed)))
+            stream.consumed = 0
+
+    async def credit(self, stream):
+        while stream.credit <= 0:
+            if stream.cancelled:
+                raise ClientGone("the client went away")
+            stream.credit_waiter = asyncio.get_running_loop().create_future()
+            await stream.credit_waiter
+            stream.credit_waiter = None
+        if stream.cancelled:
+            raise ClientGone("the client went away")
+
+    def scope(self, head):
+        enc = lambda s: s.encode("latin-1")
+        scope = {
+            "type": head["type"],
+            "asgi": {"version": "3.0", "spec_version": "2.3"},
+            "http_version": head["http_version"],
+            "scheme": head["scheme"],
+            "path": head["path"],
+            "raw_path": enc(head["raw_path"]),
+            "query_string": enc(head["query_string"]),
+            "root_path": head["root_path"],
+            "headers": [(enc(n), enc(v)) for n, v in head["headers"]],
+            "client": tuple(head["client"]),
+            "server": tuple(head["server"]),
+            "state": dict(self.state),
+            "extensions": {},
+        }
+        if head["type"] == "http":
+            scope["method"] = head["method"]
+        else:
+            scope["subprotocols"] = head.get("subprotocols", [])
+        return scope
+
+
+class Lifespan:
+    """The lifespan scope: startup before READY, shutdown when Portico ends the process."""
+
+    def __init__(self, application, state):
+        self.application = application
+        self.state = state
+        self.inbox = asyncio.Queue()
+        self.replies = asyncio.Queue()
+        self.task = None
+        self.supported = True
+
+    async def startup(self):
+        scope = {"type": "lifespan", "asgi": {"version": "3.0", "spec_version": "2.0"}, "state": self.state}
+        self.task = asyncio.get_running_loop().create_task(self.run(scope))
+        await self.inbox.put({"type": "lifespan.startup"})
+        reply = await self.replies.get()
+        if reply is None:
+            self.supported = False
+            return None
+        if reply["type"] == "lifespan.startup.failed":
+            return reply.get("message") or "lifespan startup failed"
+        return None
+
+    async def run(self, scope):
+        try:
+            await self.application(scope, self.inbox.get, self.replies.put)
+        except Exception:
+            # ASGI lifespan: an application that raises here does not support the scope.
+            if self.replies.empty():
+                sys.stderr.write("the ASGI application does not support the lifespan scope; going on without it\n")
+        await self.replies.put(None)
+
+    async def shutdown(self):
+        if not self.supported or self.task is None or self.task.done():
+            return
+        await self.inbox.put({"type": "lifespan.shutdown"})
+        try:
+            reply = await asyncio.wait_for(self.replies.get(), 10)
+        except asyncio.TimeoutError:
+            sys.stderr.write("the ASGI application's lifespan shutdown took more than 10 s\n")
+            return
+        if reply is not None and reply["type"] == "lifespan.shutdown.failed":
+            sys.stderr.write(f"lifespan shutdown failed: {reply.get('message', '')}\n")
+
+
+# ── start ────────────────────────────────────────────────────────────────────────────────────────
+
+
+def main():
+    mode, application_path, clear, threads = sys.argv[1], sys.argv[2], sys.argv[3] == "1", int(sys.argv[4])
+    # The frames keep the original descriptors; the application's print() and input() get the
+    # error log and nothing.
+    in_fd, out_fd = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    sys.stdout.reconfigure(line_buffering=True)
+    sys.stderr.reconfigure(line_buffering=True)
+    writer = Writer(out_fd)
+    try:
+        application = load_application(application_path, clear)
+    except BaseException as error:
+        writer.send(frame(START_FAILED, 0, json.dumps(start_failure(error)).encode()))
+        return 1
+    if mode == "asgi":
+        return asyncio.run(AsgiServer(application, out_fd, os.fdopen(in_fd, "rb", buffering=0)).run())
+    reader = os.fdopen(in_fd, "rb", buffering=1 << 16)
+    threaded = mode == "wsgi"
+    channel = Channel(reader, writer, threaded)
+    writer.send(frame(READY, 0, json.dumps(python_info()).encode()))
+    try:
+        WsgiServer(application, channel, threaded, threads).run()
+    except EOFError:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Threads still serving (a request Portico gave up on) do not hold the process.
+    os._exit(code)

@@ -1,0 +1,37 @@
+// The stage of the wsgi, wsgid and asgi modules: a request under the mount prefix goes to one of
+// the application's bridge processes; an ASGI application also takes WebSocket requests.
+import type { Logger } from '../http/logger.js';
+import { decodePath } from '../http/paths.js';
+import type { Stage } from '../http/stage.js';
+import type { PythonPool } from '../process/python-pool.js';
+import type { PythonMode } from '../process/python-worker.js';
+import { hasBody } from '../upstream/request-body.js';
+import { exchangeWithPython } from './python-exchange.js';
+import { asgiScope, mounted, mountPrefix, wsgiEnviron } from './python-heads.js';
+import { isWebSocketRequest, serveWebSocket } from './python-websocket.js';
+
+export interface PythonStageSetup {
+  readonly mode: PythonMode;
+  readonly pool: PythonPool;
+  /** `wsgiPath`, `wsgidPath` or `asgiPath`. */
+  readonly path: string;
+  readonly application: string;
+  readonly errorLog: Logger;
+}
+
+export function pythonStage(setup: PythonStageSetup): Stage {
+  const prefix = mountPrefix(setup.path);
+  const what = `${setup.mode} ${setup.application}`;
+  return async (ctx, next) => {
+    const mount = mounted(prefix, decodePath(ctx.path));
+    if (mount === undefined) return next();
+    if (setup.mode === 'asgi' && isWebSocketRequest(ctx))
+      return serveWebSocket(ctx, setup.pool, mount, what);
+    const body = hasBody(ctx.req);
+    const head =
+      setup.mode === 'asgi'
+        ? asgiScope(ctx, mount, body)
+        : wsgiEnviron(ctx, mount, setup.application, body);
+    return exchangeWithPython(ctx, setup.pool, head, body, what);
+  };
+}

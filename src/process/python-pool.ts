@@ -1,0 +1,178 @@
+// The bridge processes of one Python application (ARCHITECTURE.md, src/process/): all started and
+// ready before a Plan that uses them goes live, each request given to the less busy of two at
+// random, a process that dies replaced while the others serve (with a back-off when it keeps
+// dying), and all ended when the Plan that started them is retired or the server stops.
+import type { Logger } from '../http/logger.js';
+import { PythonStartError, PythonWorker, type BridgeInfo, type PythonSpec } from './python-worker.js';
+
+/** How long an application may take to import (and an ASGI one to finish its lifespan startup). */
+const START_TIMEOUT_MS = 60_000;
+/** How long a stopping process may take (an ASGI lifespan shutdown) before it is killed. */
+const STOP_GRACE_MS = 10_000;
+/** Restart back-off: from the first, doubled while a new process dies within STABLE_MS. */
+const RESTART_FIRST_MS = 100;
+const RESTART_MAX_MS = 10_000;
+const STABLE_MS = 10_000;
+/** How long a request waits for a process while every one of them is being replaced. */
+const WAIT_FOR_WORKER_MS = 10_000;
+
+export interface PythonPoolOptions {
+  readonly spec: PythonSpec;
+  readonly processes: number;
+  readonly errorLog: Logger;
+}
+
+export class PythonPool {
+  private readonly slots: (PythonWorker | undefined)[];
+  /** Each slot's next restart delay. */
+  private readonly backoff: number[];
+  /** Processes starting as replacements, not serving yet. */
+  private readonly starting = new Set<PythonWorker>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly waiters = new Set<(worker: PythonWorker | undefined) => void>();
+  private started: Promise<void> | undefined;
+  private closed = false;
+  private info: BridgeInfo | undefined;
+  private restarts = 0;
+
+  constructor(private readonly options: PythonPoolOptions) {
+    this.slots = new Array<PythonWorker | undefined>(options.processes).fill(undefined);
+    this.backoff = new Array<number>(options.processes).fill(RESTART_FIRST_MS);
+  }
+
+  /** Every process started and its application loaded; rejects with PythonStartError. */
+  start(): Promise<void> {
+    this.started ??= this.startAll();
+    return this.started;
+  }
+
+  /** A process for one request, at once when one is up: the less busy of two at random. */
+  choose(): PythonWorker | undefined {
+    const slots = this.slots;
+    if (slots.length === 1) return slots[0];
+    const a = slots[Math.floor(Math.random() * slots.length)];
+    let b = slots[Math.floor(Math.random() * slots.length)];
+    if (a === b) b = slots.find((w) => w !== undefined && w !== a);
+    if (a === undefined) return b;
+    if (b === undefined) return a;
+    return b.load < a.load ? b : a;
+  }
+
+  /** A process, waiting a while when all are being replaced; undefined when none came. */
+  async worker(): Promise<PythonWorker | undefined> {
+    const now = this.choose();
+    if (now !== undefined || this.closed) return now;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => done(undefined), WAIT_FOR_WORKER_MS);
+      const done = (worker: PythonWorker | undefined) => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        resolve(worker);
+      };
+      this.waiters.add(done);
+    });
+  }
+
+  status(): Record<string, unknown> {
+    const { mode, application } = this.options.spec;
+    return {
+      mode,
+      application,
+      python: this.info?.python ?? null,
+      executable: this.info?.executable ?? null,
+      processes: this.slots.map((w) =>
+        w === undefined ? null : { pid: w.pid, requests_in_flight: w.load },
+      ),
+      restarts: this.restarts,
+    };
+  }
+
+  /** Ends every process; what they serve has ended (the Plan is retired) or the stop is forced. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    for (const waiter of [...this.waiters]) waiter(undefined);
+    await this.started?.catch(() => undefined);
+    const all = [...this.slots, ...this.starting].filter((w) => w !== undefined);
+    await Promise.all(all.map((w) => w.stop(STOP_GRACE_MS)));
+  }
+
+  private async startAll(): Promise<void> {
+    const { spec, errorLog, processes } = this.options;
+    const workers = Array.from({ length: processes }, () => new PythonWorker(spec, errorLog));
+    try {
+      const infos = await withTimeout(Promise.all(workers.map((w) => w.ready)), spec);
+      this.info = infos[0];
+    } catch (e) {
+      await Promise.all(workers.map((w) => w.kill()));
+      throw e;
+    }
+    workers.forEach((worker, slot) => this.attach(slot, worker));
+  }
+
+  private attach(slot: number, worker: PythonWorker): void {
+    this.slots[slot] = worker;
+    worker.onExit = (reason) => this.lost(slot, worker, reason);
+    for (const waiter of [...this.waiters]) waiter(worker);
+  }
+
+  private lost(slot: number, worker: PythonWorker, reason: string): void {
+    if (this.slots[slot] === worker) this.slots[slot] = undefined;
+    if (this.closed) return;
+    const lived = Date.now() - worker.startedAt;
+    this.options.errorLog.log(
+      `${worker.spec.mode} ${worker.spec.application} (pid ${worker.pid}) ${reason}; a new process starts`,
+    );
+    if (lived >= STABLE_MS) this.backoff[slot] = RESTART_FIRST_MS;
+    this.replace(slot);
+  }
+
+  /** A new process for the slot after its back-off, which doubles for the next time. */
+  private replace(slot: number): void {
+    const delay = this.backoff[slot] ?? RESTART_FIRST_MS;
+    this.backoff[slot] = Math.min(delay * 2, RESTART_MAX_MS);
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      void this.startReplacement(slot);
+    }, delay);
+    this.timers.add(timer);
+  }
+
+  private async startReplacement(slot: number): Promise<void> {
+    if (this.closed) return;
+    const worker = new PythonWorker(this.options.spec, this.options.errorLog);
+    this.starting.add(worker);
+    try {
+      await withTimeout(worker.ready, this.options.spec);
+    } catch (e) {
+      this.starting.delete(worker);
+      await worker.kill();
+      if (this.closed) return;
+      this.options.errorLog.log(
+        `${(e as Error).message}; trying again in ${this.backoff[slot] ?? RESTART_FIRST_MS} ms`,
+      );
+      return this.replace(slot);
+    }
+    this.starting.delete(worker);
+    if (this.closed) return void worker.stop(STOP_GRACE_MS);
+    this.restarts++;
+    this.attach(slot, worker);
+  }
+}
+
+function withTimeout<T>(ready: Promise<T>, spec: PythonSpec): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new PythonStartError(
+            `${spec.mode} application ${spec.application} was not ready within ${START_TIMEOUT_MS / 1000} s`,
+          ),
+        ),
+      START_TIMEOUT_MS,
+    );
+  });
+  return Promise.race([ready, late]).finally(() => clearTimeout(timer));
+}

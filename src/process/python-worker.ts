@@ -1,0 +1,302 @@
+// One bridge process (python/portico_bridge.py) serving one application: started, told apart from
+// a failed import, given streams, and ended. Its error output goes to the error log line by line;
+// when it dies, every stream it held learns so at once.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Logger } from '../http/logger.js';
+import { inWords } from '../config/system-errors.js';
+import { creditFrame, frame, Frame, FrameReader } from './python-frames.js';
+
+export const BRIDGE = fileURLToPath(new URL('../../python/portico_bridge.py', import.meta.url));
+
+/** wsgi: threads in one process; wsgid: one request at a time per process; asgi: an asyncio loop. */
+export type PythonMode = 'wsgi' | 'wsgid' | 'asgi';
+
+export interface PythonSpec {
+  readonly mode: PythonMode;
+  /** `pythonExecutable`: a name looked up on the PATH, or a path. */
+  readonly executable: string;
+  /** The application file, absolute. */
+  readonly application: string;
+  readonly clearImportPath: boolean;
+  /** Threads of a `wsgi` process. */
+  readonly threads: number;
+}
+
+/** What the bridge says of itself once the application is loaded. */
+export interface BridgeInfo {
+  readonly python: string;
+  readonly executable: string;
+}
+
+/** The application could not start: the message names the interpreter and quotes Python. */
+export class PythonStartError extends Error {}
+
+/** What a stream hears from the bridge. */
+export interface StreamEvents {
+  start(status: number, headers: [string, string][]): void;
+  body(chunk: Buffer): void;
+  /** The bridge consumed `bytes` more of what was sent to it. */
+  credit(bytes: number): void;
+  end(): void;
+  /** The application failed (its message; the traceback is in the error log). */
+  fail(message: string): void;
+  /** The process died with the stream open. */
+  gone(reason: string): void;
+  wsAccept?(subprotocol: string | null, headers: [string, string][]): void;
+  wsMessage?(binary: boolean, data: Buffer): void;
+  wsClose?(code: number, reason: string): void;
+}
+
+/** Longest error-output line kept whole; the rest of it is cut. */
+const MAX_LINE = 16 * 1024;
+/** Error-output lines kept to explain a process that died before it was ready. */
+const KEPT_LINES = 20;
+
+export class PythonStream {
+  /** Body bytes sent that the bridge has not credited yet. */
+  outstanding = 0;
+  private cancelled = false;
+
+  constructor(
+    private readonly worker: PythonWorker,
+    readonly id: number,
+  ) {}
+
+  body(chunk: Buffer): void {
+    this.outstanding += chunk.length;
+    this.worker.write(frame(Frame.Body, this.id, chunk));
+  }
+
+  end(): void {
+    this.worker.write(frame(Frame.End, this.id));
+  }
+
+  /** The reader (Portico) consumed `bytes` of the response. */
+  credit(bytes: number): void {
+    if (bytes > 0 && this.worker.has(this.id)) this.worker.write(creditFrame(this.id, bytes));
+  }
+
+  websocket(binary: boolean, data: Buffer): void {
+    this.outstanding += data.length;
+    this.worker.write(frame(binary ? Frame.WsBinary : Frame.WsText, this.id, data));
+  }
+
+  websocketClose(code: number): void {
+    const payload = Buffer.alloc(2);
+    payload.writeUInt16BE(code);
+    this.worker.write(frame(Frame.WsClose, this.id, payload));
+  }
+
+  /** The client went away: the application stops what it does for it. */
+  cancel(): void {
+    if (this.cancelled || !this.worker.has(this.id)) return;
+    this.cancelled = true;
+    this.worker.write(frame(Frame.Cancel, this.id));
+  }
+}
+
+export class PythonWorker {
+  readonly ready: Promise<BridgeInfo>;
+  /** Called once when the process has exited, whatever the reason. */
+  onExit: ((reason: string) => void) | undefined;
+  readonly startedAt = Date.now();
+  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly streams = new Map<number, StreamEvents>();
+  private nextId = 1;
+  private exited: string | undefined;
+  private readonly exit: Promise<void>;
+  private readonly lastLines: string[] = [];
+  private partial = '';
+
+  constructor(
+    readonly spec: PythonSpec,
+    private readonly errorLog: Logger,
+  ) {
+    const { mode, executable, application, clearImportPath, threads } = spec;
+    this.child = spawn(
+      executable,
+      [BRIDGE, mode, application, clearImportPath ? '1' : '0', String(threads)],
+      { cwd: dirname(application), stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    let settle: { resolve(info: BridgeInfo): void; reject(e: Error): void } | undefined;
+    this.ready = new Promise<BridgeInfo>((resolve, reject) => (settle = { resolve, reject }));
+    // A failure is read where it is awaited; an unawaited one (a restart) must not be unhandled.
+    this.ready.catch(() => undefined);
+    const reader = new FrameReader((type, id, payload) => {
+      if (id === 0) {
+        if (type === Frame.Ready) settle?.resolve(JSON.parse(payload.toString()) as BridgeInfo);
+        else if (type === Frame.StartFailed) settle?.reject(this.startError(payload));
+        settle = undefined;
+        return;
+      }
+      this.dispatch(type, id, payload);
+    });
+    this.child.stdout.on('data', (chunk: Buffer) => {
+      try {
+        reader.push(chunk);
+      } catch (e) {
+        this.log(`the bridge broke its framing (${(e as Error).message}); it is ended`);
+        this.child.kill('SIGKILL');
+      }
+    });
+    this.child.stderr.setEncoding('utf8').on('data', (text: string) => this.stderr(text));
+    // Writes to a process that just died fail; the exit is what reports it.
+    this.child.stdin.on('error', () => undefined);
+    this.exit = new Promise((resolve) => {
+      const exited = (reason: string) => {
+        if (this.exited !== undefined) return;
+        this.exited = reason;
+        if (this.partial !== '') this.stderr('\n');
+        const why = this.lastLines.length > 0 ? `: ${this.lastLines.join('\n')}` : '';
+        settle?.reject(new PythonStartError(`${this.label} ${reason} before it was ready${why}`));
+        settle = undefined;
+        for (const [, events] of this.streams) events.gone(`${this.label} ${reason}`);
+        this.streams.clear();
+        this.onExit?.(reason);
+        resolve();
+      };
+      this.child.once('error', (e) =>
+        exited(
+          (e as NodeJS.ErrnoException).code === 'ENOENT'
+            ? `could not start: pythonExecutable "${executable}" was not found`
+            : `could not start: ${inWords(e)}`,
+        ),
+      );
+      this.child.once('close', (code, signal) =>
+        exited(signal ? `was ended by ${signal}` : `exited with code ${code}`),
+      );
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** Streams open: how busy the process is. */
+  get load(): number {
+    return this.streams.size;
+  }
+
+  get alive(): boolean {
+    return this.exited === undefined;
+  }
+
+  has(id: number): boolean {
+    return this.streams.has(id);
+  }
+
+  /** A new request: its JSON head goes out at once. */
+  open(head: object, events: StreamEvents): PythonStream {
+    const id = this.nextId;
+    this.nextId = id >= 0xffffffff ? 1 : id + 1;
+    this.streams.set(id, events);
+    this.write(frame(Frame.Request, id, JSON.stringify(head)));
+    return new PythonStream(this, id);
+  }
+
+  /** @internal PythonStream's frames. */
+  write(data: Buffer): void {
+    if (this.exited === undefined) this.child.stdin.write(data);
+  }
+
+  /**
+   * Ends the process: its input closes (the bridge finishes, an ASGI application runs its
+   * lifespan shutdown), and after `graceMs` it is killed.
+   */
+  async stop(graceMs: number): Promise<void> {
+    if (this.exited !== undefined) return;
+    this.child.stdin.end();
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
+    await this.exit;
+    clearTimeout(timer);
+  }
+
+  /** Kills at once (a failed start). */
+  kill(): Promise<void> {
+    if (this.exited === undefined) this.child.kill('SIGKILL');
+    return this.exit;
+  }
+
+  private get label(): string {
+    return `${this.spec.mode} ${this.spec.application} (pid ${this.child.pid ?? '-'})`;
+  }
+
+  private dispatch(type: Frame, id: number, payload: Buffer): void {
+    const events = this.streams.get(id);
+    if (events === undefined) return;
+    switch (type) {
+      case Frame.Start: {
+        const head = JSON.parse(payload.toString('latin1')) as {
+          status: number;
+          headers: [string, string][];
+        };
+        events.start(head.status, head.headers);
+        break;
+      }
+      case Frame.Body:
+        events.body(payload);
+        break;
+      case Frame.Credit:
+        events.credit(payload.readUInt32BE(0));
+        break;
+      case Frame.End:
+        this.streams.delete(id);
+        events.end();
+        break;
+      case Frame.Fail:
+        this.streams.delete(id);
+        events.fail(payload.toString('utf8'));
+        break;
+      case Frame.WsAccept: {
+        const accept = JSON.parse(payload.toString('latin1')) as {
+          subprotocol: string | null;
+          headers: [string, string][];
+        };
+        events.wsAccept?.(accept.subprotocol, accept.headers);
+        break;
+      }
+      case Frame.WsText:
+      case Frame.WsBinary:
+        events.wsMessage?.(type === Frame.WsBinary, payload);
+        break;
+      case Frame.WsClose:
+        events.wsClose?.(payload.readUInt16BE(0), payload.subarray(2).toString('utf8'));
+        break;
+    }
+  }
+
+  private startError(payload: Buffer): PythonStartError {
+    const failure = JSON.parse(payload.toString()) as {
+      error: string;
+      traceback: string;
+      python: string;
+      executable: string;
+    };
+    if (failure.traceback !== '') this.log(failure.traceback.trimEnd());
+    return new PythonStartError(
+      `${this.spec.mode} application ${this.spec.application} could not start: ${failure.error}\n` +
+        `  (the interpreter was ${failure.executable}, Python ${failure.python}, from pythonExecutable "${this.spec.executable}"; ` +
+        `packages must be installed for that interpreter, or pythonExecutable set to the one that has them)`,
+    );
+  }
+
+  private stderr(text: string): void {
+    const lines = (this.partial + text).split('\n');
+    this.partial = lines.pop() ?? '';
+    if (this.partial.length > MAX_LINE) {
+      lines.push(`${this.partial.slice(0, MAX_LINE)}… (cut)`);
+      this.partial = '';
+    }
+    for (const line of lines) {
+      this.log(line);
+      this.lastLines.push(line);
+      if (this.lastLines.length > KEPT_LINES) this.lastLines.shift();
+    }
+  }
+
+  private log(line: string): void {
+    this.errorLog.log(`${this.label}: ${line}`);
+  }
+}
