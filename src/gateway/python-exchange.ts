@@ -1,12 +1,12 @@
 // One HTTP request through a Python bridge process: the head out, the body streamed under the
-// bridge's credit, the response streamed back at the client's pace (credit given as the client
-// takes it). An exception in the application is a 500 (its traceback in the error log), a process
+// bridge's credit, the response written to the client as it comes (credit given back as the
+// client takes it, so a slow client holds the application back, not Portico's memory). An exception in the application is a 500 (its traceback in the error log), a process
 // that dies mid-request a 502; a client that goes away cancels the work in Python.
-import { Readable } from 'node:stream';
 import type { Ctx } from '../http/ctx.js';
 import { connectionListed, isHopByHop } from '../http/hop-by-hop.js';
 import { HttpError } from '../http/http-error.js';
-import { sendStream, type RawHeaders } from '../http/respond.js';
+import { send, startResponse, type RawHeaders } from '../http/respond.js';
+import type { BodyTarget } from '../http/response-tap.js';
 import { CREDIT_STEP, WINDOW } from '../process/python-frames.js';
 import type { PythonPool } from '../process/python-pool.js';
 import type { PythonStream } from '../process/python-worker.js';
@@ -34,21 +34,8 @@ export async function exchangeWithPython(
     throw new HttpError(503, 'upstream-unreachable', {
       detail: `${what}: no process of the application is running`,
     });
-  let pushed = 0;
-  let credited = 0;
-  let stream: PythonStream | undefined;
-  const body = new Readable({
-    highWaterMark: CREDIT_STEP,
-    read() {
-      // What left this buffer is credit for the bridge to send more.
-      const consumed = pushed - body.readableLength - credited;
-      if (consumed >= CREDIT_STEP || (consumed > 0 && body.readableLength === 0)) {
-        credited += consumed;
-        stream?.credit(consumed);
-      }
-    },
-  });
   const req = ctx.req;
+  let stream: PythonStream | undefined;
   const onClose = () => stream?.cancel();
   const onData = (chunk: Buffer) => {
     stream!.body(chunk);
@@ -57,39 +44,97 @@ export async function exchangeWithPython(
   const onEnd = () => stream!.end();
   try {
     await new Promise<void>((resolve, reject) => {
-      let started = false;
-      const cut = (reason: string) => body.destroy(new Error(reason));
+      let status = 0;
+      let headers: RawHeaders = [];
+      let target: BodyTarget | undefined;
+      /** Body pieces that came with the head, before it was written. */
+      let early: Buffer[] | undefined;
+      let ended = false;
+      let written = 0;
+      let uncredited = 0;
+      const credit = () => {
+        stream!.credit(uncredited);
+        uncredited = 0;
+      };
+      let draining = false;
+      const drained = () => {
+        draining = false;
+        target!.off('drain', drained);
+        credit();
+      };
+      const write = (chunk: Buffer) => {
+        written += chunk.length;
+        uncredited += chunk.length;
+        if (!target!.write(chunk)) {
+          if (draining) return;
+          draining = true;
+          target!.on('drain', drained);
+        } else if (!draining && uncredited >= CREDIT_STEP) credit();
+      };
+      const finish = () => {
+        ctx.length = written;
+        target?.end();
+        resolve();
+      };
+      // The head is written once the frames read with it are dispatched: a response that came
+      // whole (the usual small one) goes out in one piece, with its length.
+      const writeHead = () => {
+        try {
+          if (ended) {
+            send(ctx, status, headers, early!.length === 1 ? early![0] : Buffer.concat(early!));
+            return resolve();
+          }
+          target = startResponse(ctx, status, headers);
+        } catch (error) {
+          return reject(
+            new HttpError(502, 'upstream-failed', {
+              detail: `${what}: the application's response head was refused: ${(error as Error).message}`,
+            }),
+          );
+        }
+        const pieces = early!;
+        early = undefined;
+        // HEAD, 204, 304: the head ends the response; the application stops.
+        if (target === undefined) return finish();
+        for (const piece of pieces) write(piece);
+      };
+      const cut = (reason: string) => {
+        if (early !== undefined) {
+          early = undefined;
+          return reject(new HttpError(502, 'upstream-failed', { detail: `${what}: ${reason}` }));
+        }
+        ctx.length = written;
+        if (!ctx.res.destroyed) {
+          ctx.res.destroy();
+          worker.log(`the response was cut after ${written} body bytes: ${reason}`);
+        }
+        resolve();
+      };
       stream = worker.open(head, {
-        start(status, pairs) {
-          started = true;
-          sendStream(ctx, status, responseHeaders(pairs), body).then(resolve, (error: unknown) => {
-            body.destroy();
-            const out = 'stream' in ctx.res ? ctx.res.stream : ctx.res;
-            if (out.destroyed) resolve();
-            else if (ctx.responded) reject(error);
-            else
-              reject(
-                new HttpError(502, 'upstream-failed', {
-                  detail: `${what}: the application's response head was refused: ${(error as Error).message}`,
-                }),
-              );
-          });
+        start(code, pairs) {
+          status = code;
+          headers = responseHeaders(pairs);
+          early = [];
+          queueMicrotask(writeHead);
         },
         body(chunk) {
-          pushed += chunk.length;
-          body.push(chunk);
+          if (early !== undefined) early.push(chunk);
+          else if (target !== undefined) write(chunk);
         },
-        end: () => body.push(null),
+        end() {
+          ended = true;
+          if (early === undefined) finish();
+        },
         credit(bytes) {
           stream!.outstanding -= bytes;
           if (stream!.outstanding < WINDOW && req.isPaused()) req.resume();
         },
         fail(message) {
-          if (started) return cut(message);
+          if (status !== 0) return cut(message);
           reject(new HttpError(500, 'application-error', { detail: `${what}: ${message}` }));
         },
         gone(reason) {
-          if (started) return cut(reason);
+          if (status !== 0) return cut(reason);
           reject(new HttpError(502, 'gateway-exited', { detail: reason }));
         },
       });

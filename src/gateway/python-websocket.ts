@@ -9,13 +9,7 @@ import { WINDOW } from '../process/python-frames.js';
 import type { PythonPool } from '../process/python-pool.js';
 import type { PythonStream } from '../process/python-worker.js';
 import { asgiScope, type Mount } from './python-heads.js';
-import {
-  acceptKey,
-  closeFrame,
-  encodeFrame,
-  Opcode,
-  WebSocketReader,
-} from './websocket-frames.js';
+import { acceptKey, closeFrame, encodeFrame, Opcode, WebSocketReader } from './websocket-frames.js';
 
 const WEBSOCKET = /^websocket$/i;
 
@@ -122,7 +116,9 @@ export async function serveWebSocket(
         },
         fail(message) {
           if (connection === undefined)
-            return reject(new HttpError(500, 'application-error', { detail: `${what}: ${message}` }));
+            return reject(
+              new HttpError(500, 'application-error', { detail: `${what}: ${message}` }),
+            );
           sendClose(1011);
         },
         gone(reason) {
@@ -165,6 +161,8 @@ function join(
     },
   });
   input.on('data', (chunk: Buffer) => reader.push(chunk));
+  // The server paused the connection when it handed it over.
+  input.resume();
   const end = () => {
     tell(1006);
     stream.cancel();

@@ -18,9 +18,7 @@ export const MAX_MESSAGE = 16 * 1024 * 1024;
 
 /** RFC 6455 §4.2.2: the Sec-WebSocket-Accept for a Sec-WebSocket-Key. */
 export function acceptKey(key: string): string {
-  return createHash('sha1')
-    .update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`)
-    .digest('base64');
+  return createHash('sha1').update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
 }
 
 /** One unmasked frame, as a server sends them. */
@@ -126,7 +124,8 @@ export class WebSocketReader {
     switch (opcode) {
       case Opcode.Text:
       case Opcode.Binary:
-        if (this.fragments.length > 0) return this.fail(1002, 'a new message inside a fragmented one');
+        if (this.fragments.length > 0)
+          return this.fail(1002, 'a new message inside a fragmented one');
         this.fragmentBinary = opcode === Opcode.Binary;
         this.collect(payload, fin);
         return used;

@@ -11,4 +11,14 @@ import { asgi } from './asgi/index.js';
 import { wsgi } from './wsgi/index.js';
 import { wsgid } from './wsgid/index.js';
 
-export const MODULES: readonly Module[] = [cache, fauth, rproxy, cgi, scgi, fcgi, wsgi, wsgid, asgi];
+export const MODULES: readonly Module[] = [
+  cache,
+  fauth,
+  rproxy,
+  cgi,
+  scgi,
+  fcgi,
+  wsgi,
+  wsgid,
+  asgi,
+];

@@ -3,7 +3,12 @@
 // random, a process that dies replaced while the others serve (with a back-off when it keeps
 // dying), and all ended when the Plan that started them is retired or the server stops.
 import type { Logger } from '../http/logger.js';
-import { PythonStartError, PythonWorker, type BridgeInfo, type PythonSpec } from './python-worker.js';
+import {
+  PythonStartError,
+  PythonWorker,
+  type BridgeInfo,
+  type PythonSpec,
+} from './python-worker.js';
 
 /** How long an application may take to import (and an ASGI one to finish its lifespan startup). */
 const START_TIMEOUT_MS = 60_000;

@@ -296,7 +296,8 @@ export class PythonWorker {
     }
   }
 
-  private log(line: string): void {
+  /** A line in the error log, naming the application and the process. */
+  log(line: string): void {
     this.errorLog.log(`${this.label}: ${line}`);
   }
 }

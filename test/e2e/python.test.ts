@@ -1,0 +1,477 @@
+// Python applications as their users meet them (issue 13): a real Flask application through
+// `wsgi` and `wsgid`, a real Starlette application through `asgi` (HTTP, WebSocket over HTTP/1.1
+// and HTTP/2, lifespan), applications that fail to import, a process killed mid-request, reloads
+// under load, and no Python process left behind. Debian's python3-flask and python3-starlette
+// belong to /usr/bin/python3; a laptop without them skips the framework tests, CI installs them.
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect as http2Connect, constants } from 'node:http2';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import WebSocket from 'ws';
+import { request } from '../helpers/http.js';
+import { freePort, startServer, type RunningServer } from '../helpers/server.js';
+
+const FIXTURES = new URL('../fixtures/python/', import.meta.url).pathname;
+const TLS = new URL('../fixtures/tls/', import.meta.url).pathname;
+
+function pythonWith(modules: string): string | undefined {
+  for (const candidate of ['/usr/bin/python3', 'python3']) {
+    const r = spawnSync(candidate, ['-c', `import ${modules}`], { stdio: 'ignore' });
+    if (r.status === 0) return candidate;
+  }
+  return undefined;
+}
+
+const PYTHON = pythonWith('json');
+const FRAMEWORKS = pythonWith('flask, starlette');
+if (process.env.CI && FRAMEWORKS === undefined)
+  throw new Error('CI needs python3-flask and python3-starlette (see .ci/run)');
+
+/** The bridge processes whose command line names `marker` (an application path). */
+function bridges(marker: string): number[] {
+  const r = spawnSync('pgrep', ['-f', `portico_bridge.py .* ${marker}`], { encoding: 'utf8' });
+  return r.stdout
+    .split('\n')
+    .filter((l) => l !== '')
+    .map(Number);
+}
+
+async function until(check: () => boolean, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await sleep(50);
+  }
+}
+
+async function getJson(port: number, path: string, headers?: Record<string, string>) {
+  const r = await request(port, path, headers ? { headers } : {});
+  assert.equal(r.status, 200, r.text);
+  return JSON.parse(r.text) as Record<string, unknown>;
+}
+
+function multipart(field: string, name: string, data: Buffer): { body: Buffer; type: string } {
+  const boundary = '----portico' + Math.random().toString(16).slice(2);
+  const body = Buffer.concat([
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+    ),
+    data,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  return { body, type: `multipart/form-data; boundary=${boundary}` };
+}
+
+describe(
+  'Flask through wsgi and wsgid',
+  { skip: FRAMEWORKS === undefined && 'no Python with Flask' },
+  () => {
+    let wsgid: RunningServer;
+    let wsgi: RunningServer;
+    const app = join(FIXTURES, 'flask_app.py');
+    before(async () => {
+      const conf = (mode: string) =>
+        `global:\n  loadModules: [${mode}]\n  pythonExecutable: ${FRAMEWORKS}\n  ${mode}ApplicationPath: ${app}\n  ${mode}Path: /app\n`;
+      wsgid = await startServer(conf('wsgid'));
+      wsgi = await startServer(conf('wsgi'));
+    });
+    after(async () => {
+      await wsgid?.close();
+      await wsgi?.close();
+    });
+
+    it('routes under the prefix with SCRIPT_NAME and PATH_INFO, query strings, and leaves other paths alone', async () => {
+      for (const [server, threads] of [
+        [wsgid, false],
+        [wsgi, true],
+      ] as const) {
+        const info = await getJson(server.port, '/app/info?a=1&a=2&b=%C3%A9', {
+          host: 'site.test',
+        });
+        assert.equal(info.script_name, '/app');
+        assert.equal(info.path_info, '/info');
+        assert.deepEqual(info.query, { a: ['1', '2'], b: ['é'] });
+        assert.equal(info.multithread, threads);
+        assert.equal(info.multiprocess, !threads);
+        // Werkzeug shows the query as an IRI.
+        assert.equal(info.url, 'http://site.test/app/info?a=1&a=2&b=é');
+        assert.equal(info.remote, '127.0.0.1');
+        assert.equal((await request(server.port, '/app/')).text, 'flask index');
+        // Not under /app: the static handler's 404, not Flask's.
+        const other = await request(server.port, '/application/info');
+        assert.equal(other.status, 404);
+        assert.doesNotMatch(other.text, /flask/i);
+      }
+    });
+
+    it('takes JSON and form posts, and a 10 MB multipart upload', async () => {
+      const json = await request(wsgid.port, '/app/json', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ a: [1, 2], b: 'ü' }),
+      });
+      assert.deepEqual(JSON.parse(json.text).got, { a: [1, 2], b: 'ü' });
+      const form = await request(wsgi.port, '/app/form', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'x=1&y=two+words',
+      });
+      assert.deepEqual(JSON.parse(form.text).form, { x: '1', y: 'two words' });
+      const data = Buffer.alloc(10 * 1024 * 1024);
+      for (let i = 0; i < data.length; i += 4096) data.writeUInt32BE(i, i);
+      const { body, type } = multipart('file', 'big.bin', data);
+      const up = await request(wsgid.port, '/app/upload', {
+        method: 'POST',
+        headers: { 'content-type': type },
+        body,
+      });
+      const sha = execFileSync('sha256sum', { input: data }).toString().split(' ')[0];
+      assert.deepEqual(JSON.parse(up.text), { name: 'big.bin', size: data.length, sha256: sha });
+    });
+
+    it('streams a generator response as it is produced, and a 10 MB one whole', async () => {
+      const started = Date.now();
+      const res = await fetch(`${wsgid.url}/app/stream?n=4&pause=0.3`);
+      const reader = res.body!.getReader();
+      const first = await reader.read();
+      // The first line arrives while the generator sleeps, not after it ends (1.2 s).
+      assert.ok(Date.now() - started < 1000, `first chunk after ${Date.now() - started} ms`);
+      assert.match(Buffer.from(first.value!).toString(), /^line 0\n/);
+      let rest = '';
+      for (let r = await reader.read(); !r.done; r = await reader.read())
+        rest += Buffer.from(r.value).toString();
+      assert.match(rest, /line 3\n$/);
+      const big = await request(wsgi.port, '/app/big');
+      assert.equal(big.body.length, 160 * 65536);
+    });
+
+    it('cookies, redirects, the application’s own 404, and an exception as a 500 with its traceback in the error log', async () => {
+      const c = await request(wsgid.port, '/app/cookie', { headers: { cookie: 'flavour=plain' } });
+      assert.equal(JSON.parse(c.text).seen, 'plain');
+      const cookies = c.headers['set-cookie'] as string[];
+      assert.equal(cookies.length, 2);
+      assert.match(cookies[0]!, /^flavour=oatmeal; HttpOnly; Path=\//);
+      const go = await request(wsgid.port, '/app/go');
+      assert.equal(go.status, 302);
+      assert.equal(go.headers.location, '/app/info?from=go');
+      const missing = await request(wsgid.port, '/app/missing');
+      assert.equal(missing.status, 404);
+      assert.match(missing.text, /The requested URL was not found on the server/);
+      const boom = await request(wsgi.port, '/app/boom');
+      assert.equal(boom.status, 500);
+      assert.doesNotMatch(boom.text, /kaboom/);
+      await until(() => /ValueError: kaboom in flask/.test(wsgi.stderr()));
+      assert.match(wsgi.stderr(), /File ".*flask_app\.py", line \d+, in boom/);
+    });
+
+    it('runs one process per CPU for wsgid, and shares requests between them', async () => {
+      const pids = new Set<unknown>();
+      await Promise.all(
+        Array.from({ length: 40 }, async () =>
+          pids.add((await getJson(wsgid.port, '/app/info')).pid),
+        ),
+      );
+      const status = wsgid.server.status() as { modules: { wsgid: { processes: unknown[] }[] } };
+      const count = status.modules.wsgid[0]!.processes.length;
+      assert.equal(count, (await import('node:os')).availableParallelism());
+      if (count > 1) assert.ok(pids.size > 1, 'every request went to one process');
+    });
+  },
+);
+
+describe(
+  'Starlette through asgi',
+  { skip: FRAMEWORKS === undefined && 'no Python with Starlette' },
+  () => {
+    let server: RunningServer;
+    let dir: string;
+    let lifespanLog: string;
+    let secure: string;
+    const app = join(FIXTURES, 'starlette_app.py');
+    const h2 = () => http2Connect(secure, { rejectUnauthorized: false });
+    before(async () => {
+      dir = mkdtempSync(join(tmpdir(), 'portico-asgi-'));
+      lifespanLog = join(dir, 'lifespan.log');
+      process.env.LIFESPAN_LOG = lifespanLog;
+      const sport = await freePort();
+      secure = `https://127.0.0.1:${sport}`;
+      server = await startServer(
+        `global:\n  loadModules: [asgi]\n  pythonExecutable: ${FRAMEWORKS}\n  asgiApplicationPath: ${app}\n  asgiPath: /api\n` +
+          `  secure: true\n  disableToHTTPSRedirect: true\n  sport: "127.0.0.1:${sport}"\n  cert: ${TLS}server.crt\n  key: ${TLS}server.key\n` +
+          `  http2Settings:\n    enableConnectProtocol: true\n`,
+      );
+    });
+    after(async () => {
+      await server?.close();
+      delete process.env.LIFESPAN_LOG;
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('routes under root_path with lifespan state, query strings, posts, cookies, redirects, 404 and an exception', async () => {
+      const info = await getJson(server.port, '/api/info?x=1&y=%C3%A9');
+      assert.equal(info.root_path, '/api');
+      assert.equal(info.scope_path, '/info');
+      assert.deepEqual(info.query, { x: '1', y: 'é' });
+      assert.equal(info.http_version, '1.1');
+      assert.equal(info.started, 1, 'lifespan startup ran once before the first request');
+      const echo = await request(server.port, '/api/echo', { method: 'POST', body: 'hello body' });
+      assert.equal(echo.text, 'hello body');
+      const json = await request(server.port, '/api/json', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"k":[1,2]}',
+      });
+      assert.deepEqual(JSON.parse(json.text), { got: { k: [1, 2] } });
+      const big = Buffer.alloc(10 * 1024 * 1024, 7);
+      const bigEcho = await request(server.port, '/api/echo', { method: 'POST', body: big });
+      assert.equal(bigEcho.body.length, big.length);
+      assert.ok(bigEcho.body.equals(big));
+      const c = await request(server.port, '/api/cookie', { headers: { cookie: 'k=old' } });
+      assert.equal(JSON.parse(c.text).seen, 'old');
+      assert.match(String(c.headers['set-cookie']), /^k=v; Path=\/; SameSite=lax/);
+      const go = await request(server.port, '/api/go');
+      assert.equal(go.status, 302);
+      assert.equal(go.headers.location, '/elsewhere');
+      assert.equal((await request(server.port, '/api/nothing')).status, 404);
+      const boom = await request(server.port, '/api/boom');
+      assert.equal(boom.status, 500);
+      await until(() => /RuntimeError: kaboom in starlette/.test(server.stderr()));
+    });
+
+    it('streams a StreamingResponse, over HTTP/1.1 and HTTP/2 alike', async () => {
+      const r = await request(server.port, '/api/stream?n=20');
+      assert.equal(r.headers['transfer-encoding'], 'chunked');
+      assert.equal(r.text.split('\n').filter(Boolean).length, 20);
+      const session = h2();
+      try {
+        const stream = session.request({ ':path': '/api/info' });
+        let body = '';
+        stream.setEncoding('utf8').on('data', (d: string) => (body += d));
+        await once(stream, 'end');
+        assert.equal(JSON.parse(body).http_version, '2');
+      } finally {
+        session.close();
+      }
+    });
+
+    it('echoes WebSocket messages over HTTP/1.1, closes with the application’s code, and refuses with 403', async () => {
+      const ws = new WebSocket(`ws://127.0.0.1:${server.port}/api/ws`);
+      await once(ws, 'open');
+      ws.send('hi');
+      const [text] = (await once(ws, 'message')) as [Buffer];
+      assert.equal(text.toString(), 'echo hi');
+      ws.send(Buffer.from([1, 2, 3]));
+      const [bytes] = (await once(ws, 'message')) as [Buffer];
+      assert.deepEqual([...bytes], [3, 2, 1]);
+      const big = 'z'.repeat(1024 * 1024);
+      ws.send(big);
+      const [echoed] = (await once(ws, 'message')) as [Buffer];
+      assert.equal(echoed.length, big.length + 5);
+      ws.send('close');
+      const [code] = (await once(ws, 'close')) as [number];
+      assert.equal(code, 4001);
+      const refused = new WebSocket(`ws://127.0.0.1:${server.port}/api/refuse`);
+      const [, res] = (await once(refused, 'unexpected-response')) as [
+        unknown,
+        { statusCode: number },
+      ];
+      assert.equal(res.statusCode, 403);
+      refused.on('error', () => undefined).terminate();
+    });
+
+    it('echoes WebSocket messages over HTTP/2 extended CONNECT', async () => {
+      const session = h2();
+      after(() => session.close());
+      await once(session, 'remoteSettings');
+      const stream = session.request({
+        ':method': 'CONNECT',
+        ':protocol': 'websocket',
+        ':path': '/api/ws',
+        ':scheme': 'https',
+        'sec-websocket-version': '13',
+      });
+      const [headers] = (await once(stream, 'response')) as [Record<string, unknown>];
+      assert.equal(headers[':status'], 200);
+      // One masked text frame, "h2".
+      const mask = Buffer.from([1, 2, 3, 4]);
+      const payload = Buffer.from('h2').map((b, i) => b ^ mask[i % 4]!);
+      stream.write(Buffer.concat([Buffer.from([0x81, 0x80 | 2]), mask, payload]));
+      const [frame] = (await once(stream, 'data')) as [Buffer];
+      assert.equal(frame[0], 0x81);
+      assert.equal(frame.subarray(2, 2 + frame[1]!).toString(), 'echo h2');
+      stream.close(constants.NGHTTP2_CANCEL);
+      session.close();
+    });
+
+    it('runs the lifespan shutdown when the server stops', async () => {
+      const other = await startServer(
+        `global:\n  loadModules: [asgi]\n  pythonExecutable: ${FRAMEWORKS}\n  asgiApplicationPath: ${app}\n`,
+      );
+      const { pid } = await getJson(other.port, '/info');
+      await other.close();
+      assert.match(readFileSync(lifespanLog, 'utf8'), new RegExp(`shutdown ${String(pid)}\\n`));
+    });
+  },
+);
+
+describe(
+  'Python applications: starting, failing, restarting, reloading',
+  { skip: PYTHON === undefined && 'no python3' },
+  () => {
+    let dir: string;
+    before(() => {
+      dir = mkdtempSync(join(tmpdir(), 'portico-python-'));
+    });
+    after(() => rmSync(dir, { recursive: true, force: true }));
+
+    const plainApp = (name: string) => {
+      const file = join(dir, `${name}.py`);
+      writeFileSync(file, readFileSync(join(FIXTURES, 'plain_wsgi.py')));
+      return file;
+    };
+
+    it('refuses to start an application that cannot be imported, naming the interpreter and quoting Python; no process is left', async () => {
+      const cases: [string, RegExp][] = [
+        [
+          'import surely_not_installed_module\n',
+          /ModuleNotFoundError: No module named 'surely_not_installed_module'/,
+        ],
+        ['def broken(:\n', /SyntaxError/],
+        ['x = 1\n', /defines no `application`/],
+      ];
+      for (const [source, expected] of cases) {
+        const file = join(dir, `broken_${cases.findIndex((c) => c[0] === source)}.py`);
+        writeFileSync(file, source);
+        await assert.rejects(
+          startServer(
+            `global:\n  loadModules: [wsgid]\n  pythonExecutable: ${PYTHON}\n  wsgidApplicationPath: ${file}\n`,
+          ),
+          (e: Error) => {
+            assert.match(e.message, expected);
+            assert.match(e.message, /the interpreter was \/\S+python\S*, Python 3\.\d+/);
+            assert.match(e.message, new RegExp(`wsgid application ${file} could not start`));
+            return true;
+          },
+        );
+        assert.deepEqual(bridges(file), []);
+      }
+      await assert.rejects(
+        startServer(
+          `global:\n  loadModules: [asgi]\n  pythonExecutable: /nonexistent/python9\n  asgiApplicationPath: ${plainApp('x')}\n`,
+        ),
+        /pythonExecutable "\/nonexistent\/python9" was not found/,
+      );
+    });
+
+    it('replaces a process that dies: its request gets 502, the others serve, and it serves again', async () => {
+      const file = plainApp('dies');
+      const server = await startServer(
+        `global:\n  loadModules: [wsgi]\n  pythonExecutable: ${PYTHON}\n  wsgiApplicationPath: ${file}\n`,
+      );
+      try {
+        const before = await request(server.port, '/hello');
+        assert.equal(before.status, 200);
+        const slow = request(server.port, '/slow');
+        await sleep(200);
+        const died = await request(server.port, '/exit');
+        assert.equal(died.status, 502);
+        assert.equal((await slow).status, 502, 'the request in flight on the dead process');
+        // The next request waits for the new process instead of failing.
+        const again = await request(server.port, '/hello');
+        assert.equal(again.status, 200);
+        assert.notEqual(again.text.split(' ')[1], before.text.split(' ')[1]);
+        assert.match(server.stderr(), /exited with code 3; a new process starts/);
+      } finally {
+        await server.close();
+      }
+      assert.deepEqual(bridges(file), []);
+    });
+
+    it('serves two applications on two hosts at once, each in its own processes', async () => {
+      const one = plainApp('one');
+      const two = plainApp('two');
+      const server = await startServer(
+        `global:\n  loadModules: [wsgi, asgi]\n  pythonExecutable: ${PYTHON}\n` +
+          `hosts:\n  - domain: one.test\n    wsgiApplicationPath: ${one}\n  - domain: two.test\n    wsgiApplicationPath: ${two}\n`,
+      );
+      try {
+        const a = await request(server.port, '/x', { headers: { host: 'one.test' } });
+        const b = await request(server.port, '/y', { headers: { host: 'two.test' } });
+        assert.match(a.text, /^plain \d+ \/x\n$/);
+        assert.match(b.text, /^plain \d+ \/y\n$/);
+        assert.notEqual(a.text.split(' ')[1], b.text.split(' ')[1]);
+        assert.equal(bridges(one).length, 1);
+        assert.equal(bridges(two).length, 1);
+        assert.equal(
+          (await request(server.port, '/x', { headers: { host: 'three.test' } })).status,
+          404,
+        );
+      } finally {
+        await server.close();
+      }
+      assert.deepEqual([...bridges(one), ...bridges(two)], []);
+    });
+
+    it('reloads under load without a failed request, runs the new code, refuses a broken application with 422, and leaves no process after 100 reloads', async () => {
+      const file = plainApp('reloaded');
+      const conf = (path: string) =>
+        `global:\n  loadModules: [wsgid]\n  pythonExecutable: ${PYTHON}\n  wsgidApplicationPath: ${file}\n  wsgidPath: ${path}\n`;
+      const server = await startServer(conf('/'));
+      try {
+        let failures = 0;
+        let served = 0;
+        let running = true;
+        // /moved/x is served under either mount point.
+        const load = Array.from({ length: 8 }, async () => {
+          while (running) {
+            const r = await request(server.port, '/moved/x');
+            if (r.status === 200) served++;
+            else failures++;
+          }
+        });
+        for (let i = 0; i < 10; i++) {
+          // The mount point moves too: requests follow the configuration they began with.
+          server.rewrite(conf(i % 2 === 0 ? '/moved' : '/'));
+          assert.equal((await server.server.reloadFromSource('test')).ok, true);
+          await sleep(50);
+        }
+        running = false;
+        await Promise.all(load);
+        assert.equal(failures, 0);
+        assert.ok(served > 50);
+        // A reload runs the application's current code.
+        writeFileSync(file, readFileSync(file, 'utf8').replace("'plain'", "'changed'"));
+        assert.equal((await server.server.reloadFromSource('test')).ok, true);
+        assert.match((await request(server.port, '/x')).text, /^changed /);
+        // A broken application keeps the running one.
+        const good = readFileSync(file, 'utf8');
+        writeFileSync(file, 'import surely_not_installed_module\n');
+        const refused = await server.server.reloadFromSource('test');
+        assert.equal(refused.ok, false);
+        assert.equal(!refused.ok && refused.status, 422);
+        assert.match(
+          !refused.ok ? refused.details.join('\n') : '',
+          /No module named 'surely_not_installed_module'/,
+        );
+        assert.equal((await request(server.port, '/x')).status, 200);
+        writeFileSync(file, good);
+        for (let i = 0; i < 100; i++)
+          assert.equal((await server.server.reloadFromSource('test')).ok, true);
+        await until(
+          () =>
+            bridges(file).length ===
+            (server.server.status() as { modules: { wsgid: { processes: unknown[] }[] } }).modules
+              .wsgid[0]!.processes.length,
+        );
+      } finally {
+        await server.close();
+      }
+      assert.deepEqual(bridges(file), []);
+    });
+  },
+);
