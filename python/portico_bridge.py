@@ -78,19 +78,21 @@ def load_application(path, clear_import_path):
             sys.path.remove(directory)
     application = getattr(module, "application", None)
     if application is None:
-        raise LookupError(f"{path} defines no `application`")
+        raise NotAnApplication(f"{path} defines no `application`")
     if not callable(application):
-        raise TypeError(f"`application` in {path} is not callable")
+        raise NotAnApplication(f"`application` in {path} is not callable")
     return application
 
 
+class NotAnApplication(Exception):
+    """The file loaded, but holds no application: no traceback is worth showing."""
+
+
 def start_failure(error):
+    if isinstance(error, NotAnApplication):
+        return dict(python_info(), error=str(error), traceback="")
     lines = traceback.format_exception_only(type(error), error)
-    return dict(
-        python_info(),
-        error="".join(lines).strip(),
-        traceback="".join(traceback.format_exception(type(error), error, error.__traceback__)),
-    )
+    return dict(python_info(), error="".join(lines).strip(), traceback=traceback.format_exc())
 
 
 def log_exception(what):

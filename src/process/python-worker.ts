@@ -1,7 +1,8 @@
 // One bridge process (python/portico_bridge.py) serving one application: started, told apart from
 // a failed import, given streams, and ended. Its error output goes to the error log line by line;
 // when it dies, every stream it held learns so at once.
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { realpath } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../http/logger.js';
@@ -53,6 +54,23 @@ export interface StreamEvents {
 const MAX_LINE = 16 * 1024;
 /** Error-output lines kept to explain a process that died before it was ready. */
 const KEPT_LINES = 20;
+
+/** Interpreters users often have besides the one on the PATH (Debian's, a /usr/local build). */
+const OTHER_INTERPRETERS = ['/usr/bin/python3', '/usr/local/bin/python3'];
+
+/** Another interpreter that can import `module`, if one of the usual ones can. */
+async function interpreterWith(module: string, tried: string): Promise<string | undefined> {
+  const triedReal = await realpath(tried).catch(() => tried);
+  for (const candidate of OTHER_INTERPRETERS) {
+    const real = await realpath(candidate).catch(() => undefined);
+    if (real === undefined || real === triedReal) continue;
+    const ok = await new Promise<boolean>((done) =>
+      execFile(candidate, ['-c', `import ${module}`], { timeout: 5000 }, (e) => done(e === null)),
+    );
+    if (ok) return candidate;
+  }
+  return undefined;
+}
 
 export class PythonStream {
   /** Body bytes sent that the bridge has not credited yet. */
@@ -126,9 +144,11 @@ export class PythonWorker {
     this.ready.catch(() => undefined);
     const reader = new FrameReader((type, id, payload) => {
       if (id === 0) {
-        if (type === Frame.Ready) settle?.resolve(JSON.parse(payload.toString()) as BridgeInfo);
-        else if (type === Frame.StartFailed) settle?.reject(this.startError(payload));
+        const waiting = settle;
         settle = undefined;
+        if (type === Frame.Ready) waiting?.resolve(JSON.parse(payload.toString()) as BridgeInfo);
+        else if (type === Frame.StartFailed && waiting)
+          void this.startError(payload).then(waiting.reject);
         return;
       }
       this.dispatch(type, id, payload);
@@ -267,18 +287,26 @@ export class PythonWorker {
     }
   }
 
-  private startError(payload: Buffer): PythonStartError {
+  private async startError(payload: Buffer): Promise<PythonStartError> {
     const failure = JSON.parse(payload.toString()) as {
       error: string;
       traceback: string;
       python: string;
       executable: string;
     };
-    if (failure.traceback !== '') this.log(failure.traceback.trimEnd());
+    for (const line of failure.traceback.trimEnd().split('\n')) if (line !== '') this.log(line);
+    // A package missing is most often a package installed for another interpreter: say which has it.
+    const missing = /^ModuleNotFoundError: No module named '([\w.]+)'/m.exec(failure.error)?.[1];
+    let hint = '';
+    if (missing !== undefined) {
+      const other = await interpreterWith(missing, failure.executable);
+      hint = other
+        ? `; ${other} has "${missing}": set pythonExecutable: ${other}`
+        : `; install "${missing}" for that interpreter, or set pythonExecutable to one that has it`;
+    }
     return new PythonStartError(
       `${this.spec.mode} application ${this.spec.application} could not start: ${failure.error}\n` +
-        `  (the interpreter was ${failure.executable}, Python ${failure.python}, from pythonExecutable "${this.spec.executable}"; ` +
-        `packages must be installed for that interpreter, or pythonExecutable set to the one that has them)`,
+        `  (the interpreter was ${failure.executable}, Python ${failure.python}, from pythonExecutable "${this.spec.executable}"${hint})`,
     );
   }
 

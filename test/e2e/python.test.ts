@@ -368,6 +368,25 @@ describe(
       );
     });
 
+    it(
+      'names the interpreter that has a missing package, when the one on the PATH does not',
+      {
+        skip:
+          !(
+            FRAMEWORKS === '/usr/bin/python3' &&
+            spawnSync('python3', ['-c', 'import starlette']).status === 1
+          ) && "python3 on the PATH is Debian's, or has Starlette itself",
+      },
+      async () => {
+        const file = join(dir, 'needs_starlette.py');
+        writeFileSync(file, 'import starlette\napplication = None\n');
+        await assert.rejects(
+          startServer(`global:\n  loadModules: [asgi]\n  asgiApplicationPath: ${file}\n`),
+          /No module named 'starlette'\n.*\/usr\/bin\/python3 has "starlette": set pythonExecutable: \/usr\/bin\/python3/,
+        );
+      },
+    );
+
     it('replaces a process that dies: its request gets 502, the others serve, and it serves again', async () => {
       const file = plainApp('dies');
       const server = await startServer(
