@@ -19,6 +19,7 @@ import importlib.util
 import json
 import os
 import queue
+import select
 import struct
 import sys
 import threading
@@ -133,23 +134,40 @@ class Stream:
 class Channel:
     """The frames from Portico, read by one thread (threaded) or by whoever waits (single)."""
 
-    def __init__(self, reader, writer, threaded):
-        self.reader = reader
+    def __init__(self, fd, writer, threaded):
+        self.fd = fd
+        self.buffer = bytearray()
         self.writer = writer
         self.threaded = threaded
         self.lock = threading.Lock()
         self.streams = {}
         self.requests = queue.SimpleQueue() if threaded else collections.deque()
 
+    def fill(self):
+        data = os.read(self.fd, 262144)
+        if not data:
+            raise EOFError
+        self.buffer += data
+
     def read_frame(self):
-        head = self.reader.read(9)
-        if len(head) < 9:
-            raise EOFError
-        kind, stream_id, length = HEAD.unpack(head)
-        payload = self.reader.read(length) if length else b""
-        if len(payload) < length:
-            raise EOFError
+        buffer = self.buffer
+        while len(buffer) < 9:
+            self.fill()
+        kind, stream_id, length = HEAD.unpack_from(buffer)
+        while len(buffer) < 9 + length:
+            self.fill()
+        payload = bytes(buffer[9 : 9 + length])
+        del buffer[: 9 + length]
         return kind, stream_id, payload
+
+    def poll(self):
+        """Files what Portico has sent so far without waiting (one thread: a CANCEL mid-response)."""
+        while True:
+            buffer = self.buffer
+            whole = len(buffer) >= 9 and len(buffer) >= 9 + U32.unpack_from(buffer, 5)[0]
+            if not whole and not select.select([self.fd], [], [], 0)[0]:
+                return
+            self.pump()
 
     def pump(self):
         """Reads one frame and files it where its stream will look."""
@@ -340,6 +358,8 @@ class WsgiServer:
                 return
             if not data:
                 return
+            if not self.threaded:
+                channel.poll()
             channel.wait(stream, lambda: stream.credit > 0 or stream.cancelled)
             if stream.cancelled:
                 raise ClientGone("the client went away")
@@ -718,9 +738,8 @@ def main():
         return 1
     if mode == "asgi":
         return asyncio.run(AsgiServer(application, out_fd, os.fdopen(in_fd, "rb", buffering=0)).run())
-    reader = os.fdopen(in_fd, "rb", buffering=1 << 16)
     threaded = mode == "wsgi"
-    channel = Channel(reader, writer, threaded)
+    channel = Channel(in_fd, writer, threaded)
     writer.send(frame(READY, 0, json.dumps(python_info()).encode()))
     try:
         WsgiServer(application, channel, threaded, threads).run()

@@ -150,6 +150,22 @@ describe(
       assert.equal(big.body.length, 160 * 65536);
     });
 
+    it('stops the application’s work when the client goes away mid-stream', async () => {
+      const controller = new AbortController();
+      const res = await fetch(`${wsgid.url}/app/stream?n=100000&pause=0.01`, {
+        signal: controller.signal,
+      });
+      await res.body!.getReader().read();
+      controller.abort();
+      const inFlight = () =>
+        (
+          wsgid.server.status() as {
+            modules: { wsgid: { processes: { requests_in_flight: number }[] }[] };
+          }
+        ).modules.wsgid[0]!.processes.reduce((n, p) => n + p.requests_in_flight, 0);
+      await until(() => inFlight() === 0, 3000);
+    });
+
     it('cookies, redirects, the application’s own 404, and an exception as a 500 with its traceback in the error log', async () => {
       const c = await request(wsgid.port, '/app/cookie', { headers: { cookie: 'flavour=plain' } });
       assert.equal(JSON.parse(c.text).seen, 'plain');
