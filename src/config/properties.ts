@@ -311,9 +311,10 @@ export const PROPERTIES = {
     type: bool(),
     default: false,
     scopes: G,
-    module: 'wsgi',
+    module: ['wsgi', 'wsgid'],
     since: '1.1.0',
-    summary: 'Clears Python module import paths for multiple WSGI applications.',
+    summary:
+      'Removes the application’s directory from `sys.path` once it is loaded (for `wsgi` and `wsgid`); imports inside functions must then not rely on it.',
   }),
   asgiClearModuleImportPath: row({
     type: bool(),
@@ -321,7 +322,8 @@ export const PROPERTIES = {
     scopes: G,
     module: 'asgi',
     since: '1.1.0',
-    summary: 'Clears Python module import paths for multiple ASGI applications.',
+    summary:
+      'Removes the application’s directory from `sys.path` once it is loaded; imports inside functions must then not rely on it.',
   }),
   shutdownTimeout: row({
     type: u32(),
@@ -351,7 +353,8 @@ export const PROPERTIES = {
     scopes: G,
     module: ['wsgi', 'wsgid', 'asgi'],
     since: PORTICO,
-    summary: 'Interpreter for the wsgi, wsgid and asgi modules.',
+    summary:
+      'Interpreter for the wsgi, wsgid and asgi modules: a name looked up on the PATH or a path (the one whose packages the application needs, e.g. `/usr/bin/python3` or a virtualenv’s `bin/python`).',
   }),
   admin: row({
     type: object(
@@ -785,7 +788,8 @@ export const PROPERTIES = {
     scopes: ALL,
     module: 'wsgi',
     since: '1.1.0',
-    summary: 'File with the WSGI application (an `application` callable).',
+    summary:
+      'File defining `application`, a WSGI callable, run in one Python process on a pool of threads (see docs/python.md).',
   }),
   wsgiPath: row({
     type: str('url-path'),
@@ -793,14 +797,16 @@ export const PROPERTIES = {
     scopes: ALL,
     module: 'wsgi',
     since: '1.1.0',
-    summary: 'URL prefix handled by the WSGI handler.',
+    summary:
+      'URL prefix handled by the WSGI application (at a segment boundary); it is `SCRIPT_NAME`, the rest `PATH_INFO`.',
   }),
   wsgidApplicationPath: row({
     type: str('path'),
     scopes: ALL,
     module: 'wsgid',
     since: '1.1.0',
-    summary: 'As `wsgiApplicationPath`, for the pre-forked process pool handler.',
+    summary:
+      'File defining `application`, a WSGI callable, run in one Python process per CPU, one request at a time each.',
   }),
   wsgidPath: row({
     type: str('url-path'),
@@ -808,14 +814,16 @@ export const PROPERTIES = {
     scopes: ALL,
     module: 'wsgid',
     since: '1.1.0',
-    summary: 'URL prefix handled by the wsgid handler.',
+    summary:
+      'URL prefix handled by the wsgid application (at a segment boundary); it is `SCRIPT_NAME`, the rest `PATH_INFO`.',
   }),
   asgiApplicationPath: row({
     type: str('path'),
     scopes: ALL,
     module: 'asgi',
     since: '1.1.0',
-    summary: 'File with the ASGI application (an `application` callable).',
+    summary:
+      'File defining `application`, an ASGI 3 callable (HTTP, WebSocket, lifespan), run on an asyncio loop in one Python process.',
   }),
   asgiPath: row({
     type: str('url-path'),
@@ -823,7 +831,8 @@ export const PROPERTIES = {
     scopes: ALL,
     module: 'asgi',
     since: '1.1.0',
-    summary: 'URL prefix handled by the ASGI handler.',
+    summary:
+      'URL prefix handled by the ASGI application (at a segment boundary); it is `root_path`, the rest `path`.',
   }),
   proxyInterceptErrors: row({
     type: bool(),
