@@ -13,7 +13,7 @@ import {
 /** How long an application may take to import (and an ASGI one to finish its lifespan startup). */
 const START_TIMEOUT_MS = 60_000;
 /** How long a stopping process may take (an ASGI lifespan shutdown) before it is killed. */
-const STOP_GRACE_MS = 10_000;
+const STOP_GRACE_MS = 15_000;
 /** Restart back-off: from the first, doubled while a new process dies within STABLE_MS. */
 const RESTART_FIRST_MS = 100;
 const RESTART_MAX_MS = 10_000;
