@@ -1,3 +1,5 @@
+import { statSync } from 'node:fs';
+
 // System errors in words for messages a person reads ("no such file or directory", not ENOENT);
 // the code stays in brackets for searching. Node 20 has no util.getSystemErrorMessage.
 
@@ -26,4 +28,15 @@ export function inWords(error: unknown): string {
 /** The same for a bare code. */
 export function codeInWords(code: string): string {
   return WORDS[code] === undefined ? code : `${WORDS[code]} (${code})`;
+}
+
+/** What is wrong with a path that should be `kind`, in words, or undefined when it is one. */
+export function pathProblem(path: string, kind: 'directory' | 'file'): string | undefined {
+  try {
+    const stats = statSync(path);
+    if (kind === 'directory' ? stats.isDirectory() : stats.isFile()) return undefined;
+    return `not a ${kind === 'directory' ? 'directory' : 'regular file'}`;
+  } catch (e) {
+    return inWords(e);
+  }
 }

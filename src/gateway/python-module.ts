@@ -4,8 +4,10 @@
 // serve before the old Plan, and with it the old processes, is retired (gunicorn's HUP).
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
+import type { ConfigCheck } from '../config/checks.js';
 import type { ResolvedSettings } from '../config/defaults.js';
 import type { ModuleName } from '../config/properties.js';
+import { pathProblem } from '../config/system-errors.js';
 import { defineModule, type Module } from '../plan/module.js';
 import type { Leases } from '../plan/resources.js';
 import { PythonPool } from '../process/python-pool.js';
@@ -37,6 +39,21 @@ function planNumber(leases: Leases): number {
   return n;
 }
 
+/** An application file that is not there is a load error with its position, not a Python traceback. */
+function checkApplicationFile(mode: ModuleName, property: string): ConfigCheck {
+  return (config, scopes, diags, { files }) => {
+    if (!files || !(config.global.loadModules ?? []).includes(mode)) return;
+    for (const scope of scopes) {
+      const entry = scope.keys.get(property);
+      const file = scope.settings[property as keyof typeof scope.settings];
+      if (entry === undefined || typeof file !== 'string') continue;
+      const problem = pathProblem(file, 'file');
+      if (problem !== undefined)
+        diags.error(entry.value.pos, `${scope.path}.${property}`, `${file}: ${problem}`);
+    }
+  };
+}
+
 export function pythonModule(
   mode: PythonMode & ModuleName,
   read: (s: ResolvedSettings) => PythonProperties,
@@ -47,6 +64,7 @@ export function pythonModule(
   const threads = Math.min(32, availableParallelism() + 4);
   return defineModule<PythonOptions>({
     name: mode,
+    check: checkApplicationFile(mode, `${mode}ApplicationPath`),
     options(s) {
       const p = read(s);
       if (p.application === undefined) return undefined;

@@ -2,20 +2,8 @@
 // there or not a directory, or an errorPages file that cannot be read, would otherwise only show
 // as 404s or default pages (issue 16 point 8). Warnings, not errors: a deployment may create them
 // after the configuration. (Skipped by `convert`, which may run where the files are not.)
-import { statSync } from 'node:fs';
 import type { ConfigCheck } from '../config/checks.js';
-import { inWords } from '../config/system-errors.js';
-
-/** What is wrong with a path that should be `kind`, or undefined when it is one. */
-function problemWith(path: string, kind: 'directory' | 'file'): string | undefined {
-  try {
-    const stats = statSync(path);
-    if (kind === 'directory' ? stats.isDirectory() : stats.isFile()) return undefined;
-    return `not a ${kind === 'directory' ? 'directory' : 'regular file'}`;
-  } catch (e) {
-    return inWords(e);
-  }
-}
+import { pathProblem as problemWith } from '../config/system-errors.js';
 
 export const checkServedPaths: ConfigCheck = (_config, scopes, diags, { files }) => {
   if (!files) return;

@@ -382,6 +382,13 @@ describe(
         ),
         /pythonExecutable "\/nonexistent\/python9" was not found/,
       );
+      // A file that is not there is a configuration error, with its position.
+      await assert.rejects(
+        startServer(
+          `global:\n  loadModules: [asgi]\n  asgiApplicationPath: ${join(dir, 'missing.py')}\n`,
+        ),
+        /:\d+:\d+: global\.asgiApplicationPath: .*missing\.py: no such file or directory/,
+      );
     });
 
     it(
