@@ -46,6 +46,10 @@ START_FAILED = 13  # bridge → Portico, stream 0: {"error": …, "traceback": �
 
 WINDOW = 256 * 1024
 CREDIT_STEP = WINDOW // 4
+# A body chunk goes out in frames of at most this much (Portico refuses frames over 16 MiB).
+PIECE = WINDOW
+# A WebSocket message is one frame: larger ones are refused to the application.
+MAX_MESSAGE = 16 * 1024 * 1024
 FILE_BLOCK = 64 * 1024
 
 
@@ -352,20 +356,20 @@ class WsgiServer:
                     raise AssertionError("the application sent a body before start_response()")
                 state["sent"] = True
                 head = json.dumps({"status": int(status[:3]), "headers": headers}).encode()
+                first, data = data[:PIECE], data[PIECE:]
                 with channel.lock:
-                    stream.credit -= len(data)
-                send(frame(START, stream.id, head) + (frame(BODY, stream.id, data) if data else b""))
-                return
-            if not data:
-                return
-            if not self.threaded:
-                channel.poll()
-            channel.wait(stream, lambda: stream.credit > 0 or stream.cancelled)
-            if stream.cancelled:
-                raise ClientGone("the client went away")
-            with channel.lock:
-                stream.credit -= len(data)
-            send(frame(BODY, stream.id, data))
+                    stream.credit -= len(first)
+                send(frame(START, stream.id, head) + (frame(BODY, stream.id, first) if first else b""))
+            for at in range(0, len(data), PIECE):
+                if not self.threaded:
+                    channel.poll()
+                channel.wait(stream, lambda: stream.credit > 0 or stream.cancelled)
+                if stream.cancelled:
+                    raise ClientGone("the client went away")
+                piece = data[at : at + PIECE]
+                with channel.lock:
+                    stream.credit -= len(piece)
+                send(frame(BODY, stream.id, piece))
 
         def start_response(status, headers, exc_info=None):
             if exc_info:
@@ -570,12 +574,17 @@ class AsgiServer:
                 out = b""
                 if not response["started"]:
                     response["started"] = True
+                    first, data = data[:PIECE], data[PIECE:]
+                    stream.credit -= len(first)
                     out = frame(START, stream.id, json.dumps(response["head"]).encode())
-                elif data:
+                    out += frame(BODY, stream.id, first) if first else b""
+                for at in range(0, len(data), PIECE):
+                    if out:
+                        self.send(out)
                     await self.credit(stream)
-                if data:
-                    stream.credit -= len(data)
-                    out += frame(BODY, stream.id, data)
+                    piece = data[at : at + PIECE]
+                    stream.credit -= len(piece)
+                    out = frame(BODY, stream.id, piece)
                 if not more:
                     response["complete"] = True
                     stream.finished = True
@@ -594,14 +603,12 @@ class AsgiServer:
                 if not response["accepted"]:
                     raise RuntimeError("websocket.send before websocket.accept")
                 await self.credit(stream)
-                if message.get("text") is not None:
-                    data = message["text"].encode("utf-8")
-                    stream.credit -= len(data)
-                    self.send(frame(WS_TEXT, stream.id, data))
-                else:
-                    data = bytes(message.get("bytes") or b"")
-                    stream.credit -= len(data)
-                    self.send(frame(WS_BINARY, stream.id, data))
+                text = message.get("text") is not None
+                data = message["text"].encode("utf-8") if text else bytes(message.get("bytes") or b"")
+                if len(data) > MAX_MESSAGE:
+                    raise ValueError(f"a WebSocket message of {len(data)} bytes (at most {MAX_MESSAGE})")
+                stream.credit -= len(data)
+                self.send(frame(WS_TEXT if text else WS_BINARY, stream.id, data))
             elif kind == "websocket.close":
                 reason = (message.get("reason") or "").encode("utf-8")
                 response["complete"] = True
@@ -613,14 +620,17 @@ class AsgiServer:
 
         try:
             await self.application(scope, receive, send)
-            if not response["complete"] and not stream.cancelled:
-                if websocket:
+            if websocket:
+                if not response["complete"] and not stream.cancelled and response["accepted"]:
                     self.send(frame(WS_CLOSE, stream.id, CLOSE.pack(1000)))
-                elif response["started"]:
+                # The WebSocket is over once its application has returned.
+                self.send(frame(END, stream.id))
+            elif not response["complete"] and not stream.cancelled:
+                if response["started"]:
                     raise RuntimeError("the application returned before the response was complete")
-                else:
-                    raise RuntimeError("the application returned without a response")
-            self.send(frame(END, stream.id))
+                raise RuntimeError("the application returned without a response")
+            elif not response["complete"]:
+                self.send(frame(END, stream.id))
         except ClientGone:
             self.send(frame(END, stream.id))
         except Exception as error:

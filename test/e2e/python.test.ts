@@ -134,7 +134,7 @@ describe(
       assert.deepEqual(JSON.parse(up.text), { name: 'big.bin', size: data.length, sha256: sha });
     });
 
-    it('streams a generator response as it is produced, and a 10 MB one whole', async () => {
+    it('streams a generator response as it is produced, a 10 MB one whole, and a single 20 MB chunk', async () => {
       const started = Date.now();
       const res = await fetch(`${wsgid.url}/app/stream?n=4&pause=0.3`);
       const reader = res.body!.getReader();
@@ -148,6 +148,9 @@ describe(
       assert.match(rest, /line 3\n$/);
       const big = await request(wsgi.port, '/app/big');
       assert.equal(big.body.length, 160 * 65536);
+      const huge = await request(wsgid.port, '/app/huge');
+      assert.equal(huge.body.length, 20 * 1024 * 1024);
+      assert.ok(huge.body.every((b) => b === 0x79));
     });
 
     it('stops the application’s work when the client goes away mid-stream', async () => {
