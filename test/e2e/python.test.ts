@@ -238,6 +238,7 @@ describe(
       assert.deepEqual(info.query, { x: '1', y: 'é' });
       assert.equal(info.http_version, '1.1');
       assert.equal(info.started, 1, 'lifespan startup ran once before the first request');
+      assert.equal(info.greeting, 'hello from lifespan', 'the lifespan state, in the request');
       const echo = await request(server.port, '/api/echo', { method: 'POST', body: 'hello body' });
       assert.equal(echo.text, 'hello body');
       const json = await request(server.port, '/api/json', {
@@ -325,6 +326,23 @@ describe(
       assert.equal(frame.subarray(2, 2 + frame[1]!).toString(), 'echo h2');
       stream.close(constants.NGHTTP2_CANCEL);
       session.close();
+    });
+
+    it('refuses to start when the lifespan startup fails, with the application’s message', async () => {
+      const file = join(dir, 'failing_lifespan.py');
+      writeFileSync(
+        file,
+        'import contextlib\nfrom starlette.applications import Starlette\n\n' +
+          '@contextlib.asynccontextmanager\nasync def lifespan(app):\n    raise RuntimeError("the database is down")\n    yield\n\n' +
+          'application = Starlette(lifespan=lifespan)\n',
+      );
+      await assert.rejects(
+        startServer(
+          `global:\n  loadModules: [asgi]\n  pythonExecutable: ${FRAMEWORKS}\n  asgiApplicationPath: ${file}\n`,
+        ),
+        /asgi application .*failing_lifespan\.py could not start: [^]*the database is down/,
+      );
+      assert.deepEqual(bridges(file), []);
     });
 
     it('runs the lifespan shutdown when the server stops', async () => {
