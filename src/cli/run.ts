@@ -9,10 +9,11 @@ import type { CommandIo } from './io.js';
 export async function runCommand(configFile: string | undefined, io: CommandIo): Promise<number> {
   const result = await loadChosenConfig(configFile);
   printDiagnostics(result.diagnostics, io);
-  if (!result.config) return 1;
+  const config = result.config;
+  if (!config) return 1;
   let server: Server;
   try {
-    server = await Server.start(result.config, {
+    server = await Server.start(config, {
       stderr: io.stderr,
       reloadSource: () => loadChosenConfig(configFile),
       controlPlane: (s) => new AdminApi(s),
@@ -24,11 +25,13 @@ export async function runCommand(configFile: string | undefined, io: CommandIo):
   const say = (message: string) => server.errorLog.log(message);
   const admin = server.adminUrl === undefined ? '' : `; admin API on ${server.adminUrl}`;
   const started = `Portico is serving ${server.listenerUrls.join(', ')}${admin} (configuration: ${result.label})`;
-  say(started);
-  // The operator at the terminal hears it too, when the error log goes to a file.
-  if (result.config.global.errorLogFilePath !== undefined) io.stderr.write(`${started}\n`);
   return serveUntilStopped(server, {
     say,
     reload: async () => void (await server.reloadFromSource('SIGHUP')),
+    started: () => {
+      say(started);
+      // The operator at the terminal hears it too, when the error log goes to a file.
+      if (config.global.errorLogFilePath !== undefined) io.stderr.write(`${started}\n`);
+    },
   });
 }

@@ -6,6 +6,8 @@ export interface LifecycleHooks {
   /** Re-reads and applies the configuration; reports failures itself. */
   readonly reload: () => Promise<void>;
   readonly say: (message: string) => void;
+  /** Once the signals are heard: a SIGHUP sent on seeing the start line must not kill the process. */
+  readonly started?: () => void;
 }
 
 /** Resolves with the exit status once the server has stopped. */
@@ -31,5 +33,6 @@ export function serveUntilStopped(server: Server, hooks: LifecycleHooks): Promis
       ['SIGUSR1', () => void server.reopenLogs().then(() => hooks.say('logs reopened'))],
     ];
     for (const [signal, handler] of handlers) process.on(signal, handler);
+    hooks.started?.();
   });
 }
