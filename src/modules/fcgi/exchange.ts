@@ -106,13 +106,17 @@ export async function startExchange(
   });
   // The response no longer wants the output (HEAD, a client gone): the connection is not worth
   // reading to its end.
-  output.on('close', () =>
-    fail(Object.assign(new Error('the response was cut'), { code: 'ECONNABORTED' })),
-  );
+  // The errors are made only when they are one: an Error's stack costs more than a small response.
+  output.on('close', () => {
+    if (!done) fail(Object.assign(new Error('the response was cut'), { code: 'ECONNABORTED' }));
+  });
   socket.on('error', fail);
-  socket.on('close', () =>
-    fail(Object.assign(new Error('the application closed the connection'), { code: 'ECONNRESET' })),
-  );
+  socket.on('close', () => {
+    if (!done)
+      fail(
+        Object.assign(new Error('the application closed the connection'), { code: 'ECONNRESET' }),
+      );
+  });
   socket.resume();
 
   // A request without a body goes out in one write: BEGIN_REQUEST, PARAMS, the empty STDIN.

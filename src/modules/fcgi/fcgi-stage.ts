@@ -81,6 +81,8 @@ async function serveOnce(
   } catch (e) {
     const ending = await exchange.ended.catch((reason: unknown) => reason);
     if (ending instanceof StaleConnection) throw ending;
+    // Nobody is waiting for an answer any more: not the application's failure, nothing to log.
+    if (!ctx.responded && ctx.res.destroyed) return;
     // After the head, the response is cut; before it, what failed decides the status.
     if (ctx.responded) throw e;
     const failure = e instanceof HttpError ? e : gatewayError(what, e);
