@@ -3,8 +3,10 @@
 # connections), nginx (1 worker, fastcgi_keep_conn on with an upstream keepalive) and Caddy
 # (php_fastcgi, GOMAXPROCS=1), each alone on CPU 0, all three to the same php-fpm pool (static,
 # 4 children) that shares CPU 1 with wrk (1 thread, 64 connections). Prints requests/s and p99 per
-# round and the median ratios. Usage: bench/fastcgi.sh [SECONDS, default 10] [ROUNDS, default 3].
-# Installs wrk, nginx, caddy and php-fpm from Debian when missing (as root).
+# round and the median ratios. Then a CGI shell script (a process per request) through Portico (cgi)
+# and Apache (mod_cgid, one event-MPM process), both on CPU 0 with their scripts.
+# Usage: bench/fastcgi.sh [SECONDS, default 10] [ROUNDS, default 3].
+# Installs wrk, nginx, caddy, php-fpm and apache2 from Debian when missing (as root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_RUN=${1:-10}
@@ -12,7 +14,7 @@ ROUNDS=${2:-3}
 PORT=18790
 
 source bench/common.sh
-need wrk:wrk nginx:nginx caddy:caddy taskset:util-linux php-fpm8.2:php-fpm
+need wrk:wrk nginx:nginx caddy:caddy taskset:util-linux php-fpm8.2:php-fpm apache2:apache2
 mkdir -p "$tmp/www"
 nginx_common="pid $tmp/nginx.pid; error_log $tmp/nginx-error.log; events { worker_connections 4096; }"
 nginx_temp="client_body_temp_path $tmp; proxy_temp_path $tmp; fastcgi_temp_path $tmp; uwsgi_temp_path $tmp; scgi_temp_path $tmp;"
@@ -96,3 +98,60 @@ for name in "${servers[@]}"; do med[$name]=$(median "${runs[$name]}"); printf 'm
 echo
 echo "portico / nginx: $(ratio "${med[portico]}" "${med[nginx]}")   (target ≥ 0.9)"
 echo "portico / caddy: $(ratio "${med[portico]}" "${med[caddy]}")   (target ≥ 1.2)"
+
+# ── CGI: a shell script per request ─────────────────────────────────────────────────────────────
+# Apache runs its CGI daemon as www-data: the directory must be readable by it.
+chmod 755 "$tmp" "$tmp/www"
+mkdir -p "$tmp/www/cgi-bin"
+printf '#!/bin/sh\nprintf "Content-Type: text/plain\\r\\n\\r\\nhello\\n"\n' > "$tmp/www/cgi-bin/hello.sh"
+chmod 755 "$tmp/www/cgi-bin" "$tmp/www/cgi-bin/hello.sh"
+cat > "$tmp/portico-cgi.yaml" <<YAML
+global:
+  port: "127.0.0.1:$PORT"
+  wwwroot: $tmp/www
+  loadModules: [cgi]
+YAML
+cat > "$tmp/apache.conf" <<APACHE
+ServerRoot /etc/apache2
+LoadModule mpm_event_module /usr/lib/apache2/modules/mod_mpm_event.so
+LoadModule authz_core_module /usr/lib/apache2/modules/mod_authz_core.so
+LoadModule cgid_module /usr/lib/apache2/modules/mod_cgid.so
+ServerName localhost
+Listen 127.0.0.1:$PORT
+PidFile $tmp/apache.pid
+ErrorLog $tmp/apache-error.log
+ScriptSock $tmp/cgid.sock
+User www-data
+Group www-data
+DocumentRoot $tmp/www
+ServerLimit 1
+StartServers 1
+ThreadsPerChild 64
+MaxRequestWorkers 64
+<Directory $tmp/www/cgi-bin>
+  Options +ExecCGI
+  SetHandler cgi-script
+  Require all granted
+</Directory>
+APACHE
+
+check_url="http://127.0.0.1:$PORT/cgi-bin/hello.sh"
+cgi_servers=(portico-cgi apache)
+echo
+printf '%-6s %-12s %9s %9s   (wrk -t1 -c64, %ss, cgi-bin/hello.sh)\n' round server 'req/s' p99 "$SECONDS_PER_RUN"
+for round in $(seq "$ROUNDS"); do
+  for name in "${cgi_servers[@]}"; do
+    case $name in
+      portico-cgi) start "$name" node bin/portico.js run -c "$tmp/portico-cgi.yaml" ;;
+      apache) start "$name" apache2 -f "$tmp/apache.conf" -DFOREGROUND ;;
+    esac
+    [[ $(curl -s "$check_url") == hello ]] || echo "warning: $name did not run hello.sh"
+    result=$(wrk_p99 "$check_url")
+    stop
+    runs[$name]+="${result%% *} "
+    printf '%-6s %-12s %9s %9s\n' "$round" "$name" $result
+  done
+done
+echo
+for name in "${cgi_servers[@]}"; do med[$name]=$(median "${runs[$name]}"); printf 'median %-12s %9s\n' "$name" "${med[$name]}"; done
+echo "portico / apache (CGI): $(ratio "${med[portico-cgi]}" "${med[apache]}")"
