@@ -133,7 +133,10 @@ export async function startExchange(
   return {
     output,
     ended,
-    abort: () => fail(Object.assign(new Error('the client went away'), { code: 'ECONNABORTED' })),
+    // Called when the response closes, which is after every request: only a live one fails.
+    abort: () => {
+      if (!done) fail(Object.assign(new Error('the client went away'), { code: 'ECONNABORTED' }));
+    },
   };
 }
 
