@@ -199,10 +199,6 @@ export class PythonWorker {
     return this.streams.size;
   }
 
-  get alive(): boolean {
-    return this.exited === undefined;
-  }
-
   has(id: number): boolean {
     return this.streams.has(id);
   }
@@ -211,8 +207,13 @@ export class PythonWorker {
   open(head: object, events: StreamEvents): PythonStream {
     const id = this.nextId;
     this.nextId = id >= 0xffffffff ? 1 : id + 1;
-    this.streams.set(id, events);
-    this.write(frame(Frame.Request, id, JSON.stringify(head)));
+    const exited = this.exited;
+    // A process that has just died hears nothing more: the stream fails rather than waits.
+    if (exited !== undefined) queueMicrotask(() => events.gone(`${this.label} ${exited}`));
+    else {
+      this.streams.set(id, events);
+      this.write(frame(Frame.Request, id, JSON.stringify(head)));
+    }
     return new PythonStream(this, id);
   }
 
