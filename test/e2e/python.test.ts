@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import { connect } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect as http2Connect, constants } from 'node:http2';
 import { tmpdir } from 'node:os';
@@ -151,6 +152,23 @@ describe(
       const huge = await request(wsgid.port, '/app/huge');
       assert.equal(huge.body.length, 20 * 1024 * 1024);
       assert.ok(huge.body.every((b) => b === 0x79));
+    });
+
+    it('holds a generator back while its client reads nothing, and stops it when the client leaves', async () => {
+      // `wsgi`: one process, so /produced reads the same counter as /endless.
+      const socket = connect(wsgi.port, '127.0.0.1');
+      await once(socket, 'connect');
+      socket.write('GET /app/endless HTTP/1.1\r\nHost: x\r\n\r\n');
+      socket.pause();
+      await sleep(1500);
+      const held = Number((await request(wsgi.port, '/app/produced')).text);
+      // The window (256 KiB) and the sockets' buffers, not 6.5 GB.
+      assert.ok(held > 0 && held * 65536 < 64 * 1024 * 1024, `${held} blocks produced`);
+      socket.destroy();
+      await sleep(500);
+      const after = Number((await request(wsgi.port, '/app/produced')).text);
+      await sleep(500);
+      assert.equal(Number((await request(wsgi.port, '/app/produced')).text), after);
     });
 
     it('stops the application’s work when the client goes away mid-stream', async () => {
