@@ -20,6 +20,8 @@ export interface PythonOptions {
   readonly application: string;
   readonly path: string;
   readonly clearImportPath: boolean;
+  /** `environmentVariables`: given to the processes, which a reload starts before it sets them in Portico's own environment. */
+  readonly environment: Readonly<Record<string, string>>;
 }
 
 /** What one module reads of a Resolved's settings. */
@@ -73,6 +75,7 @@ export function pythonModule(
         application: resolve(p.application),
         path: p.path,
         clearImportPath: p.clearImportPath,
+        environment: s.environmentVariables ?? {},
       };
     },
     provision(o, leases, { errorLog }) {
@@ -81,6 +84,7 @@ export function pythonModule(
         executable: o.executable,
         application: o.application,
         clearImportPath: o.clearImportPath,
+        environment: o.environment,
         threads,
       };
       const key = `python:${planNumber(leases)}:${mode}:${o.executable}:${o.application}:${o.clearImportPath}`;

@@ -21,6 +21,8 @@ export interface PythonSpec {
   /** The application file, absolute. */
   readonly application: string;
   readonly clearImportPath: boolean;
+  /** Set over Portico's own environment (`environmentVariables`). */
+  readonly environment: Readonly<Record<string, string>>;
   /** Threads of a `wsgi` process. */
   readonly threads: number;
 }
@@ -136,7 +138,11 @@ export class PythonWorker {
     this.child = spawn(
       executable,
       [BRIDGE, mode, application, clearImportPath ? '1' : '0', String(threads)],
-      { cwd: dirname(application), stdio: ['pipe', 'pipe', 'pipe'] },
+      {
+        cwd: dirname(application),
+        env: { ...process.env, ...spec.environment },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
     );
     let settle: { resolve(info: BridgeInfo): void; reject(e: Error): void } | undefined;
     this.ready = new Promise<BridgeInfo>((resolve, reject) => (settle = { resolve, reject }));

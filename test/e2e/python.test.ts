@@ -500,8 +500,8 @@ describe(
 
     it('reloads under load without a failed request, runs the new code, refuses a broken application with 422, and leaves no process after 100 reloads', async () => {
       const file = plainApp('reloaded');
-      const conf = (path: string) =>
-        `global:\n  loadModules: [wsgid]\n  pythonExecutable: ${PYTHON}\n  wsgidApplicationPath: ${file}\n  wsgidPath: ${path}\n`;
+      const conf = (path: string, extra = '') =>
+        `global:\n  loadModules: [wsgid]\n  pythonExecutable: ${PYTHON}\n  wsgidApplicationPath: ${file}\n  wsgidPath: ${path}\n${extra}`;
       const server = await startServer(conf('/'));
       try {
         let failures = 0;
@@ -529,6 +529,11 @@ describe(
         writeFileSync(file, readFileSync(file, 'utf8').replace("'plain'", "'changed'"));
         assert.equal((await server.server.reloadFromSource('test')).ok, true);
         assert.match((await request(server.port, '/x')).text, /^changed /);
+        // environmentVariables reach the new processes, which start before Portico sets them.
+        server.rewrite(conf('/', '  environmentVariables:\n    APP_NAME: renamed\n'));
+        assert.equal((await server.server.reloadFromSource('test')).ok, true);
+        assert.match((await request(server.port, '/x')).text, /^renamed /);
+        server.rewrite(conf('/'));
         // A broken application keeps the running one.
         const good = readFileSync(file, 'utf8');
         writeFileSync(file, 'import surely_not_installed_module\n');
@@ -550,6 +555,8 @@ describe(
               .wsgid[0]!.processes.length,
         );
       } finally {
+        // Portico sets environmentVariables in its own process, which is this one.
+        delete process.env.APP_NAME;
         await server.close();
       }
       assert.deepEqual(bridges(file), []);
