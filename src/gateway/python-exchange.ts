@@ -98,15 +98,16 @@ export async function exchangeWithPython(
         if (target === undefined) return finish();
         for (const piece of pieces) write(piece);
       };
-      const cut = (reason: string) => {
+      /** The application failed (`error`) after its head: cut the response, or answer `error` when nothing went out yet. */
+      const cut = (error: HttpError) => {
         if (early !== undefined) {
           early = undefined;
-          return reject(new HttpError(502, 'upstream-failed', { detail: `${what}: ${reason}` }));
+          return reject(error);
         }
         ctx.length = written;
         if (!ctx.res.destroyed) {
           ctx.res.destroy();
-          worker.log(`the response was cut after ${written} body bytes: ${reason}`);
+          worker.log(`the response was cut after ${written} body bytes: ${error.detail}`);
         }
         resolve();
       };
@@ -130,12 +131,14 @@ export async function exchangeWithPython(
           if (stream!.outstanding < WINDOW && req.isPaused()) req.resume();
         },
         fail(message) {
-          if (status !== 0) return cut(message);
-          reject(new HttpError(500, 'application-error', { detail: `${what}: ${message}` }));
+          const error = new HttpError(500, 'application-error', { detail: `${what}: ${message}` });
+          if (status !== 0) cut(error);
+          else reject(error);
         },
         gone(reason) {
-          if (status !== 0) return cut(reason);
-          reject(new HttpError(502, 'gateway-exited', { detail: reason }));
+          const error = new HttpError(502, 'gateway-exited', { detail: reason });
+          if (status !== 0) cut(error);
+          else reject(error);
         },
       });
       ctx.res.once('close', onClose);
