@@ -77,6 +77,23 @@ function valid(name: string, value: string): boolean {
   }
 }
 
+/** The header block at the start of `data` and what follows it, when `data` holds a whole one. */
+function headOf(data: Buffer): { head: CgiHead; rest: Buffer } | undefined {
+  const end = blockEnd(data);
+  if (end === undefined || end.at > MAX_HEAD_BYTES) return undefined;
+  const block = data.toString('latin1', 0, end.at);
+  if (block.split(/\r\n|\r|\n/).length > MAX_HEAD_LINES) return undefined;
+  return { head: parseHead(block), rest: data.subarray(end.at + end.length) };
+}
+
+/** A whole output, already read: its head (undefined when it has none) and its body. */
+export function splitOutput(output: Buffer): { head: CgiHead | undefined; body: Buffer } {
+  const found = headOf(output);
+  return found === undefined
+    ? { head: undefined, body: output }
+    : { head: found.head, body: found.rest };
+}
+
 /** Reads `output` up to the end of its header block; the body is what follows, as it comes. */
 export function readHead(output: Readable): Promise<HeadReading> {
   return new Promise((resolve, reject) => {
@@ -93,12 +110,9 @@ export function readHead(output: Readable): Promise<HeadReading> {
     };
     const onData = (chunk: Buffer) => {
       buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
+      const found = headOf(buffered);
+      if (found !== undefined) return finish(found.head, found.rest);
       const end = blockEnd(buffered);
-      if (end !== undefined && end.at <= MAX_HEAD_BYTES) {
-        const block = buffered.toString('latin1', 0, end.at);
-        if (block.split(/\r\n|\r|\n/).length <= MAX_HEAD_LINES)
-          return finish(parseHead(block), buffered.subarray(end.at + end.length));
-      }
       for (const c of chunk) if (c === 0x0a) lines++;
       // Too long to be a header block: the whole output is the body (Ferron's rule).
       if (buffered.length > MAX_HEAD_BYTES + 4 || lines > MAX_HEAD_LINES || end !== undefined)

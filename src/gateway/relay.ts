@@ -5,8 +5,8 @@ import type { Readable } from 'node:stream';
 import type { Ctx } from '../http/ctx.js';
 import { HttpError } from '../http/http-error.js';
 import type { Logger } from '../http/logger.js';
-import { sendStream } from '../http/respond.js';
-import { readHead } from './cgi-response.js';
+import { send, sendStream } from '../http/respond.js';
+import { readHead, splitOutput, type CgiHead } from './cgi-response.js';
 
 export interface RelayOptions {
   /** Names the gateway in log lines: `FastCGI unix:///run/php/php-fpm.sock`. */
@@ -26,16 +26,10 @@ export async function relayOutput(
   options: RelayOptions,
 ): Promise<void> {
   const { head, body } = await readHead(output);
-  if (head === undefined && options.withoutHead === 'error') {
+  if (!usable(head, options)) {
     body.destroy();
-    throw new HttpError(502, 'upstream-failed', {
-      detail: `${options.what}: the output ended, or its header block was too long, before an empty line`,
-    });
+    throw withoutHead(options);
   }
-  if (head && head.dropped.length > 0)
-    options.errorLog.log(
-      `${options.what}: header lines left out of the response: ${head.dropped.map((l) => JSON.stringify(l)).join(', ')}`,
-    );
   try {
     await sendStream(ctx, head?.status ?? 200, head?.headers ?? [], body);
   } catch (error) {
@@ -43,4 +37,27 @@ export async function relayOutput(
     const out = 'stream' in ctx.res ? ctx.res.stream : ctx.res;
     if (!out.destroyed) throw error;
   }
+}
+
+/** The same for an output that came whole (a small response): one write, no stream between. */
+export function relayWhole(ctx: Ctx, output: Buffer, options: RelayOptions): void {
+  const { head, body } = splitOutput(output);
+  if (!usable(head, options)) throw withoutHead(options);
+  send(ctx, head?.status ?? 200, head?.headers ?? [], body);
+}
+
+/** Whether the output can be answered; the fields dropped from its head go to the error log. */
+function usable(head: CgiHead | undefined, options: RelayOptions): boolean {
+  if (head === undefined) return options.withoutHead === 'body';
+  if (head.dropped.length > 0)
+    options.errorLog.log(
+      `${options.what}: header lines left out of the response: ${head.dropped.map((l) => JSON.stringify(l)).join(', ')}`,
+    );
+  return true;
+}
+
+function withoutHead(options: RelayOptions): HttpError {
+  return new HttpError(502, 'upstream-failed', {
+    detail: `${options.what}: the output ended, or its header block was too long, before an empty line`,
+  });
 }

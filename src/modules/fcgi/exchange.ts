@@ -26,7 +26,12 @@ export interface Ending {
 }
 
 export interface Exchange {
-  /** STDOUT, as the application writes it. */
+  /**
+   * The whole of STDOUT when it came with END_REQUEST in one read (the usual small response), to
+   * be answered in one write; undefined when it streams through `output` (or nothing came).
+   */
+  readonly whole: Promise<Buffer | undefined>;
+  /** STDOUT, as the application writes it, when it did not come whole. */
   readonly output: Readable;
   /** How the request ended; rejects when the connection failed first. */
   readonly ended: Promise<Ending>;
@@ -49,6 +54,8 @@ export async function startExchange(
 ): Promise<Exchange> {
   const { socket, reused } = await connections.take(fresh);
   const output = new PassThrough({ highWaterMark: MAX_CONTENT });
+  // Its failures reach the stage through `ended`, also when it fails before anyone reads it.
+  output.on('error', () => undefined);
   const reader = new RecordReader();
   let answered = false;
   let bodyStarted = false;
@@ -60,10 +67,17 @@ export async function startExchange(
   // Read by the stage when it needs to know; a failure nobody asked about is not unhandled.
   ended.catch(() => undefined);
   let done = false;
+  let decide: ((whole: Buffer | undefined) => void) | undefined;
+  const whole = new Promise<Buffer | undefined>((resolve) => (decide = resolve));
+  const decided = (value: Buffer | undefined) => {
+    decide?.(value);
+    decide = undefined;
+  };
 
   const fail = (error: unknown) => {
     if (done) return;
     done = true;
+    decided(undefined);
     socket.destroy();
     body?.unpipe();
     // Nothing came back and nothing of the body was read: a pooled connection the application
@@ -74,17 +88,23 @@ export async function startExchange(
     settle.reject(reason);
   };
 
+  const write = (content: Buffer) => {
+    // Backpressure: the connection waits while the client has not taken what came before.
+    if (!output.write(content)) {
+      socket.pause();
+      output.once('drain', () => socket.resume());
+    }
+  };
   socket.on('data', (chunk: Buffer) => {
     answered = true;
+    // STDOUT of this read, held while it may turn out to be the whole of it.
+    let held: Buffer[] | undefined = decide === undefined ? undefined : [];
     for (const record of reader.push(chunk)) {
       if (done) return;
       if (record.type === RecordType.Stdout) {
         if (record.content.length === 0 || output.destroyed) continue;
-        // Backpressure: the connection waits while the client has not taken what came before.
-        if (!output.write(Buffer.from(record.content))) {
-          socket.pause();
-          output.once('drain', () => socket.resume());
-        }
+        if (held !== undefined) held.push(Buffer.from(record.content));
+        else write(Buffer.from(record.content));
       } else if (record.type === RecordType.Stderr) {
         if (stderr.length < MAX_STDERR) stderr += record.content.toString('utf8');
         else stderrDropped += record.content.length;
@@ -96,16 +116,20 @@ export async function startExchange(
           stderr:
             stderrDropped > 0 ? `${stderr}… (${stderrDropped} more bytes not logged)` : stderr,
         };
-        if (!output.destroyed) output.end();
+        if (held !== undefined) decided(held.length === 1 ? held[0] : Buffer.concat(held));
+        else if (!output.destroyed) output.end();
         if (ending.protocolStatus === ProtocolStatus.RequestComplete && bodySent && reader.empty)
           connections.give(socket);
         else socket.destroy();
         settle.resolve(ending);
       }
     }
+    // More is to come: what came so far streams.
+    if (held !== undefined && held.length > 0) {
+      decided(undefined);
+      for (const content of held) write(content);
+    }
   });
-  // The response no longer wants the output (HEAD, a client gone): the connection is not worth
-  // reading to its end.
   // The errors are made only when they are one: an Error's stack costs more than a small response.
   output.on('close', () => {
     if (!done) fail(Object.assign(new Error('the response was cut'), { code: 'ECONNABORTED' }));
@@ -131,6 +155,7 @@ export async function startExchange(
     );
   }
   return {
+    whole,
     output,
     ended,
     // Called when the response closes, which is after every request: only a live one fails.

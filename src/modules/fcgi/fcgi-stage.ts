@@ -6,7 +6,7 @@ import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { cgiVariables } from '../../gateway/cgi-variables.js';
 import { gatewayError } from '../../gateway/gateway-errors.js';
-import { relayOutput } from '../../gateway/relay.js';
+import { relayOutput, relayWhole } from '../../gateway/relay.js';
 import { byExtension, findScript, prefixScript } from '../../gateway/script-path.js';
 import type { ScriptTarget } from '../../gateway/cgi-variables.js';
 import type { Ctx } from '../../http/ctx.js';
@@ -73,11 +73,13 @@ async function serveOnce(
   const onClose = () => exchange.abort();
   ctx.res.once('close', onClose);
   try {
-    await relayOutput(ctx, exchange.output, {
-      what,
-      errorLog: setup.errorLog,
-      withoutHead: 'error',
-    });
+    const options = { what, errorLog: setup.errorLog, withoutHead: 'error' } as const;
+    const whole = await exchange.whole;
+    if (whole !== undefined) relayWhole(ctx, whole, options);
+    // Failed before anything came: `ended` says how.
+    else if (exchange.output.destroyed)
+      throw await exchange.ended.then(cutShort, (e: unknown) => e);
+    else await relayOutput(ctx, exchange.output, options);
   } catch (e) {
     const ending = await exchange.ended.catch((reason: unknown) => reason);
     if (ending instanceof StaleConnection) throw ending;
@@ -91,6 +93,10 @@ async function serveOnce(
     ctx.res.off('close', onClose);
   }
   logEnding(setup.errorLog, what, await exchange.ended.catch(() => undefined));
+}
+
+function cutShort(): Error {
+  return Object.assign(new Error('the output was cut'), { code: 'ECONNABORTED' });
 }
 
 function refusal(what: string, ending: Ending): HttpError | undefined {
