@@ -46,6 +46,7 @@ echo $f['name'], ' ', $f['size'], ' ', md5_file($f['tmp_name']), ' ', $_POST['no
 $_SESSION['n'] = ($_SESSION['n'] ?? 0) + 1; echo $_SESSION['n'];`,
   'big.php': `<?php for ($i = 0; $i < 10 * 1024; $i++) { echo str_repeat(chr(65 + $i % 26), 1024); flush(); }`,
   'stderr.php': `<?php error_log(str_repeat('e', 200)); echo 'ok';`,
+  'slow.php': `<?php usleep(200000); echo 'slept';`,
   'fatal.php': `<?php undefined_function();`,
   'app/index.php': `<?php echo 'index of app';`,
 };
@@ -59,14 +60,14 @@ interface Fpm {
   stop(): Promise<void>;
 }
 
-async function startFpm(name: string, maxRequests = 0): Promise<Fpm> {
+async function startFpm(name: string, maxRequests = 0, children = 4): Promise<Fpm> {
   const base = join(dir, name);
   mkdirSync(base, { recursive: true });
   const port = await freePort();
   const socket = join(base, 'fpm.sock');
   const conf = join(base, 'fpm.conf');
   const pool = (id: string, listen: string) =>
-    `[${id}]\nlisten = ${listen}\npm = static\npm.max_children = 4\npm.max_requests = ${maxRequests}\ncatch_workers_output = yes\nphp_admin_value[upload_max_filesize] = 32M\nphp_admin_value[post_max_size] = 32M\n`;
+    `[${id}]\nlisten = ${listen}\npm = static\npm.max_children = ${children}\npm.max_requests = ${maxRequests}\ncatch_workers_output = yes\nphp_admin_value[upload_max_filesize] = 32M\nphp_admin_value[post_max_size] = 32M\n`;
   writeFileSync(
     conf,
     `[global]\npid = ${join(base, 'fpm.pid')}\nerror_log = ${join(base, 'fpm.log')}\ndaemonize = no\n` +
@@ -300,6 +301,31 @@ describe('FastCGI with php-fpm', { skip: FPM === undefined && 'php-fpm is not in
     } finally {
       await server.close();
       await recycling.stop();
+    }
+  });
+
+  it('serves more requests at once than php-fpm has children: none waits for ever behind a kept connection', async () => {
+    // php-fpm's child stays with a kept connection; one opened beyond its children would wait in
+    // its listen queue until a kept one closed, which is never.
+    const few = await startFpm('few', 0, 2);
+    const server = await startServer(
+      `global:\n  wwwroot: ${www}\n  loadModules: [fcgi]\n  fcgiScriptExtensions: [.php]\n  fcgiTo: unix://${few.socket}\n`,
+    );
+    try {
+      const started = Date.now();
+      for (let round = 0; round < 2; round++) {
+        const bodies = await Promise.all(
+          Array.from({ length: 12 }, async () =>
+            (await fetchRaw(server.port, '/slow.php')).body.toString(),
+          ),
+        );
+        assert.deepEqual(new Set(bodies), new Set(['slept']));
+      }
+      // 24 requests of 200 ms on two children: 2.4 s, not a hang.
+      assert.ok(Date.now() - started < 6000, `${Date.now() - started} ms`);
+    } finally {
+      await server.close();
+      await few.stop();
     }
   });
 

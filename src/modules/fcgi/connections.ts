@@ -9,6 +9,13 @@ import { connectTo, type SocketAddress } from '../../gateway/socket-address.js';
 export const MAX_IDLE = 64;
 /** How long a new connection may take. */
 export const CONNECT_TIMEOUT_MS = 10_000;
+/**
+ * How long a request on a new connection may go unanswered before it counts as waiting in the
+ * application's listen queue. php-fpm's child stays with a kept connection until it closes, so a
+ * connection opened beyond its children waits there for ever while the kept ones sit idle; a
+ * starving request makes the pool close kept connections, freeing their children.
+ */
+export const STARVING_MS = 20;
 
 export interface Taken {
   readonly socket: Socket;
@@ -19,6 +26,8 @@ export interface Taken {
 export class FcgiConnections {
   private readonly idle: Socket[] = [];
   private closed = false;
+  /** When each request sent on a new connection and not answered yet was sent. */
+  private readonly unanswered = new Set<{ readonly since: number }>();
 
   constructor(readonly address: SocketAddress) {}
 
@@ -32,9 +41,39 @@ export class FcgiConnections {
     return { socket: await this.connect(), reused: false };
   }
 
-  /** A connection whose request ended cleanly; kept unless the list is full or closed. */
+  /**
+   * A request went out on a new connection: until the returned function is called (its first
+   * answer, or its end), it may be in the listen queue. Past STARVING_MS, an idle connection is
+   * closed so that its child takes the queue's next connection.
+   */
+  sentOnNew(): () => void {
+    const entry = { since: Date.now() };
+    this.unanswered.add(entry);
+    const timer = setTimeout(() => this.idle.shift()?.destroy(), STARVING_MS);
+    return () => {
+      clearTimeout(timer);
+      this.unanswered.delete(entry);
+    };
+  }
+
+  private starving(): boolean {
+    const now = Date.now();
+    for (const { since } of this.unanswered) if (now - since >= STARVING_MS) return true;
+    return false;
+  }
+
+  /**
+   * A connection whose request ended cleanly; kept unless the list is full, the pool closed, or a
+   * request starves in the listen queue (closing it frees the child that kept it).
+   */
   give(socket: Socket): void {
-    if (this.closed || this.idle.length >= MAX_IDLE || socket.destroyed || !socket.writable)
+    if (
+      this.closed ||
+      this.idle.length >= MAX_IDLE ||
+      socket.destroyed ||
+      !socket.writable ||
+      this.starving()
+    )
       return void socket.destroy();
     for (const event of ['close', 'end', 'error', 'data']) socket.removeAllListeners(event);
     const drop = () => {

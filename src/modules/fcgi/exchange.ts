@@ -53,11 +53,12 @@ export async function startExchange(
   fresh = false,
 ): Promise<Exchange> {
   const { socket, reused } = await connections.take(fresh);
+  const answered = reused ? () => undefined : connections.sentOnNew();
   const output = new PassThrough({ highWaterMark: MAX_CONTENT });
   // Its failures reach the stage through `ended`, also when it fails before anyone reads it.
   output.on('error', () => undefined);
   const reader = new RecordReader();
-  let answered = false;
+  let gotAnswer = false;
   let bodyStarted = false;
   let bodySent = body === undefined;
   let stderr = '';
@@ -77,12 +78,13 @@ export async function startExchange(
   const fail = (error: unknown) => {
     if (done) return;
     done = true;
+    answered();
     decided(undefined);
     socket.destroy();
     body?.unpipe();
     // Nothing came back and nothing of the body was read: a pooled connection the application
     // had closed. The caller may send the request again on a new one.
-    const retry = reused && !answered && !bodyStarted;
+    const retry = reused && !gotAnswer && !bodyStarted;
     const reason = retry ? new StaleConnection(error) : error;
     if (!output.destroyed) output.destroy(reason as Error);
     settle.reject(reason);
@@ -96,7 +98,8 @@ export async function startExchange(
     }
   };
   socket.on('data', (chunk: Buffer) => {
-    answered = true;
+    gotAnswer = true;
+    answered();
     // STDOUT of this read, held while it may turn out to be the whole of it.
     let held: Buffer[] | undefined = decide === undefined ? undefined : [];
     for (const record of reader.push(chunk)) {
