@@ -5,6 +5,9 @@
 # 4 children) that shares CPU 1 with wrk (1 thread, 64 connections). Prints requests/s and p99 per
 # round and the median ratios. Then a CGI shell script (a process per request) through Portico (cgi)
 # and Apache (mod_cgid, one event-MPM process), both on CPU 0 with their scripts.
+# Read nginx's figure with its p99: with an upstream keepalive, a connection opened beyond
+# php-fpm's children waits in its listen queue behind kept ones (a second and more), and wrk counts
+# only the requests answered. Portico closes kept connections while a request starves there.
 # Usage: bench/fastcgi.sh [SECONDS, default 10] [ROUNDS, default 3].
 # Installs wrk, nginx, caddy, php-fpm and apache2 from Debian when missing (as root).
 set -euo pipefail
