@@ -244,10 +244,13 @@ class Input:
 
     def read(self, size=-1):
         if size is None or size < 0:
+            # Pieces joined once: a 10 MB body read whole is not copied chunk by chunk.
+            parts = [self.buffer]
+            self.buffer = b""
             while self._fill():
-                pass
-            data, self.buffer = self.buffer, b""
-            return data
+                parts.append(self.buffer)
+                self.buffer = b""
+            return b"".join(parts)
         while len(self.buffer) < size and self._fill():
             pass
         data, self.buffer = self.buffer[:size], self.buffer[size:]
