@@ -118,6 +118,8 @@ export class PythonPool {
 
   private attach(slot: number, worker: PythonWorker): void {
     this.slots[slot] = worker;
+    // One that died between its READY and now (while the others were starting) is replaced too.
+    if (worker.gone) return this.lost(slot, worker, 'exited before it served');
     worker.onExit = (reason) => this.lost(slot, worker, reason);
     for (const waiter of [...this.waiters]) waiter(worker);
   }

@@ -205,6 +205,11 @@ export class PythonWorker {
     return this.streams.size;
   }
 
+  /** Whether the process has exited (`onExit` has been called, if it was set). */
+  get gone(): boolean {
+    return this.exited !== undefined;
+  }
+
   has(id: number): boolean {
     return this.streams.has(id);
   }
