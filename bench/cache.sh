@@ -65,7 +65,6 @@ pids+=($!)
 for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$BACKEND/1k.html" && break; sleep 0.1; done
 
 check_url="http://127.0.0.1:$PORT/1k.html"
-declare -A runs
 servers=(portico-cache portico-static nginx-cache varnish)
 printf '%-6s %-15s %9s %9s   (wrk -t1 -c64, %ss, 1 KiB)\n' round server 'req/s' p99 "$SECONDS_PER_RUN"
 for round in $(seq "$ROUNDS"); do
@@ -83,14 +82,12 @@ for round in $(seq "$ROUNDS"); do
       [[ $name == portico-static || $name == nginx-cache ]] || echo "warning: $name did not answer from its cache"
     result=$(wrk_p99 "$check_url")
     stop
-    runs[$name]+="${result%% *} "
-    printf '%-6s %-15s %9s %9s\n' "$round" "$name" $result
+    record "$round" "$name" "$result"
   done
 done
 
-declare -A med
 echo
-for name in "${servers[@]}"; do med[$name]=$(median "${runs[$name]}"); printf 'median %-15s %9s\n' "$name" "${med[$name]}"; done
+medians "${servers[@]}"
 echo
 echo "cache-hit-1k / static-1k:   $(ratio "${med[portico-cache]}" "${med[portico-static]}")   (target ≥ 0.8)"
 echo "cache-hit-1k / varnish:     $(ratio "${med[portico-cache]}" "${med[varnish]}")   (target ≥ 0.5)"

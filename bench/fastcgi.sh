@@ -77,9 +77,8 @@ http://127.0.0.1:$PORT {
 CADDY
 
 check_url="http://127.0.0.1:$PORT/hello.php"
-declare -A runs
 servers=(portico nginx caddy)
-printf '%-6s %-10s %9s %9s   (wrk -t1 -c64, %ss, hello.php)\n' round server 'req/s' p99 "$SECONDS_PER_RUN"
+printf '%-6s %-15s %9s %9s   (wrk -t1 -c64, %ss, hello.php)\n' round server 'req/s' p99 "$SECONDS_PER_RUN"
 for round in $(seq "$ROUNDS"); do
   for name in "${servers[@]}"; do
     case $name in
@@ -90,14 +89,12 @@ for round in $(seq "$ROUNDS"); do
     [[ $(curl -s "$check_url") == hello ]] || echo "warning: $name did not run hello.php"
     result=$(wrk_p99 "$check_url")
     stop
-    runs[$name]+="${result%% *} "
-    printf '%-6s %-10s %9s %9s\n' "$round" "$name" $result
+    record "$round" "$name" "$result"
   done
 done
 
-declare -A med
 echo
-for name in "${servers[@]}"; do med[$name]=$(median "${runs[$name]}"); printf 'median %-10s %9s\n' "$name" "${med[$name]}"; done
+medians "${servers[@]}"
 echo
 echo "portico / nginx: $(ratio "${med[portico]}" "${med[nginx]}")   (target ≥ 0.9)"
 echo "portico / caddy: $(ratio "${med[portico]}" "${med[caddy]}")   (target ≥ 1.2)"
@@ -141,7 +138,7 @@ APACHE
 check_url="http://127.0.0.1:$PORT/cgi-bin/hello.sh"
 cgi_servers=(portico-cgi apache)
 echo
-printf '%-6s %-12s %9s %9s   (wrk -t1 -c64, %ss, cgi-bin/hello.sh)\n' round server 'req/s' p99 "$SECONDS_PER_RUN"
+printf '%-6s %-15s %9s %9s   (wrk -t1 -c64, %ss, cgi-bin/hello.sh)\n' round server 'req/s' p99 "$SECONDS_PER_RUN"
 for round in $(seq "$ROUNDS"); do
   for name in "${cgi_servers[@]}"; do
     case $name in
@@ -151,10 +148,9 @@ for round in $(seq "$ROUNDS"); do
     [[ $(curl -s "$check_url") == hello ]] || echo "warning: $name did not run hello.sh"
     result=$(wrk_p99 "$check_url")
     stop
-    runs[$name]+="${result%% *} "
-    printf '%-6s %-12s %9s %9s\n' "$round" "$name" $result
+    record "$round" "$name" "$result"
   done
 done
 echo
-for name in "${cgi_servers[@]}"; do med[$name]=$(median "${runs[$name]}"); printf 'median %-12s %9s\n' "$name" "${med[$name]}"; done
+medians "${cgi_servers[@]}"
 echo "portico / apache (CGI): $(ratio "${med[portico-cgi]}" "${med[apache]}")"

@@ -90,9 +90,8 @@ for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$BACKEND/1k.html
 
 check_url="http://127.0.0.1:$PORT/1k.html"
 
-declare -A runs
 servers=(portico minimal nginx caddy haproxy http-proxy)
-printf '%-6s %-11s %9s %9s   (wrk -t1 -c64, %ss, 1 KiB)\n' round server 'req/s' p99 "$SECONDS_PER_RUN"
+printf '%-6s %-15s %9s %9s   (wrk -t1 -c64, %ss, 1 KiB)\n' round server 'req/s' p99 "$SECONDS_PER_RUN"
 for round in $(seq "$ROUNDS"); do
   for name in "${servers[@]}"; do
     case $name in
@@ -105,14 +104,12 @@ for round in $(seq "$ROUNDS"); do
     esac
     result=$(wrk_p99 "$check_url")
     stop
-    runs[$name]+="${result%% *} "
-    printf '%-6s %-11s %9s %9s\n' "$round" "$name" $result
+    record "$round" "$name" "$result"
   done
 done
 
-declare -A med
 echo
-for name in "${servers[@]}"; do med[$name]=$(median "${runs[$name]}"); printf 'median %-11s %9s\n' "$name" "${med[$name]}"; done
+medians "${servers[@]}"
 echo
 echo "portico / minimal undici: $(ratio "${med[portico]}" "${med[minimal]}")   (target ≥ 0.9)"
 echo "portico / caddy:          $(ratio "${med[portico]}" "${med[caddy]}")   (target ≥ 1.2)"

@@ -63,7 +63,6 @@ http {
 NGINX
 
 check_url="http://127.0.0.1:$PORT/"
-declare -A runs
 servers=(portico-wsgid nginx-gunicorn gunicorn portico-asgi uvicorn)
 printf '%-6s %-15s %9s %9s   (wrk -t1 -c64, %ss, "hello", %s Python processes for WSGI)\n' round server 'req/s' p99 "$SECONDS_PER_RUN" "$WORKERS"
 for round in $(seq "$ROUNDS"); do
@@ -83,14 +82,12 @@ for round in $(seq "$ROUNDS"); do
     result=$(wrk_free "$check_url")
     stop
     if [[ $name == nginx-gunicorn ]]; then stop; rm -f "$tmp/gunicorn.sock"; fi
-    runs[$name]+="${result%% *} "
-    printf '%-6s %-15s %9s %9s\n' "$round" "$name" $result
+    record "$round" "$name" "$result"
   done
 done
 
-declare -A med
 echo
-for name in "${servers[@]}"; do med[$name]=$(median "${runs[$name]}"); printf 'median %-15s %9s\n' "$name" "${med[$name]}"; done
+medians "${servers[@]}"
 echo
 echo "portico wsgid / nginx + gunicorn: $(ratio "${med[portico-wsgid]}" "${med[nginx-gunicorn]}")   (target ≥ 1.0)"
 echo "portico wsgid / gunicorn alone:   $(ratio "${med[portico-wsgid]}" "${med[gunicorn]}")"
