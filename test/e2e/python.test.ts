@@ -449,6 +449,47 @@ describe(
       },
     );
 
+    it('takes a chunked body, HEAD, wsgi.file_wrapper and start_response with exc_info; a header a response cannot carry is a 502', async () => {
+      const file = plainApp('protocol');
+      const server = await startServer(
+        `global:\n  loadModules: [wsgid]\n  pythonExecutable: ${PYTHON}\n  wsgidApplicationPath: ${file}\n`,
+      );
+      try {
+        // Chunked: no Content-Length, so no CONTENT_LENGTH, and wsgi.input reads to the end.
+        const chunked = await new Promise<string>((resolve, reject) => {
+          const socket = connect(server.port, '127.0.0.1', () =>
+            socket.write(
+              'POST /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n',
+            ),
+          );
+          let data = '';
+          socket.setEncoding('latin1').on('data', (d: string) => (data += d));
+          socket.on('end', () => resolve(data)).on('error', reject);
+        });
+        assert.match(chunked, /^HTTP\/1\.1 200 /);
+        assert.match(chunked, /\r\nx-content-length: absent\r\n/i);
+        assert.match(chunked, /hello world/);
+        const head = await request(server.port, '/echo', { method: 'HEAD' });
+        assert.equal(head.status, 200);
+        assert.equal(head.body.length, 0);
+        const wrapped = await request(server.port, '/file');
+        assert.equal(wrapped.text, readFileSync(file, 'utf8'));
+        const retried = await request(server.port, '/exc-info');
+        assert.equal(retried.status, 503);
+        assert.equal(retried.headers['retry-after'], '5');
+        assert.equal(retried.text, 'later');
+        const bad = await request(server.port, '/bad-header');
+        assert.equal(bad.status, 502);
+        assert.doesNotMatch(bad.text, /never/);
+        assert.match(
+          server.stderr(),
+          /\[upstream-failed\] wsgid .*protocol\.py: the application's response head was refused/,
+        );
+      } finally {
+        await server.close();
+      }
+    });
+
     it('replaces a process that dies: its request gets 502, the others serve, and it serves again', async () => {
       const file = plainApp('dies');
       const server = await startServer(
