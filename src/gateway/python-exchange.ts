@@ -105,7 +105,7 @@ export async function exchangeWithPython(
           return reject(error);
         }
         ctx.length = written;
-        if (!ctx.res.destroyed) {
+        if (!ctx.clientGone) {
           ctx.res.destroy();
           worker.log(`the response was cut after ${written} body bytes: ${error.detail}`);
         }

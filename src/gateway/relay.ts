@@ -34,8 +34,7 @@ export async function relayOutput(
     await sendStream(ctx, head?.status ?? 200, head?.headers ?? [], body);
   } catch (error) {
     body.destroy();
-    const out = 'stream' in ctx.res ? ctx.res.stream : ctx.res;
-    if (!out.destroyed) throw error;
+    if (!ctx.clientGone) throw error;
   }
 }
 

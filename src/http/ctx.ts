@@ -119,6 +119,14 @@ export class Ctx {
     return this.res.headersSent;
   }
 
+  /**
+   * The client has gone (or its time limit reset it): nothing sent now reaches anyone. HTTP/2's
+   * compatibility response has no `destroyed`; its stream does.
+   */
+  get clientGone(): boolean {
+    return ('stream' in this.res ? this.res.stream : this.res).destroyed;
+  }
+
   /** Ends the chain with an error status; the error responder renders it. */
   fail(status: number, code: FailureCode, headers: HeaderPairs = []): never {
     throw new HttpError(status, code, { headers });

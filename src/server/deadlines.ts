@@ -37,7 +37,7 @@ export class Deadlines {
     const now = Date.now();
     for (const ctx of this.pending) {
       // Abandoned requests leave here rather than through a listener per request.
-      if (ctx.res.headersSent || ctx.res.destroyed) this.pending.delete(ctx);
+      if (ctx.res.headersSent || ctx.clientGone) this.pending.delete(ctx);
       else if (ctx.deadline <= now) {
         this.pending.delete(ctx);
         // HTTP/2: reset this stream only, not the connection the other streams share.

@@ -20,6 +20,9 @@ export class ErrorResponder {
           detail: `Unexpected error while serving a request: ${describe(error)}`,
         });
     ctx.failure = e.code;
+    // Nobody is waiting for a page: what failed for want of a client (a gateway's work cut when it
+    // left) is not a failure to log.
+    if (!ctx.responded && ctx.clientGone) return;
     if (e.detail && (e.status >= 500 || e.status === 400)) this.logFailure(e);
     if (ctx.responded) {
       // Too late for a page: the head (and maybe part of the body) is out. Cut the response so the

@@ -131,7 +131,7 @@ export class RequestHandler {
   private fail(ctx: Ctx, error: unknown): void {
     this.errors.respond(ctx, error).catch((e: unknown) => {
       // The error responder itself failed (a broken socket): nothing more can be sent.
-      if (!ctx.res.destroyed) ctx.res.destroy(e as Error);
+      if (!ctx.clientGone) ctx.res.destroy(e as Error);
     });
   }
 

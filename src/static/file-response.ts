@@ -113,10 +113,8 @@ function errorPageHeaders(
 
 function isClientGone(ctx: Ctx, error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException).code;
-  // HTTP/2's compatibility response has no `destroyed`; the stream the body was piped into does.
-  const out = 'stream' in ctx.res ? ctx.res.stream : ctx.res;
   return (
-    out.destroyed &&
+    ctx.clientGone &&
     (code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || code === 'EPIPE')
   );
 }

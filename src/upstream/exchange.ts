@@ -78,7 +78,7 @@ export function exchange(
       onRequestStart(c) {
         controller = c;
         started = true;
-        if (ctx.res.destroyed) c.abort(new Error('the client closed the connection'));
+        if (ctx.clientGone) c.abort(new Error('the client closed the connection'));
       },
       onRequestUpgrade(_c, _status, headers: IncomingHttpHeaders, backendSocket) {
         settle();
@@ -123,11 +123,11 @@ export function exchange(
         if (kept) return resolve(kept);
         if (!headSent) {
           // Nobody is waiting for an error page any more.
-          if (ctx.res.destroyed) return resolve(undefined);
+          if (ctx.clientGone) return resolve(undefined);
           return reject({ error, started });
         }
         ctx.length = written;
-        if (!ctx.res.destroyed) {
+        if (!ctx.clientGone) {
           options.errorLog.log(
             `[upstream-failed] proxy to ${backend.shown}: the response was cut after ${written} body bytes: ${error.message}`,
           );

@@ -105,8 +105,7 @@ async function run(
     await sendStream(ctx, head?.status ?? 200, head?.headers ?? [], body);
   } catch (e) {
     kill();
-    const out = 'stream' in ctx.res ? ctx.res.stream : ctx.res;
-    if (e instanceof HttpError || !out.destroyed) throw e;
+    if (e instanceof HttpError || !ctx.clientGone) throw e;
   } finally {
     ctx.res.off('close', kill);
     // Its answer is out: a script that lingers (or left a child holding its output) is given a

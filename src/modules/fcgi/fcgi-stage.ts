@@ -6,7 +6,7 @@ import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { cgiVariables } from '../../gateway/cgi-variables.js';
 import { gatewayError } from '../../gateway/gateway-errors.js';
-import { relayOutput, relayWhole } from '../../gateway/relay.js';
+import { relayOutput, relayWhole, type RelayOptions } from '../../gateway/relay.js';
 import { byExtension, findScript, prefixScript } from '../../gateway/script-path.js';
 import type { ScriptTarget } from '../../gateway/cgi-variables.js';
 import type { Ctx } from '../../http/ctx.js';
@@ -36,6 +36,7 @@ const REFUSALS: Partial<Record<number, [number, string]>> = {
 
 export function fcgiStage(setup: FcgiSetup): Stage {
   const what = `FastCGI ${setup.connections.address.shown}`;
+  const relay: RelayOptions = { what, errorLog: setup.errorLog, withoutHead: 'error' };
   const rule = setup.extensions && byExtension(setup.extensions);
   return async (ctx, next) => {
     const script = await scriptFor(ctx, setup, rule);
@@ -46,7 +47,7 @@ export function fcgiStage(setup: FcgiSetup): Stage {
     const body = hasBody(ctx.req) ? ctx.req : undefined;
     for (let attempt = 0; ; attempt++) {
       try {
-        return await serveOnce(ctx, setup, vars, body, what, attempt > 0);
+        return await serveOnce(ctx, setup, vars, body, relay, attempt > 0);
       } catch (e) {
         // A connection php-fpm had closed while idle (pm.max_requests): once more, on a new one.
         if (e instanceof StaleConnection && attempt === 0 && !ctx.responded) continue;
@@ -61,9 +62,10 @@ async function serveOnce(
   setup: FcgiSetup,
   vars: ReadonlyMap<string, string>,
   body: Readable | undefined,
-  what: string,
+  relay: RelayOptions,
   fresh: boolean,
 ): Promise<void> {
+  const what = relay.what;
   let exchange: Exchange;
   try {
     exchange = await startExchange(setup.connections, vars, body, fresh);
@@ -73,18 +75,15 @@ async function serveOnce(
   const onClose = () => exchange.abort();
   ctx.res.once('close', onClose);
   try {
-    const options = { what, errorLog: setup.errorLog, withoutHead: 'error' } as const;
     const whole = await exchange.whole;
-    if (whole !== undefined) relayWhole(ctx, whole, options);
+    if (whole !== undefined) relayWhole(ctx, whole, relay);
     // Failed before anything came: `ended` says how.
     else if (exchange.output.destroyed)
       throw await exchange.ended.then(cutShort, (e: unknown) => e);
-    else await relayOutput(ctx, exchange.output, options);
+    else await relayOutput(ctx, exchange.output, relay);
   } catch (e) {
     const ending = await exchange.ended.catch((reason: unknown) => reason);
     if (ending instanceof StaleConnection) throw ending;
-    // Nobody is waiting for an answer any more: not the application's failure, nothing to log.
-    if (!ctx.responded && ctx.res.destroyed) return;
     // After the head, the response is cut; before it, what failed decides the status.
     if (ctx.responded) throw e;
     const failure = e instanceof HttpError ? e : gatewayError(what, e);

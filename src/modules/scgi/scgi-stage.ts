@@ -64,8 +64,6 @@ export function scgiStage(setup: ScgiSetup): Stage {
       body?.pipe(socket, { end: false });
       await relayOutput(ctx, socket, { what, errorLog: setup.errorLog, withoutHead: 'error' });
     } catch (e) {
-      // Nobody is waiting for an answer any more: not the application's failure, nothing to log.
-      if (!ctx.responded && ctx.res.destroyed) return;
       if (ctx.responded || e instanceof HttpError) throw e;
       throw gatewayError(what, e);
     } finally {
