@@ -166,6 +166,10 @@ const CHECKERS: Record<StringFormat, Checker> = {
   'env-name': (v, s) =>
     /^[A-Za-z_][A-Za-z0-9_]*$/.test(v) ? undefined : `invalid environment variable name ${s}`,
   path: (v, s) => (v.length > 0 && !v.includes('\0') ? undefined : `expected a path, got ${s}`),
+  command: (v, s) =>
+    v.trim().length > 0 && !v.includes('\0')
+      ? undefined
+      : `expected a program name or path, got ${s}`,
 };
 
 /** What is wrong with a value of a format, or undefined; a secret value is never shown. */

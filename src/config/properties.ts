@@ -348,7 +348,7 @@ export const PROPERTIES = {
   }),
   pythonExecutable: row({
     // A command name (looked up in PATH) or a path, so it is not made relative to the file.
-    type: str(),
+    type: str('command'),
     default: 'python3',
     scopes: G,
     module: ['wsgi', 'wsgid', 'asgi'],

@@ -21,6 +21,7 @@ const STRING_PATTERNS: Partial<Record<string, string>> = {
   'header-name': "^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$",
   'http-url': '^https?://',
   'gateway-url': '^(tcp://[^/]+:\\d+/?|unix:///.+)$',
+  command: '\\S',
 };
 
 export function specSchema(spec: Spec): Schema {

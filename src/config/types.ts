@@ -20,7 +20,8 @@ export type StringFormat =
   | 'cipher-suite'
   | 'ecdh-curve'
   | 'env-name'
-  | 'path'; // a filesystem path: non-empty, no NUL
+  | 'path' // a filesystem path: non-empty, no NUL; relative ones are made relative to the file
+  | 'command'; // a program: a name looked up on the PATH or a path, non-empty, no NUL, kept as written
 
 /** Phantom carrier of the TypeScript type a spec validates to. */
 interface Typed<T> {
