@@ -419,7 +419,7 @@ class WsgiServer:
 class AsgiStream:
     """One http or websocket scope: what Portico sent that the application has not received yet."""
 
-    __slots__ = ("id", "events", "waiter", "credit", "credit_waiter", "consumed", "cancelled", "finished")
+    __slots__ = ("id", "events", "waiter", "credit", "credit_waiter", "consumed", "cancelled")
 
     def __init__(self, stream_id):
         self.id = stream_id
@@ -429,7 +429,6 @@ class AsgiStream:
         self.credit_waiter = None
         self.consumed = 0
         self.cancelled = False
-        self.finished = False
 
     def push(self, event):
         self.events.append(event)
@@ -590,7 +589,6 @@ class AsgiServer:
                     out = frame(BODY, stream.id, piece)
                 if not more:
                     response["complete"] = True
-                    stream.finished = True
                     out += frame(END, stream.id)
                     stream.wake()
                 if out:
@@ -615,7 +613,6 @@ class AsgiServer:
             elif kind == "websocket.close":
                 reason = (message.get("reason") or "").encode("utf-8")
                 response["complete"] = True
-                stream.finished = True
                 self.send(frame(WS_CLOSE, stream.id, CLOSE.pack(int(message.get("code", 1000))) + reason))
                 stream.wake()
             else:
