@@ -47,8 +47,11 @@ export function wsgiEnviron(
   if (!hasBody && !vars.has('CONTENT_LENGTH')) vars.set('CONTENT_LENGTH', '0');
   // PEP 3333 requires both; a request without Host names the listener.
   if (!vars.has('SERVER_NAME')) vars.set('SERVER_NAME', ctx.hostname ?? ctx.localAddress);
-  const environ: Record<string, string | boolean> = {};
-  for (const [name, value] of vars) environ[name] = variableBytes(name, value).toString('latin1');
+  const environ: Record<string, string | boolean> = Object.fromEntries(vars);
+  // PEP 3333's native strings hold bytes as Latin-1: the decoded paths become their UTF-8 bytes;
+  // every other value came from the request as Latin-1 already.
+  for (const name of ['SCRIPT_NAME', 'PATH_INFO'])
+    environ[name] = variableBytes(name, vars.get(name) ?? '').toString('latin1');
   environ['wsgi.url_scheme'] = ctx.scheme;
   environ.body = hasBody;
   return environ;

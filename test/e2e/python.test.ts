@@ -469,6 +469,9 @@ describe(
         assert.match(chunked, /^HTTP\/1\.1 200 /);
         assert.match(chunked, /\r\nx-content-length: absent\r\n/i);
         assert.match(chunked, /hello world/);
+        // PEP 3333: PATH_INFO holds the path's UTF-8 bytes as Latin-1 characters.
+        const decoded = await request(server.port, '/caf%C3%A9');
+        assert.match(decoded.text, / \/cafÃ©\n$/);
         const head = await request(server.port, '/echo', { method: 'HEAD' });
         assert.equal(head.status, 200);
         assert.equal(head.body.length, 0);
