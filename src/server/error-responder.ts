@@ -6,6 +6,7 @@ import type { Ctx } from '../http/ctx.js';
 import { errorPageBody } from './error-page.js';
 import { HttpError, isHttpError, type HeaderPairs } from '../http/http-error.js';
 import type { Logger } from '../http/logger.js';
+import type { Resolved } from '../http/resolved.js';
 import { hasNoContent, send, type RawHeaders } from '../http/respond.js';
 
 const OWN_HEADERS = new Set(['content-type', 'content-length']);
@@ -13,7 +14,11 @@ const OWN_HEADERS = new Set(['content-type', 'content-length']);
 export class ErrorResponder {
   constructor(private readonly errorLog: Logger) {}
 
-  async respond(ctx: Ctx, error: unknown): Promise<void> {
+  /**
+   * Synchronous unless a page must be read or an errorConfig re-runs a chain: a 404 flood costs no
+   * promise (issue 15).
+   */
+  respond(ctx: Ctx, error: unknown): Promise<void> | void {
     const e = isHttpError(error)
       ? error
       : new HttpError(500, 'internal', {
@@ -31,20 +36,24 @@ export class ErrorResponder {
       return;
     }
     const route =
-      ctx.routed && ctx.errorStatus === undefined
+      ctx.routed && ctx.errorStatus === undefined && ctx.resolved.errorConfigs.length > 0
         ? ctx.resolved.errorConfigs.find((r) => r.scode === undefined || r.scode === e.status)
         : undefined;
-    if (route) {
-      ctx.errorStatus = e.status;
-      ctx.errorHeaders = e.headers;
-      ctx.resolved = route.resolved;
-      try {
-        await route.resolved.chain(ctx, async () => ctx.fail(e.status, e.code));
-        return;
-      } catch (inner) {
-        if (ctx.responded) return void ctx.res.destroy();
-        if (isHttpError(inner) && inner.status >= 500) this.logFailure(inner);
-      }
+    if (route) return this.viaErrorConfig(ctx, e, route.resolved);
+    return this.page(ctx, e.status, e.headers);
+  }
+
+  /** An errorConfig for the status re-runs the chain with its settings; the page keeps the status. */
+  private async viaErrorConfig(ctx: Ctx, e: HttpError, resolved: Resolved): Promise<void> {
+    ctx.errorStatus = e.status;
+    ctx.errorHeaders = e.headers;
+    ctx.resolved = resolved;
+    try {
+      await resolved.chain(ctx, () => ctx.fail(e.status, e.code));
+      return;
+    } catch (inner) {
+      if (ctx.responded) return void ctx.res.destroy();
+      if (isHttpError(inner) && inner.status >= 500) this.logFailure(inner);
     }
     await this.page(ctx, e.status, e.headers);
   }
@@ -54,28 +63,33 @@ export class ErrorResponder {
     this.errorLog.log(`[${e.code}] ${e.detail ?? e.message}`);
   }
 
-  private async page(ctx: Ctx, status: number, extra: HeaderPairs): Promise<void> {
+  private page(ctx: Ctx, status: number, extra: HeaderPairs): Promise<void> | void {
     const headers: RawHeaders = [];
     for (const [name, value] of extra)
       if (!OWN_HEADERS.has(name.toLowerCase())) headers.push(name, value);
     if (hasNoContent(status)) return send(ctx, status, headers);
-    const body =
-      (await this.configuredPage(ctx, status)) ??
-      errorPageBody(status, ctx.resolved?.settings.serverAdministratorEmail);
-    headers.push('Content-Type', 'text/html; charset=utf-8', 'Content-Length', String(body.length));
-    if (ctx.responded) return;
-    send(ctx, status, headers, body);
+    const files = ctx.resolved?.errorPages.get(status);
+    if (files === undefined || files.length === 0) return sendPage(ctx, status, headers, undefined);
+    return this.configuredPage(ctx, files).then((body) => sendPage(ctx, status, headers, body));
   }
 
   /** The first configured error page for the status that can be read. */
-  private async configuredPage(ctx: Ctx, status: number): Promise<Buffer | undefined> {
-    for (const path of ctx.resolved?.errorPages.get(status) ?? []) {
+  private async configuredPage(ctx: Ctx, files: readonly string[]): Promise<Buffer | undefined> {
+    for (const path of files) {
       const read = await ctx.resolved.readErrorPage(path);
       if ('body' in read) return read.body;
       this.errorLog.log(`Cannot use error page ${path}: ${read.problem}; using the default page`);
     }
     return undefined;
   }
+}
+
+/** The configured page's bytes, else the default page (rendered once per status). */
+function sendPage(ctx: Ctx, status: number, headers: RawHeaders, configured: Buffer | undefined) {
+  if (ctx.responded) return;
+  const body = configured ?? errorPageBody(status, ctx.resolved?.settings.serverAdministratorEmail);
+  headers.push('Content-Type', 'text/html; charset=utf-8', 'Content-Length', String(body.length));
+  send(ctx, status, headers, body);
 }
 
 function describe(error: unknown): string {

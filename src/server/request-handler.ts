@@ -129,10 +129,15 @@ export class RequestHandler {
   }
 
   private fail(ctx: Ctx, error: unknown): void {
-    this.errors.respond(ctx, error).catch((e: unknown) => {
-      // The error responder itself failed (a broken socket): nothing more can be sent.
+    // The error responder itself failed (a broken socket): nothing more can be sent.
+    const broken = (e: unknown) => {
       if (!ctx.clientGone) ctx.res.destroy(e as Error);
-    });
+    };
+    try {
+      this.errors.respond(ctx, error)?.catch(broken);
+    } catch (e) {
+      broken(e);
+    }
   }
 
   /**

@@ -169,13 +169,17 @@ async function serveRanges(
   return stream(ctx, 206, headers, multipartStream(parts, ranges, await cache.open(entry)));
 }
 
-export async function serveFile(
+/**
+ * Synchronous for a file held in memory (the usual hit, a 304): no promise per request; anything
+ * read from disk or compressed first returns one.
+ */
+export function serveFile(
   ctx: Ctx,
   entry: FileEntry,
   cache: FileCache,
   flags: FileFlags,
   precompressed?: Precompressed,
-): Promise<void> {
+): Promise<void> | void {
   const request = ctx.req.headers;
   const method = ctx.method;
   const varies = flags.compression && (entry.compressible || precompressed !== undefined);
@@ -229,9 +233,10 @@ export async function serveFile(
     return servePrecompressed(ctx, entry, cache, flags, precompressed);
   if (entry.cacheable) {
     // HEAD takes the same path: its Content-Length is the compressed length GET would send.
-    const body =
-      encoding === undefined ? await cache.body(entry) : await cache.variant(entry, encoding);
-    return send(ctx, 200, okHeaders(entry, flags, varies, encoding, body.length).slice(), body);
+    const body = encoding === undefined ? cache.body(entry) : cache.variant(entry, encoding);
+    const sendBody = (bytes: Buffer) =>
+      send(ctx, 200, okHeaders(entry, flags, varies, encoding, bytes.length).slice(), bytes);
+    return body instanceof Promise ? body.then(sendBody) : sendBody(body);
   }
   // A large compressed body is streamed, so its length is unknown: chunked, no Content-Length.
   return sendWhole(
