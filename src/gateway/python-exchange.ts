@@ -34,7 +34,7 @@ export async function exchangeWithPython(
     throw new HttpError(503, 'upstream-unreachable', {
       detail: `${what}: no process of the application is running`,
     });
-  const req = ctx.req;
+  const req = ctx.body;
   let stream: PythonStream | undefined;
   const onClose = () => stream?.cancel();
   const onData = (chunk: Buffer) => {

@@ -2,14 +2,14 @@
 // handler; stages read `resolved` (the frozen settings) and may change `path`, `query`, `user` and
 // the client address, which later stages and the access log then see.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
-import type { Duplex } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 import { HttpError, type FailureCode, type HeaderPairs } from './http-error.js';
+import type { Http2Request, Http2Response } from './http2-exchange.js';
 import type { Resolved } from './resolved.js';
 import type { ResponseTap } from './response-tap.js';
 
-export type Request = IncomingMessage | Http2ServerRequest;
-export type Response = ServerResponse | Http2ServerResponse;
+export type Request = IncomingMessage | Http2Request;
+export type Response = ServerResponse | Http2Response;
 
 /** The two ends of a connection, normalised (host-table.ts); one object per connection. */
 export interface Addresses {
@@ -115,14 +115,16 @@ export class Ctx {
     return this.req.method ?? 'GET';
   }
 
+  /** What the client sends after its head: the request body, or a switched protocol's bytes. */
+  get body(): Readable {
+    return 'stream' in this.req ? this.req.stream : this.req;
+  }
+
   get responded(): boolean {
     return this.res.headersSent;
   }
 
-  /**
-   * The client has gone (or its time limit reset it): nothing sent now reaches anyone. HTTP/2's
-   * compatibility response has no `destroyed`; its stream does.
-   */
+  /** The client has gone (or its time limit reset it): nothing sent now reaches anyone. */
   get clientGone(): boolean {
     return ('stream' in this.res ? this.res.stream : this.res).destroyed;
   }

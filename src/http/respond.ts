@@ -190,9 +190,7 @@ export function switchProtocols(
     const i = indexOfHeader(headers, 'sec-websocket-accept');
     if (i >= 0) headers.splice(i, 2);
     writeHead(ctx, finalize(ctx, 200, headers), headers, false);
-    // The compatibility request is what reads the stream's data: reading the stream beside it
-    // would stall once the request's unread buffer filled.
-    return { input: ctx.req as Readable, output: ctx.res.stream };
+    return { input: ctx.res.stream, output: ctx.res.stream };
   }
   const socket = ctx.upgrade;
   if (socket === undefined) throw new Error('no HTTP/1.1 upgrade to agree to');

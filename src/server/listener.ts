@@ -21,6 +21,7 @@ import type { Request, Response } from '../http/ctx.js';
 import { normalizeAddress } from '../http/ip-list.js';
 import { CertificateContexts } from './certificate-contexts.js';
 import { Http1Connections } from './http1-connections.js';
+import { http2Streams } from './http2-streams.js';
 import { http2Module, httpsModule } from '../tls/lazy-modules.js';
 
 /** `upgrade`: the connection of an HTTP/1.1 request that asked to switch protocols (WebSocket). */
@@ -166,20 +167,21 @@ export class ProtocolServer {
       };
       const handler = (req: Request, res: Response) => dispatch(req, res, 'https');
       if (tls.http2) {
-        const h2 = http2Module().createSecureServer(
-          { ...options, allowHTTP1: true, settings: tls.http2Settings },
-          (req, res) => {
-            if (req.httpVersionMajor === 1) {
-              this.headWindow(req.socket as Socket, req, res, limits);
-              // The ALPN fallback hands Node's HTTP/1 request and response objects to this callback.
-              this.http1.request(
-                req as unknown as IncomingMessage,
-                res as unknown as ServerResponse,
-              );
-            }
-            handler(req, res);
-          },
-        );
+        const h2 = http2Module().createSecureServer({
+          ...options,
+          allowHTTP1: true,
+          settings: tls.http2Settings,
+        });
+        // HTTP/2 streams are answered on the core API (http2-streams.ts). Node turns its
+        // compatibility layer on for every stream when a 'request' listener is added; only the
+        // ALPN fallback's HTTP/1.1 requests are meant to reach this one.
+        h2.removeAllListeners('newListener');
+        h2.on('request', (req: IncomingMessage, res: ServerResponse) => {
+          this.headWindow(req.socket, req, res, limits);
+          this.http1.request(req, res);
+          handler(req, res);
+        });
+        h2.on('stream', http2Streams(handler));
         h2.setTimeout(HTTP2_IDLE_MS);
         // HTTP/1.1 clients of this listener (the ALPN fallback) are served by Node's HTTP/2 server,
         // which applies none of the HTTP/1 header, body and keep-alive limits: a slow client would
@@ -241,8 +243,11 @@ export class ProtocolServer {
       this.certificates.use(tls);
     }
     const scheme = spec.secure ? 'https' : 'http';
-    this.server.on('connect', (req: Request, second: Socket | Response) =>
-      this.connect(req, second, dispatch, scheme),
+    // An HTTP/1 CONNECT goes through the pipeline like any request (it answers 501 while no
+    // module tunnels), with a response made here for its bare socket, the last on that connection.
+    // HTTP/2's CONNECT is a stream like any other (http2-streams.ts).
+    this.server.on('connect', (req: IncomingMessage, socket: Socket) =>
+      dispatch(req, bareResponse(req, socket), scheme),
     );
     this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
       // Nothing reads the socket until a module takes it over; what the client sent after its
@@ -337,21 +342,6 @@ export class ProtocolServer {
     return this.drained;
   }
 
-  /**
-   * CONNECT goes through the pipeline like any request (it answers 501 while no module tunnels).
-   * HTTP/2 hands it over as a request and response; HTTP/1 as the request and its bare socket,
-   * for which a response is made here, the last on that connection.
-   */
-  private connect(
-    req: Request,
-    second: Socket | Response,
-    dispatch: Dispatch,
-    scheme: 'http' | 'https',
-  ): void {
-    if (req.httpVersionMajor >= 2) return dispatch(req, second as Response, scheme);
-    dispatch(req, bareResponse(req as IncomingMessage, second as Socket), scheme);
-  }
-
   private trackSession(session: ServerHttp2Session, socket: TLSSocket | undefined): void {
     const watch: SessionWatch = { socket, streams: 0, bytesRead: 0, pingSentAt: undefined };
     this.sessions.set(session, watch);
@@ -413,7 +403,12 @@ export class ProtocolServer {
    * (Node's requestTimeout, counted here from the head); after the response, the next head within
    * the keep-alive limit.
    */
-  private headWindow(socket: Socket, req: Request, res: Response, limits: ConnectionLimits): void {
+  private headWindow(
+    socket: Socket,
+    req: IncomingMessage,
+    res: ServerResponse,
+    limits: ConnectionLimits,
+  ): void {
     clearTimeout(this.headDeadlines.get(socket));
     const bodyDeadline = setTimeout(() => {
       if (!req.complete) socket.destroy();

@@ -85,10 +85,7 @@ export class RequestHandler {
       (absolute === undefined || host === undefined || VALID_HOST.test(host.toLowerCase()));
     // CONNECT names the far end of a tunnel, not a host here: the default host answers it.
     const hostHeader = hostValid && !connect ? authority : undefined;
-    // HTTP/2 hands each request its own proxy of the socket; the session's socket is the one to key by.
-    const a = addressesOf(
-      'stream' in req ? (req.stream.session?.socket ?? req.socket) : req.socket,
-    );
+    const a = addressesOf(req.socket);
     const ctx = new Ctx({
       req,
       res,

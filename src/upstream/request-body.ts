@@ -33,7 +33,7 @@ export class RequestBody extends Readable {
 
 /** Whether the request carries a body (HTTP/1.1 framing, or an HTTP/2 stream left open). */
 export function hasBody(req: Request): boolean {
-  if ('stream' in req) return !req.stream.endAfterHeaders && !req.readableEnded;
+  if ('stream' in req) return !req.stream.endAfterHeaders && !req.stream.readableEnded;
   const length = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }

@@ -90,7 +90,7 @@ async function run(
   const kill = () => killGroup(child);
   ctx.res.once('close', kill);
   child.stdin!.on('error', () => undefined);
-  if (hasBody(ctx.req)) ctx.req.pipe(child.stdin!);
+  if (hasBody(ctx.req)) ctx.body.pipe(child.stdin!);
   else child.stdin!.end();
   try {
     const { head, body } = await readHead(child.stdout!);

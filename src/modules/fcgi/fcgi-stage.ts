@@ -44,7 +44,7 @@ export function fcgiStage(setup: FcgiSetup): Stage {
     const vars = cgiVariables(ctx, script, { contentLengthDefault: true });
     for (const [name, value] of Object.entries(setup.environment))
       if (!vars.has(name)) vars.set(name, value);
-    const body = hasBody(ctx.req) ? ctx.req : undefined;
+    const body = hasBody(ctx.req) ? ctx.body : undefined;
     for (let attempt = 0; ; attempt++) {
       try {
         return await serveOnce(ctx, setup, vars, body, relay, attempt > 0);

@@ -43,7 +43,7 @@ export function proxyStage(setup: ProxySetup): Stage {
       extended || (ctx.upgrade && WEBSOCKET.test(String(ctx.req.headers.upgrade)))
         ? 'websocket'
         : undefined;
-    const body = upgrade === undefined && hasBody(ctx.req) ? ctx.req : undefined;
+    const body = upgrade === undefined && hasBody(ctx.req) ? ctx.body : undefined;
     const tried = new Set<Backend>();
     for (;;) {
       const backend = chooseBackend(route.backends, tried, setup.health)!;

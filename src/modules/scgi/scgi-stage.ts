@@ -43,7 +43,7 @@ export function scgiStage(setup: ScgiSetup): Stage {
     const root = wwwroot === undefined ? '/nonexistent' : resolve(wwwroot);
     const script = prefixScript(root, setup.path, decodePath(ctx.path));
     if (script === undefined) return next();
-    const body = hasBody(ctx.req) ? ctx.req : undefined;
+    const body = hasBody(ctx.req) ? ctx.body : undefined;
     if (body !== undefined && ctx.req.headers['content-length'] === undefined)
       throw new HttpError(411, 'length-required', {
         detail: `${what}: SCGI needs the length of a request body before it`,

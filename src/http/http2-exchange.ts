@@ -1,0 +1,64 @@
+// An HTTP/2 request and its response on node:http2's core stream API (issue 15). The compatibility
+// layer builds a Readable request and a Stream response per stream and re-wires a dozen stream
+// events for them: half the throughput of a small file (bench/h2.sh). These two hold only what the
+// pipeline reads; the stream itself carries the request body (Ctx.body) and the response
+// (respond.ts writes to it).
+import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';
+import type { Socket } from 'node:net';
+
+export class Http2Request {
+  readonly method: string;
+  /** `:path`; absent for a CONNECT, whose target is `:authority`. */
+  readonly url: string | undefined;
+
+  constructor(
+    readonly stream: ServerHttp2Stream,
+    /** The stream's fields, pseudo-fields included, as node:http2 hands them over. */
+    readonly headers: IncomingHttpHeaders,
+    readonly rawHeaders: string[],
+  ) {
+    this.method = headers[':method'] as string;
+    this.url = headers[':path'] as string | undefined;
+  }
+
+  get httpVersion(): string {
+    return '2.0';
+  }
+
+  get httpVersionMajor(): number {
+    return 2;
+  }
+
+  get httpVersionMinor(): number {
+    return 0;
+  }
+
+  /** The session's socket (one proxy object per session, so it keys per-connection state). */
+  get socket(): Socket {
+    return this.stream.session?.socket as Socket;
+  }
+}
+
+export class Http2Response {
+  constructor(readonly stream: ServerHttp2Stream) {}
+
+  get headersSent(): boolean {
+    return this.stream.headersSent;
+  }
+
+  /** 'close': the stream ended, finished or reset. */
+  once(event: 'close', listener: () => void): this {
+    this.stream.once(event, listener);
+    return this;
+  }
+
+  off(event: 'close', listener: () => void): this {
+    this.stream.off(event, listener);
+    return this;
+  }
+
+  /** Resets the stream: a response cut short is never taken for a complete one. */
+  destroy(error?: Error): void {
+    this.stream.destroy(error);
+  }
+}
