@@ -49,10 +49,10 @@ median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{ a[NR] = $1 } END { pr
 # ratio A B — A / B with two decimals.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
-# Several servers measured over rounds: `record ROUND NAME "REQ/S P99"` prints the round's line and
+# Several servers measured over rounds: `record ROUND NAME "REQ/S P99…"` prints the round's line and
 # keeps its requests/s; `medians NAME...` prints each server's median and leaves it in med[NAME].
 declare -A runs med
-record() { runs[$2]+="${3%% *} "; printf '%-6s %-15s %9s %9s\n' "$1" "$2" $3; }
+record() { runs[$2]+="${3%% *} "; printf '%-6s %-15s' "$1" "$2"; printf ' %9s' $3; echo; }
 medians() {
   local name
   for name in "$@"; do
