@@ -12,11 +12,15 @@ export const CONNECTION_SPECIFIC: ReadonlySet<string> = new Set([
   'http2-settings',
 ]);
 
+const USUAL_CONNECTION = /^(?:keep-alive|close)$/i;
+
 /** The lower-cased names a Connection field lists (undefined when there is none). */
 export function connectionListed(
   connection: string | string[] | undefined,
 ): Set<string> | undefined {
   if (connection === undefined) return undefined;
+  // The usual values list nothing that is not hop-by-hop already.
+  if (typeof connection === 'string' && USUAL_CONNECTION.test(connection)) return undefined;
   const listed = new Set<string>();
   for (const value of Array.isArray(connection) ? connection : [connection]) {
     for (const token of value.split(',')) {

@@ -1,10 +1,10 @@
 // Keep-alive connection pools, one per backend origin and certificate policy, leased by the Plans
 // that use them: a reload that keeps a backend keeps its warm connections, and rproxy and fauth
 // share one pool per origin.
-import { createRequire } from 'node:module';
 import type { Pool } from 'undici';
 import type { Leases } from '../plan/resources.js';
 import type { Backend } from './backend.js';
+import { loadUndici } from './undici.js';
 
 /** Connections per backend at most: requests beyond wait in the pool's queue. */
 const CONNECTIONS_PER_BACKEND = 128;
@@ -12,12 +12,6 @@ const CONNECTIONS_PER_BACKEND = 128;
 const CONNECT_TIMEOUT_MS = 10_000;
 // Between two pieces of a response body: a stream (Server-Sent Events) quieter than this is cut.
 const BODY_TIMEOUT_MS = 300_000;
-
-// undici compiles its HTTP parser (WebAssembly) when loaded, tens of MB that a server without a
-// proxy never needs: it is loaded with the first pool.
-let undici: typeof import('undici') | undefined;
-const loadUndici = () =>
-  (undici ??= createRequire(import.meta.url)('undici') as typeof import('undici'));
 
 export interface PoolPolicy {
   /** Backend certificates are checked against Node's trust store (plus NODE_EXTRA_CA_CERTS). */

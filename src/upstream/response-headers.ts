@@ -1,17 +1,31 @@
 // A backend's response head as the client receives it: every field but the hop-by-hop ones, in
 // the flat list the response path takes (Set-Cookie and other repeated fields stay repeated).
-import type { IncomingHttpHeaders } from 'node:http';
 import type { RawHeaders } from '../http/respond.js';
 import { connectionListed, isHopByHop } from '../http/hop-by-hop.js';
+import { loadUndici } from './undici.js';
 
-export function relayedHeaders(headers: IncomingHttpHeaders): RawHeaders {
-  const listed = connectionListed(headers.connection);
+/**
+ * `raw` is undici's [name, value, …] list as read off the wire. Names come out lower-cased
+ * (undici's table of known names, no copy for those), values as their bytes (latin1), so whatever
+ * the backend sent reaches the client unchanged.
+ */
+export function relayedHeaders(raw: readonly (Buffer | string)[]): RawHeaders {
+  const nameOf = loadUndici().util.headerNameToString;
   const out: RawHeaders = [];
-  for (const name in headers) {
-    const value = headers[name];
-    if (value === undefined || isHopByHop(name, listed)) continue;
-    if (Array.isArray(value)) for (const v of value) out.push(name, v);
-    else out.push(name, value);
+  let connection: string | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = nameOf(raw[i]!);
+    const value = text(raw[i + 1]!);
+    if (name === 'connection')
+      connection = connection === undefined ? value : `${connection},${value}`;
+    else if (!isHopByHop(name, undefined)) out.push(name, value);
   }
-  return out;
+  // Rarely more than `keep-alive`: the fields it lists are taken out afterwards.
+  const listed = connectionListed(connection);
+  if (listed === undefined) return out;
+  return out.filter((_, i) => !listed.has(out[i - (i % 2)]!));
+}
+
+function text(value: Buffer | string): string {
+  return typeof value === 'string' ? value : value.toString('latin1');
 }

@@ -349,6 +349,8 @@ describe('rproxy: the response a client receives', () => {
           ['Set-Cookie', 'b=2'],
           ['Connection', 'x-internal'],
           ['X-Internal', 'secret'],
+          ['Keep-Alive', 'timeout=5'],
+          ['X-Latin', 'caf\u00e9'],
           ['Content-Length', '2'],
         ].flat() as unknown as http.OutgoingHttpHeaders,
       );
@@ -358,7 +360,10 @@ describe('rproxy: the response a client receives', () => {
     const r = await request(s.port, '/', { headers: { host: 'localhost' } });
     assert.equal(r.status, 201);
     assert.deepEqual(r.headers['set-cookie'], ['a=1', 'b=2']);
-    assert.equal(r.headers['x-internal'], undefined);
+    for (const name of ['x-internal', 'keep-alive']) assert.equal(r.headers[name], undefined, name);
+    // Node writes the value in UTF-8 and reads header bytes as Latin-1: the same bytes came through.
+    const latin = Buffer.from(String(r.headers['x-latin']), 'latin1').toString('utf8');
+    assert.equal(latin, 'caf\u00e9', 'the value\u2019s bytes relayed as they came');
     assert.equal(r.headers['x-site'], 'portico');
     assert.equal(r.text, 'ok');
   });
