@@ -46,7 +46,12 @@ export class Http2Response {
     return this.stream.headersSent;
   }
 
-  /** 'close': the stream ended, finished or reset. */
+  /** 'close' (once only): the stream ended, finished or reset. */
+  on(event: 'close', listener: () => void): this {
+    this.stream.on(event, listener);
+    return this;
+  }
+
   once(event: 'close', listener: () => void): this {
     this.stream.once(event, listener);
     return this;

@@ -10,13 +10,15 @@ export interface HealthPolicy {
   readonly windowMs: number;
 }
 
+/** `tried`: the backends already tried for this request (undefined: none yet). */
 export function chooseBackend(
   backends: readonly Backend[],
-  tried: ReadonlySet<Backend>,
+  tried: ReadonlySet<Backend> | undefined,
   health: HealthPolicy | undefined,
 ): Backend | undefined {
-  if (backends.length === 1) return tried.size === 0 ? backends[0] : undefined;
-  const untried = backends.filter((b) => !tried.has(b));
+  const none = tried === undefined || tried.size === 0;
+  if (backends.length === 1) return none ? backends[0] : undefined;
+  const untried = none ? backends : backends.filter((b) => !tried.has(b));
   const healthy = health
     ? untried.filter((b) => health.book.failures(b, health.windowMs) <= health.maximumFails)
     : untried;

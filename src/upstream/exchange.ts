@@ -7,7 +7,7 @@
 // client's response (no final chunk, or a stream reset on HTTP/2), so a truncated body never looks
 // complete.
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Readable } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 import type { Dispatcher, Pool } from 'undici';
 import type { Ctx } from '../http/ctx.js';
 import type { Logger } from '../http/logger.js';
@@ -56,94 +56,6 @@ export function exchange(
   options: ExchangeOptions,
 ): Promise<Kept | undefined> {
   return new Promise((resolve, reject: (failure: ExchangeFailure) => void) => {
-    let abort: ((reason: Error) => void) | undefined;
-    let resumeBackend: (() => void) | undefined;
-    let started = false;
-    let headSent = false;
-    let target: BodyTarget | undefined;
-    let written = 0;
-    let kept: Kept | undefined;
-    let discarded = 0;
-    let settled = false;
-    const settle = () => {
-      settled = true;
-      ctx.res.off('close', onClientClose);
-    };
-    // The client went away (or its time limit reset it): the backend's work is abandoned too.
-    const onClientClose = () => {
-      if (!settled) abort?.(new Error('the client closed the connection'));
-    };
-    ctx.res.once('close', onClientClose);
-    const resume = () => resumeBackend?.();
-
-    // undici 7's own handler form, with the head as read off the wire: the newer form
-    // (onResponseStart…) is wrapped into this one per request, its head parsed into an object and
-    // its trailers too, a tenth of the proxy's own time per request (issue 10). Returning false
-    // pauses the backend until `resume`.
-    const handler: Dispatcher.DispatchHandler = {
-      onConnect(abortRequest) {
-        abort = abortRequest;
-        started = true;
-        if (ctx.clientGone) abortRequest(new Error('the client closed the connection'));
-      },
-      onUpgrade(_status, raw, backendSocket) {
-        settle();
-        headSent = true;
-        const head = raw ?? [];
-        const protocol = String(loadUndici().util.parseHeaders(head).upgrade ?? options.upgrade);
-        tunnel(switchProtocols(ctx, protocol, relayedHeaders(head)), backendSocket);
-        resolve(undefined);
-      },
-      onHeaders(status, raw, resumeRequest) {
-        resumeBackend = resumeRequest;
-        if (status < 200) return true;
-        if (options.keep(status)) {
-          kept = { status, headers: loadUndici().util.parseHeaders(raw) as IncomingHttpHeaders };
-          return true;
-        }
-        headSent = true;
-        target = startResponse(ctx, status, relayedHeaders(raw));
-        target?.on('drain', resume);
-        return true;
-      },
-      onData(chunk) {
-        if (kept) {
-          discarded += chunk.length;
-          if (discarded > MAX_DISCARDED) abort?.(new Error('a kept response too large to drain'));
-          return true;
-        }
-        if (!target) return true;
-        written += chunk.length;
-        return target.write(chunk);
-      },
-      onComplete() {
-        settle();
-        if (kept) return resolve(kept);
-        target?.off('drain', resume);
-        target?.end();
-        ctx.length = written;
-        resolve(undefined);
-      },
-      onError(error) {
-        settle();
-        target?.off('drain', resume);
-        // Its head is all the caller needs; the rest of its body is not worth a failure.
-        if (kept) return resolve(kept);
-        if (!headSent) {
-          // Nobody is waiting for an error page any more.
-          if (ctx.clientGone) return resolve(undefined);
-          return reject({ error, started });
-        }
-        ctx.length = written;
-        if (!ctx.clientGone) {
-          options.errorLog.log(
-            `[upstream-failed] proxy to ${backend.shown}: the response was cut after ${written} body bytes: ${error.message}`,
-          );
-          ctx.res.destroy();
-        }
-        resolve(undefined);
-      },
-    };
     pool.dispatch(
       {
         path: options.path,
@@ -152,7 +64,118 @@ export function exchange(
         body: options.body ?? null,
         ...(options.upgrade ? { upgrade: options.upgrade } : {}),
       },
-      handler,
+      new Relay(ctx, backend, options, resolve, reject),
     );
   });
+}
+
+/**
+ * undici 7's own handler form, with the head as read off the wire: the newer form
+ * (onResponseStart…) is wrapped into this one per request, its head parsed into an object and its
+ * trailers too, a tenth of the proxy's own time per request (issue 10). One object per exchange,
+ * not a closure per callback. Returning false pauses the backend until `resume`.
+ */
+class Relay implements Dispatcher.DispatchHandler {
+  private abort: ((reason: Error) => void) | undefined;
+  private resumeBackend: (() => void) | undefined;
+  /** The request had started on a connection: the backend may have seen some of it. */
+  private started = false;
+  private headSent = false;
+  private target: BodyTarget | undefined;
+  private written = 0;
+  private kept: Kept | undefined;
+  private discarded = 0;
+  private settled = false;
+
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly backend: Backend,
+    private readonly options: ExchangeOptions,
+    private readonly resolve: (kept: Kept | undefined) => void,
+    private readonly reject: (failure: ExchangeFailure) => void,
+  ) {
+    ctx.res.on('close', this.onClientClose);
+  }
+
+  // The client went away (or its time limit reset it): the backend's work is abandoned too.
+  private readonly onClientClose = () => {
+    if (!this.settled) this.abort?.(new Error('the client closed the connection'));
+  };
+
+  private readonly resume = () => this.resumeBackend?.();
+
+  onConnect(abort: (reason?: Error) => void): void {
+    this.abort = abort;
+    this.started = true;
+    if (this.ctx.clientGone) abort(new Error('the client closed the connection'));
+  }
+
+  onUpgrade(_status: number, raw: Buffer[] | string[] | null, backendSocket: Duplex): void {
+    this.settle();
+    this.headSent = true;
+    const head = raw ?? [];
+    const protocol = String(loadUndici().util.parseHeaders(head).upgrade ?? this.options.upgrade);
+    tunnel(switchProtocols(this.ctx, protocol, relayedHeaders(head)), backendSocket);
+    this.resolve(undefined);
+  }
+
+  onHeaders(status: number, raw: Buffer[], resume: () => void): boolean {
+    this.resumeBackend = resume;
+    if (status < 200) return true;
+    if (this.options.keep(status)) {
+      this.kept = { status, headers: loadUndici().util.parseHeaders(raw) as IncomingHttpHeaders };
+      return true;
+    }
+    this.headSent = true;
+    this.target = startResponse(this.ctx, status, relayedHeaders(raw));
+    this.target?.on('drain', this.resume);
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.kept) {
+      this.discarded += chunk.length;
+      if (this.discarded > MAX_DISCARDED)
+        this.abort?.(new Error('a kept response too large to drain'));
+      return true;
+    }
+    if (!this.target) return true;
+    this.written += chunk.length;
+    return this.target.write(chunk);
+  }
+
+  onComplete(): void {
+    this.settle();
+    if (this.kept) return this.resolve(this.kept);
+    this.target?.off('drain', this.resume);
+    this.target?.end();
+    this.ctx.length = this.written;
+    this.resolve(undefined);
+  }
+
+  onError(error: Error): void {
+    this.settle();
+    this.target?.off('drain', this.resume);
+    // Its head is all the caller needs; the rest of its body is not worth a failure.
+    if (this.kept) return this.resolve(this.kept);
+    const ctx = this.ctx;
+    if (!this.headSent) {
+      // Nobody is waiting for an error page any more.
+      if (ctx.clientGone) return this.resolve(undefined);
+      return this.reject({ error, started: this.started });
+    }
+    ctx.length = this.written;
+    if (!ctx.clientGone) {
+      this.options.errorLog.log(
+        `[upstream-failed] proxy to ${this.backend.shown}: the response was cut after ${this.written} body bytes: ${error.message}`,
+      );
+      ctx.res.destroy();
+    }
+    this.resolve(undefined);
+  }
+
+  private settle(): void {
+    this.settled = true;
+    this.ctx.res.off('close', this.onClientClose);
+  }
 }

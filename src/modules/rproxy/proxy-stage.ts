@@ -2,7 +2,9 @@
 // the next one only when the connection failed before the request started (its body still
 // untouched), and the failure mapped to 502/503/504 otherwise.
 import { randomBytes } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import type { Pool } from 'undici';
+import type { Ctx } from '../../http/ctx.js';
 import type { Logger } from '../../http/logger.js';
 import { HttpError } from '../../http/http-error.js';
 import type { Stage } from '../../http/stage.js';
@@ -11,7 +13,7 @@ import { chooseBackend, type HealthPolicy } from '../../upstream/choice.js';
 import { isConnectFailure, upstreamError } from '../../upstream/failures.js';
 import { hasBody, RequestBody } from '../../upstream/request-body.js';
 import { forwardedHeaders } from '../../upstream/request-headers.js';
-import { exchange, type ExchangeFailure, type Kept } from '../../upstream/exchange.js';
+import { exchange, type ExchangeFailure } from '../../upstream/exchange.js';
 
 const WEBSOCKET = /^websocket$/i;
 
@@ -33,7 +35,52 @@ export interface ProxySetup {
 
 export function proxyStage(setup: ProxySetup): Stage {
   const intercept = (status: number) => setup.interceptErrors && status >= 400;
-  return async (ctx, next) => {
+
+  // No promise of its own per request, and the set of tried backends only once one failed.
+  const attempt = (
+    ctx: Ctx,
+    route: ProxyRoute,
+    tried: Set<Backend> | undefined,
+    upgrade: string | undefined,
+    extended: boolean,
+    body: Readable | undefined,
+  ): Promise<void> => {
+    const backend = chooseBackend(route.backends, tried, setup.health)!;
+    const requestBody = body && new RequestBody(body);
+    const sent = exchange(ctx, route.pools.get(backend)!, backend, {
+      path: backendPath(backend, ctx.path, ctx.query),
+      headers: withKey(
+        forwardedHeaders(ctx, { authority: backend.authority, xForwarded: setup.xForwarded }),
+        extended,
+      ),
+      body: requestBody,
+      keep: intercept,
+      errorLog: setup.errorLog,
+      upgrade,
+    });
+    return sent.then(
+      (kept) => {
+        // proxyInterceptErrors: the backend's error goes to the error responder, its page dropped.
+        if (kept) throw new HttpError(kept.status, 'upstream-status');
+      },
+      ({ error, started }: ExchangeFailure) => {
+        const connectFailed = !started && isConnectFailure(error);
+        if (connectFailed && setup.health) setup.health.book.failed(backend, setup.health.windowMs);
+        const triedNow = tried ?? new Set<Backend>();
+        triedNow.add(backend);
+        requestBody?.destroy();
+        if (connectFailed && triedNow.size < route.backends.length && !requestBody?.consumed) {
+          setup.errorLog.log(
+            `[${upstreamError(backend, error).code}] proxy to ${backend.shown}: ${(error as Error).message}; trying another backend`,
+          );
+          return attempt(ctx, route, triedNow, upgrade, extended, body);
+        }
+        throw upstreamError(backend, error);
+      },
+    );
+  };
+
+  return (ctx, next) => {
     const route = ctx.scheme === 'https' ? setup.secure : setup.plain;
     if (route === undefined) return next();
     // A WebSocket handshake goes to the backend first; only its own 101 is relayed (CONTRACT point 10).
@@ -44,42 +91,7 @@ export function proxyStage(setup: ProxySetup): Stage {
         ? 'websocket'
         : undefined;
     const body = upgrade === undefined && hasBody(ctx.req) ? ctx.body : undefined;
-    const tried = new Set<Backend>();
-    for (;;) {
-      const backend = chooseBackend(route.backends, tried, setup.health)!;
-      tried.add(backend);
-      const requestBody = body && new RequestBody(body);
-      let kept: Kept | undefined;
-      try {
-        kept = await exchange(ctx, route.pools.get(backend)!, backend, {
-          path: backendPath(backend, ctx.path, ctx.query),
-          headers: withKey(
-            forwardedHeaders(ctx, { authority: backend.authority, xForwarded: setup.xForwarded }),
-            extended,
-          ),
-          body: requestBody,
-          keep: intercept,
-          errorLog: setup.errorLog,
-          upgrade,
-        });
-      } catch (e) {
-        const { error, started } = e as ExchangeFailure;
-        const connectFailed = !started && isConnectFailure(error);
-        if (connectFailed && setup.health) setup.health.book.failed(backend, setup.health.windowMs);
-        const another = tried.size < route.backends.length;
-        requestBody?.destroy();
-        if (connectFailed && another && !requestBody?.consumed) {
-          setup.errorLog.log(
-            `[${upstreamError(backend, error).code}] proxy to ${backend.shown}: ${(error as Error).message}; trying another backend`,
-          );
-          continue;
-        }
-        throw upstreamError(backend, error);
-      }
-      // proxyInterceptErrors: the backend's error goes to the error responder, its page dropped.
-      if (kept) throw new HttpError(kept.status, 'upstream-status');
-      return;
-    }
+    return attempt(ctx, route, undefined, upgrade, extended, body);
   };
 }
 
