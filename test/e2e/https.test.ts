@@ -17,6 +17,7 @@ import {
 import { createServer as createHttpServer } from 'node:http';
 import { connect as http2Connect } from 'node:http2';
 import { connect as netConnect } from 'node:net';
+import { Readable } from 'node:stream';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -331,6 +332,53 @@ describe('HTTP/2', () => {
       assert.equal(missing.status, 404);
       assert.match(missing.body.toString(), /<title>404 Not Found<\/title>/);
       assert.equal(missing.headers.server, 'Portico');
+    } finally {
+      session.close();
+      await s.close();
+    }
+  });
+
+  it('answers Expect over HTTP/2 (100, or 417) and leaves a session usable after unread bodies', async () => {
+    const { s, sport } = await secureServer();
+    const session = http2Connect(`https://localhost:${sport}`, {
+      ca: CA,
+      host: '127.0.0.1',
+    } as never);
+    function* chunks(body: Buffer) {
+      for (let i = 0; i < body.length; i += 65536) yield body.subarray(i, i + 65536);
+    }
+    // The body goes after the 100 when `expect` is set, at once otherwise.
+    const post = (headers: Record<string, string>, body: Buffer) =>
+      new Promise<{ status: number; continued: boolean; length: number }>((resolve, reject) => {
+        const stream = session.request({ ':method': 'POST', ...headers }, { endStream: false });
+        let status = 0;
+        let continued = false;
+        let length = 0;
+        // Sent as a client that respects backpressure does, so a refused rest is not queued.
+        const send = () => Readable.from(chunks(body)).pipe(stream);
+        stream.on('continue', () => {
+          continued = true;
+          send();
+        });
+        stream.on('response', (h) => (status = Number(h[':status'])));
+        stream.on('data', (d: Buffer) => (length += d.length));
+        stream.on('close', () => resolve({ status, continued, length }));
+        stream.on('error', reject);
+        if (headers.expect === undefined) send();
+      });
+    try {
+      assert.deepEqual(
+        await post({ ':path': '/index.html', expect: '100-continue' }, Buffer.from('x')),
+        { status: 200, continued: true, length: 12 },
+      );
+      const refused = await post({ ':path': '/index.html', expect: 'something' }, Buffer.from('x'));
+      assert.deepEqual([refused.status, refused.continued], [417, false]);
+      // Bodies far beyond the stream's flow-control window that no stage reads: each stream ends
+      // with its answer (the client is told to stop sending), none is left open in the session.
+      const big = Buffer.alloc(4 * 1024 * 1024, 97);
+      for (let i = 0; i < 3; i++)
+        assert.equal((await post({ ':path': '/index.html' }, big)).status, 200);
+      assert.equal((await post({ ':path': '/index.html' }, Buffer.from('y'))).length, 12);
     } finally {
       session.close();
       await s.close();
