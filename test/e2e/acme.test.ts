@@ -12,7 +12,7 @@ import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect as tlsConnect } from 'node:tls';
 import { BIN } from '../helpers/cli.js';
-import { freePort } from '../helpers/server.js';
+import { freePort, freePorts } from '../helpers/server.js';
 
 const missing = ['pebble', 'pebble-challtestsrv', 'openssl', 'python3'].filter(
   (p) => spawnSync('sh', ['-c', `command -v ${p}`]).status !== 0,
@@ -45,10 +45,8 @@ after(() => {
 });
 
 /** Starts pebble and its DNS server; pebble validates on the given Portico ports. */
-async function startCa(ports: Ports): Promise<Ca> {
-  const [listen, management, dns, dnsManagement] = await Promise.all(
-    [0, 1, 2, 3].map(() => freePort()),
-  );
+async function startCa(ports: Ports, own: readonly number[]): Promise<Ca> {
+  const [listen, management, dns, dnsManagement] = own as [number, number, number, number];
   const caFile = join(dir, `pebble-${listen}.crt`);
   const keyFile = join(dir, `pebble-${listen}.key`);
   spawnSync('openssl', [
@@ -222,8 +220,10 @@ function served(port: number, name: string, root: string): Promise<{ cn: string;
 }
 
 async function setUp(names: readonly string[], extra = '') {
-  const ports = { http: await freePort(), https: await freePort() };
-  const ca = await startCa(ports);
+  // All at once, so no two repeat (HTTP and HTTPS on one port made this test fail once).
+  const [http, https, ...caPorts] = await freePorts(6);
+  const ports = { http: http!, https: https! };
+  const ca = await startCa(ports, caPorts);
   const store = mkdtempSync(join(dir, 'store-'));
   const file = join(dir, `portico-${ports.https}.yaml`);
   writeFileSync(file, configFor(ports, ca, store, names, extra));

@@ -38,6 +38,27 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** `count` distinct free ports: each probe stays bound until all are known, so none repeats. */
+export async function freePorts(count: number): Promise<number[]> {
+  const probes = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
+          const probe = createServer();
+          probe.once('error', reject);
+          probe.listen(0, '127.0.0.1', () => resolve(probe));
+        }),
+    ),
+  );
+  const ports = probes.map((p) => {
+    const address = p.address();
+    return typeof address === 'object' && address ? address.port : 0;
+  });
+  await Promise.all(probes.map((p) => new Promise((resolve) => p.close(resolve))));
+  return ports;
+}
+
 /**
  * `yaml` is a configuration without `global.port`; one on 127.0.0.1 is added, or on every local
  * address (dual-stack, still reached only through loopback here) with `allAddresses`, or as
