@@ -114,12 +114,7 @@ function headerObject(
   return out;
 }
 
-/**
- * Writes the head. HTTP/2 responds on the stream itself: the compatibility layer's writeHead
- * re-adds every header one by one and asks every stream for trailers, which cost a fifth of the
- * throughput of a small file (bench/h2.sh). The compatibility response still reports the head as
- * sent and emits 'close', so nothing else notices.
- */
+/** Writes the head: on the HTTP/2 stream itself (core API), or with one writeHead over HTTP/1. */
 function writeHead(ctx: Ctx, status: number, headers: RawHeaders, endStream: boolean): void {
   if ('stream' in ctx.res) ctx.res.stream.respond(headerObject(headers, status), { endStream });
   else ctx.res.writeHead(status, headers as unknown as Record<string, string>);
