@@ -20,6 +20,8 @@ export interface Addresses {
 }
 
 /** Who resets a request whose response head is late (the `timeout` limit). */
+const NO_HEADERS: HeaderPairs = [];
+
 export interface DeadlineWatch {
   remove(ctx: Ctx): void;
 }
@@ -77,7 +79,7 @@ export class Ctx {
   /** Set while an errorConfig renders the page for this error: the page keeps this status. */
   errorStatus: number | undefined = undefined;
   /** Headers the error must carry (WWW-Authenticate, Allow…), kept on an errorConfig's page. */
-  errorHeaders: HeaderPairs = [];
+  errorHeaders: HeaderPairs = NO_HEADERS;
   /** The sanitized path (percent-encoded form) as it was before any rewrite. */
   originalPath = '/';
   /** The current path, percent-encoded form; rewrites change it. */
@@ -88,6 +90,9 @@ export class Ctx {
   /** When the `timeout` limit resets the connection (ms since the epoch), and who watches it. */
   deadline = 0;
   deadlines: DeadlineWatch | undefined = undefined;
+  /** Neighbours in the watch's list of requests (deadlines.ts): no hashing per request. */
+  deadlinePrevious: Ctx | undefined = undefined;
+  deadlineNext: Ctx | undefined = undefined;
   /** A stage watching what the stages after it answer (the cache; response-tap.ts). */
   tap: ResponseTap | undefined = undefined;
   /**
