@@ -19,9 +19,10 @@ export interface Addresses {
   readonly localPort: number;
 }
 
-/** Who resets a request whose response head is late (the `timeout` limit). */
+// Most requests carry no error headers: one shared empty list rather than one per request.
 const NO_HEADERS: HeaderPairs = [];
 
+/** Who resets a request whose response head is late (the `timeout` limit). */
 export interface DeadlineWatch {
   remove(ctx: Ctx): void;
 }

@@ -55,6 +55,11 @@ async function secureServer(extra = '', sni = ''): Promise<{ s: RunningServer; s
   return { s, sport };
 }
 
+/** An HTTP/2 session to the secure listener, trusting the test CA, named localhost. */
+function connect2(sport: number) {
+  return http2Connect(`https://localhost:${sport}`, { ca: CA, host: '127.0.0.1' } as never);
+}
+
 function get(
   port: number,
   options: RequestOptions = {},
@@ -256,10 +261,7 @@ describe('HTTP/2', () => {
     try {
       assert.equal((await handshake(sport, { ALPNProtocols: ['h2', 'http/1.1'] })).alpn, 'h2');
       assert.equal((await handshake(sport, { ALPNProtocols: ['http/1.1'] })).alpn, 'http/1.1');
-      const session = http2Connect(`https://localhost:${sport}`, {
-        ca: CA,
-        host: '127.0.0.1',
-      } as never);
+      const session = connect2(sport);
       const settings = await new Promise<import('node:http2').Settings>((resolve) =>
         session.once('remoteSettings', resolve),
       );
@@ -293,10 +295,7 @@ describe('HTTP/2', () => {
 
   it('streams large files, answers HEAD, 304 and error pages over HTTP/2', async () => {
     const { s, sport } = await secureServer();
-    const session = http2Connect(`https://localhost:${sport}`, {
-      ca: CA,
-      host: '127.0.0.1',
-    } as never);
+    const session = connect2(sport);
     const fetch2 = (headers: Record<string, string>) =>
       new Promise<{
         status: number;
@@ -340,10 +339,7 @@ describe('HTTP/2', () => {
 
   it('answers Expect over HTTP/2 (100, or 417) and leaves a session usable after unread bodies', async () => {
     const { s, sport } = await secureServer();
-    const session = http2Connect(`https://localhost:${sport}`, {
-      ca: CA,
-      host: '127.0.0.1',
-    } as never);
+    const session = connect2(sport);
     function* chunks(body: Buffer) {
       for (let i = 0; i < body.length; i += 65536) yield body.subarray(i, i + 65536);
     }
@@ -555,10 +551,7 @@ describe('HTTP/2', () => {
         limits: { ...DEFAULT_LIMITS, http2LivenessMs: 200 },
       });
       try {
-        const session = http2Connect(`https://localhost:${sport}`, {
-          ca: CA,
-          host: '127.0.0.1',
-        } as never);
+        const session = connect2(sport);
         const stream = session.request({ ':path': '/large.bin' });
         await new Promise((resolve) => stream.once('response', resolve));
         stream.pause();
@@ -615,10 +608,7 @@ describe('reload', () => {
   it('swaps certificates for new handshakes without dropping open connections', async () => {
     const { s, sport } = await secureServer();
     try {
-      const session = http2Connect(`https://localhost:${sport}`, {
-        ca: CA,
-        host: '127.0.0.1',
-      } as never);
+      const session = connect2(sport);
       await new Promise((resolve) => session.once('remoteSettings', resolve));
       s.rewrite(
         `global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  cert: ${join(TLS, 'example.com.crt')}\n  key: ${join(TLS, 'example.com.key')}\n  wwwroot: ${www}\n`,
@@ -642,10 +632,7 @@ describe('reload', () => {
   it('switches HTTP/2 off and on without unbinding the port: sessions in flight finish, new handshakes follow the new setting', async () => {
     const { s, sport } = await secureServer();
     try {
-      const session = http2Connect(`https://localhost:${sport}`, {
-        ca: CA,
-        host: '127.0.0.1',
-      } as never);
+      const session = connect2(sport);
       const stream = session.request({ ':path': '/large.bin' });
       await new Promise((resolve) => stream.once('response', resolve));
       stream.pause();
