@@ -37,13 +37,28 @@ const DECODED = new Set([
   'PATH_TRANSLATED',
 ]);
 
-/** A variable's value as the bytes a gateway should get. */
-export function variableBytes(name: string, value: string): Buffer {
-  return Buffer.from(value, DECODED.has(name) ? 'utf8' : 'latin1');
+/** How a variable's value becomes the bytes a gateway should get. */
+export function variableEncoding(name: string): 'utf8' | 'latin1' {
+  return DECODED.has(name) ? 'utf8' : 'latin1';
 }
 
+/** A variable's value as the bytes a gateway should get. */
+export function variableBytes(name: string, value: string): Buffer {
+  return Buffer.from(value, variableEncoding(name));
+}
+
+/** HTTP_<NAME> per request header name seen, bounded: clients send the same few names. */
+const HEADER_NAMES = new Map<string, string>();
+const MAX_HEADER_NAMES = 512;
+
 function headerName(name: string): string {
-  return `HTTP_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+  let known = HEADER_NAMES.get(name);
+  if (known === undefined) {
+    known = `HTTP_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+    if (HEADER_NAMES.size >= MAX_HEADER_NAMES) HEADER_NAMES.clear();
+    HEADER_NAMES.set(name, known);
+  }
+  return known;
 }
 
 export function cgiVariables(

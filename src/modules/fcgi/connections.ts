@@ -1,99 +1,250 @@
-// FastCGI connections to one target, kept open between requests (FCGI_KEEP_CONN), as nginx's
-// `fastcgi_keep_conn` with an upstream `keepalive`: idle ones wait in a bounded list, the most
-// recently used first; one that the application closes while idle (php-fpm's pm.max_requests, a
-// restart) leaves the list at once. Shared by every Plan that names the target.
+// FastCGI connections to one target, kept open between requests (FCGI_KEEP_CONN) as nginx's
+// `fastcgi_keep_conn` with an upstream `keepalive`, and at most as many at once as the
+// application serves. A php-fpm child stays with its connection until it closes, so a connection
+// opened beyond the children waits in php-fpm's listen queue behind kept ones (nginx leaves it
+// there: p99 of seconds in bench/fastcgi.sh). php-fpm does not say how many children it has
+// (FCGI_GET_VALUES answers FCGI_MPXS_CONNS only), so the pool learns it. A request unanswered for
+// STARVING_MS on a new connection starves: an idle or returning kept connection is closed for it,
+// freeing a child; when that answers it at once, the application was full, and the limit becomes
+// the connections it answers on. (A slow script is answered late and teaches nothing.) Beyond the
+// limit, requests wait here in order; now and then one goes over it as a probe, and the limit
+// grows when a probe is answered (more children, a restart, pm dynamic). Shared by every Plan that
+// names the target.
 import type { Socket } from 'node:net';
 import { connectTo, type SocketAddress } from '../../gateway/socket-address.js';
+import { HttpError } from '../../http/http-error.js';
 
-/** Idle connections kept per target (nginx's keepalive); more are closed when they come back. */
-export const MAX_IDLE = 64;
+/** Connections in use at once per target, whatever the application takes. */
+export const MAX_CONNECTIONS = 256;
+/** Requests that may wait for a connection; more get 503 at once. */
+export const MAX_WAITING = 1024;
+/** How long a request waits for a connection before it gets 503. */
+export const WAIT_MS = 30_000;
 /** How long a new connection may take. */
 export const CONNECT_TIMEOUT_MS = 10_000;
-/**
- * How long a request on a new connection may go unanswered before it counts as waiting in the
- * application's listen queue. php-fpm's child stays with a kept connection until it closes, so a
- * connection opened beyond its children waits there for ever while the kept ones sit idle; a
- * starving request makes the pool close kept connections, freeing their children.
- */
+/** How long a request sent on a new connection may go unanswered before it counts as starving. */
 export const STARVING_MS = 20;
+/** How often a waiting request may go over the learned limit to find more capacity. */
+export const PROBE_MS = 1_000;
 
-export interface Taken {
-  readonly socket: Socket;
-  /** Taken from the idle list: the application may have closed it in the meantime. */
-  readonly reused: boolean;
+/** One connection, lent to one exchange at a time. */
+export class FcgiConnection {
+  /** Answered at least once: a child of the application serves it. */
+  served = false;
+  /** Lent from the idle list: the application may have closed it meanwhile. */
+  reused = false;
+  /** When its request was sent in full, while it waits for its first answer. */
+  sentAt = 0;
+  /** When a kept connection was last closed to free a child for it (0: never). */
+  rescuedAt = 0;
+  watch: NodeJS.Timeout | undefined;
+  /** While idle: what ends it when the application writes or closes. */
+  readonly drop: () => void;
+
+  constructor(
+    readonly socket: Socket,
+    private readonly pool: FcgiConnections,
+  ) {
+    this.drop = () => socket.destroy();
+  }
+
+  /** The request is sent in full: from now until answered(), it may sit in the listen queue. */
+  sent(): void {
+    if (!this.served) this.pool.watchNew(this);
+  }
+
+  /** The first answer to this exchange came. */
+  answered(): void {
+    if (!this.served) this.pool.firstAnswer(this);
+  }
+
+  /** The exchange is over; kept for the next one when `keep`, else closed. */
+  end(keep: boolean): void {
+    this.pool.end(this, keep);
+  }
 }
 
+interface Waiter {
+  readonly fresh: boolean;
+  readonly client: { readonly clientGone: boolean } | undefined;
+  readonly resolve: (connection: FcgiConnection) => void;
+  readonly reject: (error: unknown) => void;
+  readonly timer: NodeJS.Timeout;
+}
+
+const IDLE_EVENTS = ['data', 'end', 'error'] as const;
+
 export class FcgiConnections {
-  private readonly idle: Socket[] = [];
+  /** Most recently used last. */
+  private readonly idle: FcgiConnection[] = [];
+  private readonly waiting: Waiter[] = [];
+  /** New connections whose request is sent and not answered yet. */
+  private readonly unanswered = new Set<FcgiConnection>();
+  /** Connections lent or being opened. */
+  private busy = 0;
+  /** Open connections the application has answered on. */
+  private servedOpen = 0;
+  private limit = MAX_CONNECTIONS;
+  private lastProbe = 0;
   private closed = false;
-  /** When each request sent on a new connection and not answered yet was sent. */
-  private readonly unanswered = new Set<{ readonly since: number }>();
 
   constructor(readonly address: SocketAddress) {}
 
-  /** An idle connection, or a new one; always a new one when `fresh` (a retry). */
-  async take(fresh = false): Promise<Taken> {
-    for (let socket = fresh ? undefined : this.idle.pop(); socket; socket = this.idle.pop()) {
-      for (const event of ['close', 'end', 'error', 'data']) socket.removeAllListeners(event);
-      socket.pause();
-      if (!socket.destroyed && socket.writable) return { socket, reused: true };
-    }
-    return { socket: await this.connect(), reused: false };
+  /** The connections the pool lends at once now (learned). */
+  get capacity(): number {
+    return this.limit;
   }
 
   /**
-   * A request went out on a new connection: until the returned function is called (its first
-   * answer, or its end), it may be in the listen queue. Past STARVING_MS, an idle connection is
-   * closed so that its child takes the queue's next connection.
+   * A connection for one exchange: an idle one, or a new one (always new when `fresh`, a retry),
+   * once fewer than the limit are lent. A waiting request whose client left is not given one.
    */
-  sentOnNew(): () => void {
-    const entry = { since: Date.now() };
-    this.unanswered.add(entry);
-    const timer = setTimeout(() => this.idle.shift()?.destroy(), STARVING_MS);
-    return () => {
-      clearTimeout(timer);
-      this.unanswered.delete(entry);
-    };
-  }
-
-  private starving(): boolean {
-    const now = Date.now();
-    for (const { since } of this.unanswered) if (now - since >= STARVING_MS) return true;
-    return false;
-  }
-
-  /**
-   * A connection whose request ended cleanly; kept unless the list is full, the pool closed, or a
-   * request starves in the listen queue (closing it frees the child that kept it).
-   */
-  give(socket: Socket): void {
-    if (
-      this.closed ||
-      this.idle.length >= MAX_IDLE ||
-      socket.destroyed ||
-      !socket.writable ||
-      this.starving()
-    )
-      return void socket.destroy();
-    for (const event of ['close', 'end', 'error', 'data']) socket.removeAllListeners(event);
-    const drop = () => {
-      const at = this.idle.indexOf(socket);
-      if (at >= 0) this.idle.splice(at, 1);
-      socket.destroy();
-    };
-    // Anything from the application while idle (it closed, or misbehaves) ends the connection.
-    socket.once('close', drop);
-    socket.once('end', drop);
-    socket.once('error', drop);
-    socket.once('data', drop);
-    socket.resume();
-    this.idle.push(socket);
+  acquire(fresh = false, client?: { readonly clientGone: boolean }): Promise<FcgiConnection> {
+    if (this.waiting.length === 0 && this.mayLend()) return this.lend(fresh);
+    if (this.waiting.length >= MAX_WAITING)
+      return Promise.reject(this.busyError(`${MAX_WAITING} requests wait already`));
+    const turn = new Promise<FcgiConnection>((resolve, reject) => {
+      const waiter: Waiter = {
+        fresh,
+        client,
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          this.waiting.splice(this.waiting.indexOf(waiter), 1);
+          reject(this.busyError(`none came free in ${WAIT_MS / 1000} s`));
+        }, WAIT_MS),
+      };
+      this.waiting.push(waiter);
+    });
+    // The first in line may go over the limit as a probe.
+    this.pump();
+    return turn;
   }
 
   close(): void {
     this.closed = true;
-    for (const socket of this.idle) socket.destroy();
-    this.idle.length = 0;
+    for (const connection of this.idle.splice(0)) connection.socket.destroy();
+  }
+
+  /** @internal FcgiConnection.sent */
+  watchNew(connection: FcgiConnection): void {
+    connection.sentAt = Date.now();
+    this.unanswered.add(connection);
+    // An idle connection holds a child the starving request could have: close it.
+    connection.watch = setTimeout(() => {
+      if (this.idle.length > 0 && this.rescue()) this.idle.shift()!.socket.destroy();
+    }, STARVING_MS);
+  }
+
+  /** @internal FcgiConnection.answered */
+  firstAnswer(connection: FcgiConnection): void {
+    connection.served = true;
+    this.stopWatching(connection);
+    this.servedOpen++;
+    if (connection.rescuedAt > 0 && Date.now() - connection.rescuedAt < STARVING_MS) {
+      // Answered as soon as a child was freed: the application serves this many at once.
+      this.limit = this.servedOpen;
+    } else if (this.servedOpen > this.limit) {
+      // More are answered at once than the limit said: the application grew. Probe again soon.
+      this.limit = this.servedOpen;
+      this.lastProbe = 0;
+      this.pump();
+    }
+  }
+
+  /** @internal FcgiConnection.end */
+  end(connection: FcgiConnection, keep: boolean): void {
+    this.busy--;
+    const { socket } = connection;
+    if (
+      keep &&
+      !this.closed &&
+      !socket.destroyed &&
+      socket.writable &&
+      this.idle.length < this.limit &&
+      !this.rescue()
+    ) {
+      for (const event of IDLE_EVENTS) socket.once(event, connection.drop);
+      socket.resume();
+      this.idle.push(connection);
+    } else socket.destroy();
+    this.pump();
+  }
+
+  private mayLend(): boolean {
+    if (this.busy < this.limit) return true;
+    if (this.busy >= MAX_CONNECTIONS || Date.now() - this.lastProbe < PROBE_MS) return false;
+    this.lastProbe = Date.now();
+    return true;
+  }
+
+  private lend(fresh: boolean): Promise<FcgiConnection> {
+    this.busy++;
+    for (let c = fresh ? undefined : this.idle.pop(); c; c = this.idle.pop()) {
+      for (const event of IDLE_EVENTS) c.socket.off(event, c.drop);
+      c.socket.pause();
+      if (!c.socket.destroyed && c.socket.writable) {
+        c.reused = true;
+        return Promise.resolve(c);
+      }
+    }
+    return this.connect().then(
+      (socket) => this.opened(socket),
+      (e: unknown) => {
+        this.busy--;
+        this.pump();
+        throw e;
+      },
+    );
+  }
+
+  private opened(socket: Socket): FcgiConnection {
+    const connection = new FcgiConnection(socket, this);
+    socket.once('close', () => {
+      if (connection.served) this.servedOpen--;
+      this.stopWatching(connection);
+      const at = this.idle.indexOf(connection);
+      if (at >= 0) this.idle.splice(at, 1);
+    });
+    return connection;
+  }
+
+  /** Waiting requests get the connections the limit allows, in order. */
+  private pump(): void {
+    while (this.waiting.length > 0 && this.mayLend()) {
+      const waiter = this.waiting.shift()!;
+      clearTimeout(waiter.timer);
+      if (waiter.client?.clientGone) {
+        waiter.reject(Object.assign(new Error('the client went away'), { code: 'ECONNABORTED' }));
+        continue;
+      }
+      this.lend(waiter.fresh).then(waiter.resolve, waiter.reject);
+    }
+  }
+
+  private stopWatching(connection: FcgiConnection): void {
+    clearTimeout(connection.watch);
+    this.unanswered.delete(connection);
+  }
+
+  /**
+   * Whether a request starves (unanswered STARVING_MS on a new connection, and as long since a
+   * connection was last closed for it): if so, the caller closes one, and it is marked rescued.
+   */
+  private rescue(): boolean {
+    const now = Date.now();
+    for (const starving of this.unanswered)
+      if (now - Math.max(starving.sentAt, starving.rescuedAt) >= STARVING_MS) {
+        starving.rescuedAt = now;
+        return true;
+      }
+    return false;
+  }
+
+  private busyError(why: string): HttpError {
+    return new HttpError(503, 'upstream-unreachable', {
+      detail: `FastCGI ${this.address.shown}: all ${this.limit} connections are busy and ${why}`,
+    });
   }
 
   private connect(): Promise<Socket> {

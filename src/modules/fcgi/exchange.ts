@@ -7,13 +7,12 @@ import type { Socket } from 'node:net';
 import { PassThrough, type Readable } from 'node:stream';
 import type { FcgiConnections } from './connections.js';
 import {
-  beginRequest,
-  params,
   ProtocolStatus,
   RecordReader,
   records,
   RecordType,
   MAX_CONTENT,
+  requestHead,
 } from './records.js';
 
 /** STDERR kept per request for the error log; the rest is counted, not kept. */
@@ -50,10 +49,11 @@ export async function startExchange(
   connections: FcgiConnections,
   vars: ReadonlyMap<string, string>,
   body: Readable | undefined,
-  fresh = false,
+  fresh: boolean,
+  client: { readonly clientGone: boolean },
 ): Promise<Exchange> {
-  const { socket, reused } = await connections.take(fresh);
-  const answered = reused ? () => undefined : connections.sentOnNew();
+  const connection = await connections.acquire(fresh, client);
+  const { socket, reused } = connection;
   const output = new PassThrough({ highWaterMark: MAX_CONTENT });
   // Its failures reach the stage through `ended`, also when it fails before anyone reads it.
   output.on('error', () => undefined);
@@ -78,9 +78,9 @@ export async function startExchange(
   const fail = (error: unknown) => {
     if (done) return;
     done = true;
-    answered();
     decided(undefined);
     socket.destroy();
+    connection.end(false);
     body?.unpipe();
     // Nothing came back and nothing of the body was read: a pooled connection the application
     // had closed. The caller may send the request again on a new one.
@@ -97,9 +97,9 @@ export async function startExchange(
       output.once('drain', () => socket.resume());
     }
   };
-  socket.on('data', (chunk: Buffer) => {
+  const onData = (chunk: Buffer) => {
     gotAnswer = true;
-    answered();
+    connection.answered();
     // STDOUT of this read, held while it may turn out to be the whole of it.
     let held: Buffer[] | undefined = decide === undefined ? undefined : [];
     for (const record of reader.push(chunk)) {
@@ -121,9 +121,14 @@ export async function startExchange(
         };
         if (held !== undefined) decided(held.length === 1 ? held[0] : Buffer.concat(held));
         else if (!output.destroyed) output.end();
-        if (ending.protocolStatus === ProtocolStatus.RequestComplete && bodySent && reader.empty)
-          connections.give(socket);
-        else socket.destroy();
+        const keep =
+          ending.protocolStatus === ProtocolStatus.RequestComplete && bodySent && reader.empty;
+        if (keep) {
+          socket.off('data', onData);
+          socket.off('error', fail);
+          socket.off('close', onClose);
+        } else socket.destroy();
+        connection.end(keep);
         settle.resolve(ending);
       }
     }
@@ -132,31 +137,33 @@ export async function startExchange(
       decided(undefined);
       for (const content of held) write(content);
     }
-  });
-  // The errors are made only when they are one: an Error's stack costs more than a small response.
-  output.on('close', () => {
-    if (!done) fail(Object.assign(new Error('the response was cut'), { code: 'ECONNABORTED' }));
-  });
-  socket.on('error', fail);
-  socket.on('close', () => {
+  };
+  const onClose = () => {
     if (!done)
       fail(
         Object.assign(new Error('the application closed the connection'), { code: 'ECONNRESET' }),
       );
+  };
+  // The errors are made only when they are one: an Error's stack costs more than a small response.
+  output.on('close', () => {
+    if (!done) fail(Object.assign(new Error('the response was cut'), { code: 'ECONNABORTED' }));
   });
+  socket.on('data', onData);
+  socket.on('error', fail);
+  socket.on('close', onClose);
   socket.resume();
 
   // A request without a body goes out in one write: BEGIN_REQUEST, PARAMS, the empty STDIN.
-  const head = [...beginRequest(true), ...params(vars)];
-  if (body === undefined)
-    socket.write(Buffer.concat([...head, ...records(RecordType.Stdin, Buffer.alloc(0))]));
-  else {
-    socket.write(Buffer.concat(head));
+  socket.write(requestHead(vars, body === undefined));
+  if (body === undefined) connection.sent();
+  else
     void sendBody(socket, body, () => (bodyStarted = true)).then(
-      () => (bodySent = true),
+      () => {
+        bodySent = true;
+        if (!done) connection.sent();
+      },
       (e: unknown) => fail(e),
     );
-  }
   return {
     whole,
     output,
@@ -178,7 +185,7 @@ async function sendBody(socket: Socket, body: Readable, started: () => void): Pr
       if (!socket.write(piece)) await waitForDrain(socket);
     }
   }
-  if (!socket.destroyed) socket.write(Buffer.concat(records(RecordType.Stdin, Buffer.alloc(0))));
+  if (!socket.destroyed) socket.write(Buffer.concat(records(RecordType.Stdin)));
 }
 
 function waitForDrain(socket: Socket): Promise<void> {

@@ -68,12 +68,14 @@ async function serveOnce(
   const what = relay.what;
   let exchange: Exchange;
   try {
-    exchange = await startExchange(setup.connections, vars, body, fresh);
+    exchange = await startExchange(setup.connections, vars, body, fresh, ctx);
   } catch (e) {
     throw gatewayError(what, e);
   }
   const onClose = () => exchange.abort();
   ctx.res.once('close', onClose);
+  // The client left while the request waited for a connection.
+  if (ctx.clientGone) onClose();
   try {
     const whole = await exchange.whole;
     if (whole !== undefined) relayWhole(ctx, whole, relay);
