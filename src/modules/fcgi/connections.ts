@@ -27,8 +27,17 @@ export const STARVING_MS = 20;
 /** How often a waiting request may go over the learned limit to find more capacity. */
 export const PROBE_MS = 1_000;
 
+/** The exchange a connection is lent to: what comes from the application goes to it. */
+export interface ConnectionUser {
+  data(chunk: Buffer): void;
+  failed(error: Error): void;
+  closed(): void;
+}
+
 /** One connection, lent to one exchange at a time. */
 export class FcgiConnection {
+  /** The exchange it is lent to; none while idle, when anything from the application ends it. */
+  user: ConnectionUser | undefined;
   /** Answered at least once: a child of the application serves it. */
   served = false;
   /** Lent from the idle list: the application may have closed it meanwhile. */
@@ -38,15 +47,11 @@ export class FcgiConnection {
   /** When a kept connection was last closed to free a child for it (0: never). */
   rescuedAt = 0;
   watch: NodeJS.Timeout | undefined;
-  /** While idle: what ends it when the application writes or closes. */
-  readonly drop: () => void;
 
   constructor(
     readonly socket: Socket,
     private readonly pool: FcgiConnections,
-  ) {
-    this.drop = () => socket.destroy();
-  }
+  ) {}
 
   /** The request is sent in full: from now until answered(), it may sit in the listen queue. */
   sent(): void {
@@ -71,8 +76,6 @@ interface Waiter {
   readonly reject: (error: unknown) => void;
   readonly timer: NodeJS.Timeout;
 }
-
-const IDLE_EVENTS = ['data', 'end', 'error'] as const;
 
 export class FcgiConnections {
   /** Most recently used last. */
@@ -155,6 +158,7 @@ export class FcgiConnections {
   /** @internal FcgiConnection.end */
   end(connection: FcgiConnection, keep: boolean): void {
     this.busy--;
+    connection.user = undefined;
     const { socket } = connection;
     if (
       keep &&
@@ -164,7 +168,7 @@ export class FcgiConnections {
       this.idle.length < this.limit &&
       !this.rescue()
     ) {
-      for (const event of IDLE_EVENTS) socket.once(event, connection.drop);
+      // Flowing while idle: a close or stray bytes from the application end it at once.
       socket.resume();
       this.idle.push(connection);
     } else socket.destroy();
@@ -181,8 +185,6 @@ export class FcgiConnections {
   private lend(fresh: boolean): Promise<FcgiConnection> {
     this.busy++;
     for (let c = fresh ? undefined : this.idle.pop(); c; c = this.idle.pop()) {
-      for (const event of IDLE_EVENTS) c.socket.off(event, c.drop);
-      c.socket.pause();
       if (!c.socket.destroyed && c.socket.writable) {
         c.reused = true;
         return Promise.resolve(c);
@@ -200,11 +202,24 @@ export class FcgiConnections {
 
   private opened(socket: Socket): FcgiConnection {
     const connection = new FcgiConnection(socket, this);
+    // Listeners for the connection's life, not per exchange: they pass events to its user.
+    socket.on('data', (chunk: Buffer) => {
+      if (connection.user !== undefined) connection.user.data(chunk);
+      else socket.destroy();
+    });
+    socket.on('error', (error) => {
+      if (connection.user !== undefined) connection.user.failed(error);
+      else socket.destroy();
+    });
+    socket.on('end', () => {
+      if (connection.user === undefined) socket.destroy();
+    });
     socket.once('close', () => {
       if (connection.served) this.servedOpen--;
       this.stopWatching(connection);
       const at = this.idle.indexOf(connection);
       if (at >= 0) this.idle.splice(at, 1);
+      connection.user?.closed();
     });
     return connection;
   }

@@ -1,11 +1,12 @@
 // One request over one FastCGI connection: BEGIN_REQUEST with FCGI_KEEP_CONN, the variables, the
 // client's body as STDIN records as the client sends it (waiting whenever the connection's buffer
-// is full), and STDOUT records into a stream the response reads at the client's pace (the
-// connection pauses while it is full). STDERR goes to the error log; END_REQUEST says how it
-// ended and, when everything was read and sent, the connection goes back to the pool.
+// is full), and STDOUT records back. A small output that comes whole with END_REQUEST in one read
+// is handed over as one buffer; a longer one becomes a stream the response reads at the client's
+// pace (the connection pauses while it is full). STDERR goes to the error log; END_REQUEST says
+// how it ended and, when everything was read and sent, the connection goes back to the pool.
 import type { Socket } from 'node:net';
 import { PassThrough, type Readable } from 'node:stream';
-import type { FcgiConnections } from './connections.js';
+import type { ConnectionUser, FcgiConnection } from './connections.js';
 import {
   ProtocolStatus,
   RecordReader,
@@ -24,20 +25,6 @@ export interface Ending {
   readonly stderr: string;
 }
 
-export interface Exchange {
-  /**
-   * The whole of STDOUT when it came with END_REQUEST in one read (the usual small response), to
-   * be answered in one write; undefined when it streams through `output` (or nothing came).
-   */
-  readonly whole: Promise<Buffer | undefined>;
-  /** STDOUT, as the application writes it, when it did not come whole. */
-  readonly output: Readable;
-  /** How the request ended; rejects when the connection failed first. */
-  readonly ended: Promise<Ending>;
-  /** Ends the work on the other side (the client went away): the connection is closed. */
-  abort(): void;
-}
-
 /** A connection that failed before the application answered anything: the request may be sent again. */
 export class StaleConnection extends Error {
   constructor(override readonly cause: unknown) {
@@ -45,134 +32,172 @@ export class StaleConnection extends Error {
   }
 }
 
-export async function startExchange(
-  connections: FcgiConnections,
-  vars: ReadonlyMap<string, string>,
-  body: Readable | undefined,
-  fresh: boolean,
-  client: { readonly clientGone: boolean },
-): Promise<Exchange> {
-  const connection = await connections.acquire(fresh, client);
-  const { socket, reused } = connection;
-  const output = new PassThrough({ highWaterMark: MAX_CONTENT });
-  // Its failures reach the stage through `ended`, also when it fails before anyone reads it.
-  output.on('error', () => undefined);
-  const reader = new RecordReader();
-  let gotAnswer = false;
-  let bodyStarted = false;
-  let bodySent = body === undefined;
-  let stderr = '';
-  let stderrDropped = 0;
-  let settle!: { resolve: (e: Ending) => void; reject: (e: unknown) => void };
-  const ended = new Promise<Ending>((resolve, reject) => (settle = { resolve, reject }));
-  // Read by the stage when it needs to know; a failure nobody asked about is not unhandled.
-  ended.catch(() => undefined);
-  let done = false;
-  let decide: ((whole: Buffer | undefined) => void) | undefined;
-  const whole = new Promise<Buffer | undefined>((resolve) => (decide = resolve));
-  const decided = (value: Buffer | undefined) => {
-    decide?.(value);
-    decide = undefined;
-  };
+type Settled = { readonly ending: Ending } | { readonly error: unknown };
 
-  const fail = (error: unknown) => {
-    if (done) return;
-    done = true;
-    decided(undefined);
-    socket.destroy();
-    connection.end(false);
-    body?.unpipe();
-    // Nothing came back and nothing of the body was read: a pooled connection the application
-    // had closed. The caller may send the request again on a new one.
-    const retry = reused && !gotAnswer && !bodyStarted;
-    const reason = retry ? new StaleConnection(error) : error;
-    if (!output.destroyed) output.destroy(reason as Error);
-    settle.reject(reason);
-  };
+/** Errors are made only when they are one: an Error's stack costs more than a small response. */
+function failure(message: string, code: string): Error {
+  return Object.assign(new Error(message), { code });
+}
 
-  const write = (content: Buffer) => {
-    // Backpressure: the connection waits while the client has not taken what came before.
-    if (!output.write(content)) {
-      socket.pause();
-      output.once('drain', () => socket.resume());
-    }
-  };
-  const onData = (chunk: Buffer) => {
-    gotAnswer = true;
-    connection.answered();
+export class FcgiExchange implements ConnectionUser {
+  /**
+   * The output: whole (a Buffer) when all of it came with END_REQUEST in one read, the usual small
+   * response, to be answered in one write; else a stream of it; undefined when the exchange failed
+   * before anything came (`ended()` says how).
+   */
+  readonly first: Promise<Buffer | Readable | undefined>;
+  private decide: ((first: Buffer | Readable | undefined) => void) | undefined;
+  private output: PassThrough | undefined;
+  private readonly reader = new RecordReader();
+  private readonly socket: Socket;
+  private gotAnswer = false;
+  private bodyStarted = false;
+  private bodySent: boolean;
+  private stderr = '';
+  private stderrDropped = 0;
+  private settled: Settled | undefined;
+  private onSettled: (() => void)[] = [];
+
+  constructor(
+    private readonly connection: FcgiConnection,
+    vars: ReadonlyMap<string, string>,
+    body: Readable | undefined,
+  ) {
+    this.socket = connection.socket;
+    this.bodySent = body === undefined;
+    this.first = new Promise((resolve) => (this.decide = resolve));
+    connection.user = this;
+    // A request without a body goes out in one write: BEGIN_REQUEST, PARAMS, the empty STDIN.
+    this.socket.write(requestHead(vars, body === undefined));
+    if (body === undefined) connection.sent();
+    else
+      void sendBody(this.socket, body, () => (this.bodyStarted = true)).then(
+        () => {
+          this.bodySent = true;
+          if (this.settled === undefined) connection.sent();
+        },
+        (e: unknown) => this.fail(e),
+      );
+  }
+
+  /** END_REQUEST, once it came. */
+  get ending(): Ending | undefined {
+    return this.settled !== undefined && 'ending' in this.settled ? this.settled.ending : undefined;
+  }
+
+  /** How the request ended; rejects when the connection failed first. */
+  ended(): Promise<Ending> {
+    return new Promise((resolve, reject) => {
+      const report = () => {
+        const settled = this.settled!;
+        if ('ending' in settled) resolve(settled.ending);
+        else reject(settled.error);
+      };
+      if (this.settled === undefined) this.onSettled.push(report);
+      else report();
+    });
+  }
+
+  /** Ends the work on the other side (the client went away): the connection is closed. */
+  abort(): void {
+    if (this.settled === undefined) this.fail(failure('the client went away', 'ECONNABORTED'));
+  }
+
+  data(chunk: Buffer): void {
+    this.gotAnswer = true;
+    this.connection.answered();
     // STDOUT of this read, held while it may turn out to be the whole of it.
-    let held: Buffer[] | undefined = decide === undefined ? undefined : [];
-    for (const record of reader.push(chunk)) {
-      if (done) return;
+    let held: Buffer[] | undefined = this.decide === undefined ? undefined : [];
+    for (const record of this.reader.push(chunk)) {
+      if (this.settled !== undefined) return;
       if (record.type === RecordType.Stdout) {
-        if (record.content.length === 0 || output.destroyed) continue;
+        if (record.content.length === 0 || this.output?.destroyed) continue;
         if (held !== undefined) held.push(Buffer.from(record.content));
-        else write(Buffer.from(record.content));
+        else this.write(Buffer.from(record.content));
       } else if (record.type === RecordType.Stderr) {
-        if (stderr.length < MAX_STDERR) stderr += record.content.toString('utf8');
-        else stderrDropped += record.content.length;
+        if (this.stderr.length < MAX_STDERR) this.stderr += record.content.toString('utf8');
+        else this.stderrDropped += record.content.length;
       } else if (record.type === RecordType.EndRequest) {
-        done = true;
-        const ending: Ending = {
-          appStatus: record.content.readUInt32BE(0),
-          protocolStatus: record.content[4] ?? 0,
-          stderr:
-            stderrDropped > 0 ? `${stderr}… (${stderrDropped} more bytes not logged)` : stderr,
-        };
-        if (held !== undefined) decided(held.length === 1 ? held[0] : Buffer.concat(held));
-        else if (!output.destroyed) output.end();
-        const keep =
-          ending.protocolStatus === ProtocolStatus.RequestComplete && bodySent && reader.empty;
-        if (keep) {
-          socket.off('data', onData);
-          socket.off('error', fail);
-          socket.off('close', onClose);
-        } else socket.destroy();
-        connection.end(keep);
-        settle.resolve(ending);
+        if (held !== undefined) this.decided(held.length === 1 ? held[0] : Buffer.concat(held));
+        else if (this.output !== undefined && !this.output.destroyed) this.output.end();
+        this.end(record.content);
       }
     }
     // More is to come: what came so far streams.
     if (held !== undefined && held.length > 0) {
-      decided(undefined);
-      for (const content of held) write(content);
+      this.decided(this.stream());
+      for (const content of held) this.write(content);
     }
-  };
-  const onClose = () => {
-    if (!done)
-      fail(
-        Object.assign(new Error('the application closed the connection'), { code: 'ECONNRESET' }),
-      );
-  };
-  // The errors are made only when they are one: an Error's stack costs more than a small response.
-  output.on('close', () => {
-    if (!done) fail(Object.assign(new Error('the response was cut'), { code: 'ECONNABORTED' }));
-  });
-  socket.on('data', onData);
-  socket.on('error', fail);
-  socket.on('close', onClose);
-  socket.resume();
+  }
 
-  // A request without a body goes out in one write: BEGIN_REQUEST, PARAMS, the empty STDIN.
-  socket.write(requestHead(vars, body === undefined));
-  if (body === undefined) connection.sent();
-  else
-    void sendBody(socket, body, () => (bodyStarted = true)).then(
-      () => {
-        bodySent = true;
-        if (!done) connection.sent();
-      },
-      (e: unknown) => fail(e),
+  failed(error: Error): void {
+    this.fail(error);
+  }
+
+  closed(): void {
+    if (this.settled === undefined)
+      this.fail(failure('the application closed the connection', 'ECONNRESET'));
+  }
+
+  private end(content: Buffer): void {
+    const ending: Ending = {
+      appStatus: content.readUInt32BE(0),
+      protocolStatus: content[4] ?? 0,
+      stderr:
+        this.stderrDropped > 0
+          ? `${this.stderr}… (${this.stderrDropped} more bytes not logged)`
+          : this.stderr,
+    };
+    this.settle({ ending });
+    this.connection.end(
+      ending.protocolStatus === ProtocolStatus.RequestComplete &&
+        this.bodySent &&
+        this.reader.empty,
     );
-  return {
-    whole,
-    output,
-    ended,
-    // Called when the response closes, which is after every request: only a live one fails.
-    abort: () => {
-      if (!done) fail(Object.assign(new Error('the client went away'), { code: 'ECONNABORTED' }));
-    },
-  };
+  }
+
+  private fail(error: unknown): void {
+    if (this.settled !== undefined) return;
+    // Nothing came back and nothing of the body was read: a pooled connection the application
+    // had closed. The caller may send the request again on a new one.
+    const retry = this.connection.reused && !this.gotAnswer && !this.bodyStarted;
+    const reason = retry ? new StaleConnection(error) : error;
+    this.decided(undefined);
+    this.settle({ error: reason });
+    this.connection.end(false);
+    if (this.output !== undefined && !this.output.destroyed) this.output.destroy(reason as Error);
+  }
+
+  private settle(settled: Settled): void {
+    this.settled = settled;
+    for (const report of this.onSettled.splice(0)) report();
+  }
+
+  private decided(first: Buffer | Readable | undefined): void {
+    this.decide?.(first);
+    this.decide = undefined;
+  }
+
+  /** The output as a stream, made when it does not come whole. */
+  private stream(): PassThrough {
+    const output = new PassThrough({ highWaterMark: MAX_CONTENT });
+    // Its failures reach the stage through `ended()`, also when it fails before anyone reads it.
+    output.on('error', () => undefined);
+    output.on('close', () => {
+      if (this.settled === undefined) this.fail(failure('the response was cut', 'ECONNABORTED'));
+    });
+    this.output = output;
+    return output;
+  }
+
+  private write(content: Buffer): void {
+    // Backpressure: the connection waits while the client has not taken what came before.
+    if (this.output!.write(content)) return;
+    this.socket.pause();
+    this.output!.once('drain', () => {
+      if (this.connection.user === this) this.socket.resume();
+    });
+  }
 }
 
 /** The body as STDIN records, at the pace the connection takes them, then the empty record. */

@@ -15,8 +15,8 @@ import type { Logger } from '../../http/logger.js';
 import { decodePath } from '../../http/paths.js';
 import type { Stage } from '../../http/stage.js';
 import { hasBody } from '../../upstream/request-body.js';
-import type { FcgiConnections } from './connections.js';
-import { startExchange, StaleConnection, type Ending, type Exchange } from './exchange.js';
+import type { FcgiConnection, FcgiConnections } from './connections.js';
+import { FcgiExchange, StaleConnection, type Ending } from './exchange.js';
 import { ProtocolStatus } from './records.js';
 
 export interface FcgiSetup {
@@ -66,25 +66,25 @@ async function serveOnce(
   fresh: boolean,
 ): Promise<void> {
   const what = relay.what;
-  let exchange: Exchange;
+  let connection: FcgiConnection;
   try {
-    exchange = await startExchange(setup.connections, vars, body, fresh, ctx);
+    connection = await setup.connections.acquire(fresh, ctx);
   } catch (e) {
     throw gatewayError(what, e);
   }
+  const exchange = new FcgiExchange(connection, vars, body);
   const onClose = () => exchange.abort();
-  ctx.res.once('close', onClose);
+  ctx.res.on('close', onClose);
   // The client left while the request waited for a connection.
   if (ctx.clientGone) onClose();
   try {
-    const whole = await exchange.whole;
-    if (whole !== undefined) relayWhole(ctx, whole, relay);
-    // Failed before anything came: `ended` says how.
-    else if (exchange.output.destroyed)
-      throw await exchange.ended.then(cutShort, (e: unknown) => e);
-    else await relayOutput(ctx, exchange.output, relay);
+    const first = await exchange.first;
+    if (Buffer.isBuffer(first)) relayWhole(ctx, first, relay);
+    // Failed before anything came: `ended()` says how.
+    else if (first === undefined) throw await exchange.ended().then(cutShort, (e: unknown) => e);
+    else await relayOutput(ctx, first, relay);
   } catch (e) {
-    const ending = await exchange.ended.catch((reason: unknown) => reason);
+    const ending = await exchange.ended().catch((reason: unknown) => reason);
     if (ending instanceof StaleConnection) throw ending;
     // After the head, the response is cut; before it, what failed decides the status.
     if (ctx.responded) throw e;
@@ -93,7 +93,11 @@ async function serveOnce(
   } finally {
     ctx.res.off('close', onClose);
   }
-  logEnding(setup.errorLog, what, await exchange.ended.catch(() => undefined));
+  logEnding(
+    setup.errorLog,
+    what,
+    exchange.ending ?? (await exchange.ended().catch(() => undefined)),
+  );
 }
 
 function cutShort(): Error {
