@@ -72,9 +72,9 @@ export class FcgiConnection {
 interface Waiter {
   readonly fresh: boolean;
   readonly client: { readonly clientGone: boolean } | undefined;
+  readonly since: number;
   readonly resolve: (connection: FcgiConnection) => void;
   readonly reject: (error: unknown) => void;
-  readonly timer: NodeJS.Timeout;
 }
 
 export class FcgiConnections {
@@ -90,35 +90,26 @@ export class FcgiConnections {
   private limit = MAX_CONNECTIONS;
   private lastProbe = 0;
   private closed = false;
+  /** Set while requests wait: fires when the first in line has waited WAIT_MS. */
+  private expiry: NodeJS.Timeout | undefined;
 
   constructor(readonly address: SocketAddress) {}
-
-  /** The connections the pool lends at once now (learned). */
-  get capacity(): number {
-    return this.limit;
-  }
 
   /**
    * A connection for one exchange: an idle one, or a new one (always new when `fresh`, a retry),
    * once fewer than the limit are lent. A waiting request whose client left is not given one.
    */
-  acquire(fresh = false, client?: { readonly clientGone: boolean }): Promise<FcgiConnection> {
+  acquire(
+    fresh = false,
+    client?: { readonly clientGone: boolean },
+  ): FcgiConnection | Promise<FcgiConnection> {
     if (this.waiting.length === 0 && this.mayLend()) return this.lend(fresh);
     if (this.waiting.length >= MAX_WAITING)
       return Promise.reject(this.busyError(`${MAX_WAITING} requests wait already`));
-    const turn = new Promise<FcgiConnection>((resolve, reject) => {
-      const waiter: Waiter = {
-        fresh,
-        client,
-        resolve,
-        reject,
-        timer: setTimeout(() => {
-          this.waiting.splice(this.waiting.indexOf(waiter), 1);
-          reject(this.busyError(`none came free in ${WAIT_MS / 1000} s`));
-        }, WAIT_MS),
-      };
-      this.waiting.push(waiter);
-    });
+    const turn = new Promise<FcgiConnection>((resolve, reject) =>
+      this.waiting.push({ fresh, client, since: Date.now(), resolve, reject }),
+    );
+    this.expiry ??= setTimeout(() => this.expire(), WAIT_MS);
     // The first in line may go over the limit as a probe.
     this.pump();
     return turn;
@@ -182,12 +173,13 @@ export class FcgiConnections {
     return true;
   }
 
-  private lend(fresh: boolean): Promise<FcgiConnection> {
+  /** An idle connection at once, or a promise of a new one. */
+  private lend(fresh: boolean): FcgiConnection | Promise<FcgiConnection> {
     this.busy++;
     for (let c = fresh ? undefined : this.idle.pop(); c; c = this.idle.pop()) {
       if (!c.socket.destroyed && c.socket.writable) {
         c.reused = true;
-        return Promise.resolve(c);
+        return c;
       }
     }
     return this.connect().then(
@@ -228,13 +220,24 @@ export class FcgiConnections {
   private pump(): void {
     while (this.waiting.length > 0 && this.mayLend()) {
       const waiter = this.waiting.shift()!;
-      clearTimeout(waiter.timer);
       if (waiter.client?.clientGone) {
         waiter.reject(Object.assign(new Error('the client went away'), { code: 'ECONNABORTED' }));
         continue;
       }
-      this.lend(waiter.fresh).then(waiter.resolve, waiter.reject);
+      const lent = this.lend(waiter.fresh);
+      if (lent instanceof FcgiConnection) waiter.resolve(lent);
+      else lent.then(waiter.resolve, waiter.reject);
     }
+  }
+
+  /** The requests that waited WAIT_MS get 503; one timer for the queue, as it is in order. */
+  private expire(): void {
+    this.expiry = undefined;
+    const now = Date.now();
+    while (this.waiting.length > 0 && now - this.waiting[0]!.since >= WAIT_MS)
+      this.waiting.shift()!.reject(this.busyError(`none came free in ${WAIT_MS / 1000} s`));
+    if (this.waiting.length > 0)
+      this.expiry = setTimeout(() => this.expire(), WAIT_MS - (now - this.waiting[0]!.since));
   }
 
   private stopWatching(connection: FcgiConnection): void {

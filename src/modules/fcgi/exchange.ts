@@ -120,7 +120,7 @@ export class FcgiExchange implements ConnectionUser {
       } else if (record.type === RecordType.EndRequest) {
         if (held !== undefined) this.decided(held.length === 1 ? held[0] : Buffer.concat(held));
         else if (this.output !== undefined && !this.output.destroyed) this.output.end();
-        this.end(record.content);
+        return this.end(record.content);
       }
     }
     // More is to come: what came so far streams.

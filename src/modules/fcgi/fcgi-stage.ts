@@ -38,8 +38,9 @@ export function fcgiStage(setup: FcgiSetup): Stage {
   const what = `FastCGI ${setup.connections.address.shown}`;
   const relay: RelayOptions = { what, errorLog: setup.errorLog, withoutHead: 'error' };
   const rule = setup.extensions && byExtension(setup.extensions);
+  const roots = new RootResolver();
   return async (ctx, next) => {
-    const script = await scriptFor(ctx, setup, rule);
+    const script = await scriptFor(ctx, setup, rule, roots);
     if (script === undefined) return next();
     const vars = cgiVariables(ctx, script, { contentLengthDefault: true });
     for (const [name, value] of Object.entries(setup.environment))
@@ -125,13 +126,28 @@ function logEnding(log: Logger, what: string, ending: Ending | undefined): void 
     log.log(`${what}: the application ended the request with status ${ending.appStatus}`);
 }
 
-async function scriptFor(
+/** wwwroot made absolute, remembered for the last one asked (most stages see one wwwroot). */
+class RootResolver {
+  private last: string | undefined;
+  private resolved = '';
+
+  of(wwwroot: string): string {
+    if (wwwroot !== this.last) {
+      this.last = wwwroot;
+      this.resolved = resolve(wwwroot);
+    }
+    return this.resolved;
+  }
+}
+
+function scriptFor(
   ctx: Ctx,
   setup: FcgiSetup,
   rule: ((path: string) => boolean) | undefined,
-): Promise<ScriptTarget | undefined> {
+  roots: RootResolver,
+): ScriptTarget | undefined | Promise<ScriptTarget | undefined> {
   const wwwroot = ctx.resolved.settings.wwwroot;
-  const root = wwwroot === undefined ? '/nonexistent' : resolve(wwwroot);
+  const root = wwwroot === undefined ? '/nonexistent' : roots.of(wwwroot);
   const decoded = decodePath(ctx.path);
   if (setup.path !== undefined) {
     const byPath = prefixScript(root, setup.path, decoded);
