@@ -40,11 +40,13 @@ function blockEnd(data: Buffer): { at: number; length: number } | undefined {
   return undefined;
 }
 
-export function parseHead(block: string): CgiHead {
+const LINE_BREAK = /\r\n|\r|\n/;
+
+function parseHead(lines: readonly string[]): CgiHead {
   let status = 200;
   const headers: string[] = [];
   const dropped: string[] = [];
-  for (const line of block.split(/\r\n|\r|\n/)) {
+  for (const line of lines) {
     if (line === '') continue;
     const colon = line.indexOf(':');
     const name = colon > 0 ? line.slice(0, colon).trim() : '';
@@ -81,9 +83,9 @@ function valid(name: string, value: string): boolean {
 function headOf(data: Buffer): { head: CgiHead; rest: Buffer } | undefined {
   const end = blockEnd(data);
   if (end === undefined || end.at > MAX_HEAD_BYTES) return undefined;
-  const block = data.toString('latin1', 0, end.at);
-  if (block.split(/\r\n|\r|\n/).length > MAX_HEAD_LINES) return undefined;
-  return { head: parseHead(block), rest: data.subarray(end.at + end.length) };
+  const lines = data.toString('latin1', 0, end.at).split(LINE_BREAK);
+  if (lines.length > MAX_HEAD_LINES) return undefined;
+  return { head: parseHead(lines), rest: data.subarray(end.at + end.length) };
 }
 
 /** A whole output, already read: its head (undefined when it has none) and its body. */

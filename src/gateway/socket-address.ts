@@ -15,12 +15,18 @@ export function parseSocketAddress(url: string): SocketAddress {
   return { kind: 'tcp', host, port: Number(u.port), shown: url };
 }
 
+/** Net's `onread`: reads land in `buffer` and go to `callback` instead of 'data' events. */
+export interface ReadInto {
+  readonly buffer: Buffer;
+  readonly callback: (length: number, buffer: Buffer) => boolean;
+}
+
 /** A connection to the address; errors arrive as the socket's 'error' event. */
-export function connectTo(address: SocketAddress): Socket {
+export function connectTo(address: SocketAddress, onread?: ReadInto): Socket {
   const socket =
     address.kind === 'unix'
-      ? connect(address.path)
-      : connect({ host: address.host, port: address.port });
+      ? connect({ path: address.path, onread })
+      : connect({ host: address.host, port: address.port, onread });
   socket.setNoDelay(true);
   return socket;
 }

@@ -27,12 +27,20 @@ function pairs(content: Buffer): [string, Buffer][] {
   return out;
 }
 
-/** Read in pieces of `size` bytes: records are found across chunk boundaries. */
+/**
+ * Read in pieces of `size` bytes, each copied into one reused buffer as the connection reads:
+ * records are found across chunk boundaries, and what the reader keeps is its own.
+ */
 function read(head: Buffer, size = 1): ParsedRecord[] {
   const reader = new RecordReader();
   const found: ParsedRecord[] = [];
-  for (let at = 0; at < head.length; at += size)
-    found.push(...reader.push(head.subarray(at, at + size)));
+  const scratch = Buffer.alloc(size);
+  for (let at = 0; at < head.length; at += size) {
+    const length = head.copy(scratch, 0, at, at + size);
+    for (const record of reader.push(scratch.subarray(0, length)))
+      found.push({ ...record, content: Buffer.from(record.content) });
+    scratch.fill(0xee);
+  }
   assert.ok(reader.empty, 'the head ends on a record boundary');
   return found;
 }

@@ -26,6 +26,8 @@ export const CONNECT_TIMEOUT_MS = 10_000;
 export const STARVING_MS = 20;
 /** How often a waiting request may go over the learned limit to find more capacity. */
 export const PROBE_MS = 1_000;
+/** Every connection reads into this one buffer, a record's worth at a time (one thread reads). */
+const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
 
 /** The exchange a connection is lent to: what comes from the application goes to it. */
 export interface ConnectionUser {
@@ -182,23 +184,16 @@ export class FcgiConnections {
         return c;
       }
     }
-    return this.connect().then(
-      (socket) => this.opened(socket),
-      (e: unknown) => {
-        this.busy--;
-        this.pump();
-        throw e;
-      },
-    );
+    return this.connect().catch((e: unknown) => {
+      this.busy--;
+      this.pump();
+      throw e;
+    });
   }
 
   private opened(socket: Socket): FcgiConnection {
     const connection = new FcgiConnection(socket, this);
     // Listeners for the connection's life, not per exchange: they pass events to its user.
-    socket.on('data', (chunk: Buffer) => {
-      if (connection.user !== undefined) connection.user.data(chunk);
-      else socket.destroy();
-    });
     socket.on('error', (error) => {
       if (connection.user !== undefined) connection.user.failed(error);
       else socket.destroy();
@@ -265,9 +260,23 @@ export class FcgiConnections {
     });
   }
 
-  private connect(): Promise<Socket> {
+  /**
+   * A new connection. What it reads lands in the pool's one read buffer and goes straight to its
+   * exchange (net's `onread`): no stream, event or buffer per read; the exchange copies what it keeps.
+   */
+  private connect(): Promise<FcgiConnection> {
     return new Promise((resolve, reject) => {
-      const socket = connectTo(this.address);
+      let connection: FcgiConnection | undefined;
+      const socket = connectTo(this.address, {
+        buffer: READ_BUFFER,
+        callback: (length, buffer) => {
+          const user = connection?.user;
+          if (user !== undefined) user.data(buffer.subarray(0, length));
+          // Anything from the application while idle (it closed, or misbehaves) ends it.
+          else socket.destroy();
+          return true;
+        },
+      });
       const timer = setTimeout(() => {
         socket.destroy();
         reject(Object.assign(new Error('connect timed out'), { code: 'ETIMEDOUT' }));
@@ -275,7 +284,7 @@ export class FcgiConnections {
       socket.once('connect', () => {
         clearTimeout(timer);
         socket.off('error', onError);
-        resolve(socket);
+        resolve((connection = this.opened(socket)));
       });
       const onError = (e: Error) => {
         clearTimeout(timer);

@@ -39,12 +39,12 @@ export function fcgiStage(setup: FcgiSetup): Stage {
   const relay: RelayOptions = { what, errorLog: setup.errorLog, withoutHead: 'error' };
   const rule = setup.extensions && byExtension(setup.extensions);
   const roots = new RootResolver();
+  const environment = Object.entries(setup.environment);
   return async (ctx, next) => {
     const script = await scriptFor(ctx, setup, rule, roots);
     if (script === undefined) return next();
     const vars = cgiVariables(ctx, script, { contentLengthDefault: true });
-    for (const [name, value] of Object.entries(setup.environment))
-      if (!vars.has(name)) vars.set(name, value);
+    for (const [name, value] of environment) if (!vars.has(name)) vars.set(name, value);
     const body = hasBody(ctx.req) ? ctx.body : undefined;
     for (let attempt = 0; ; attempt++) {
       try {

@@ -105,9 +105,13 @@ export interface ParsedRecord {
   readonly content: Buffer;
 }
 
-/** Reads records out of a byte stream, across chunk boundaries. */
+/**
+ * Reads records out of a byte stream, across chunk boundaries. The records' contents are views
+ * into the chunk, valid until the next push (the connection reads into one reused buffer); a
+ * record cut by the chunk's end is copied out and kept.
+ */
 export class RecordReader {
-  private buffered: Buffer = Buffer.alloc(0);
+  private buffered: Buffer = EMPTY;
 
   /** Nothing left over: the connection stands between records. */
   get empty(): boolean {
@@ -129,6 +133,7 @@ export class RecordReader {
       });
       this.buffered = this.buffered.subarray(total);
     }
+    if (this.buffered.length > 0) this.buffered = Buffer.from(this.buffered);
     return out;
   }
 }
