@@ -24,6 +24,8 @@ export const WAIT_MS = 30_000;
 export const CONNECT_TIMEOUT_MS = 10_000;
 /** How long a request sent on a new connection may go unanswered before it counts as starving. */
 export const STARVING_MS = 20;
+/** The longest interval between two closes for a request still unanswered on a new connection. */
+const MAX_WATCH_MS = 1_000;
 /** How often a waiting request may go over the learned limit to find more capacity. */
 export const PROBE_MS = 1_000;
 /** Every connection reads into this one buffer, a record's worth at a time (one thread reads). */
@@ -126,10 +128,23 @@ export class FcgiConnections {
   watchNew(connection: FcgiConnection): void {
     connection.sentAt = Date.now();
     this.unanswered.add(connection);
-    // An idle connection holds a child the starving request could have: close it.
+    this.watch(connection, STARVING_MS);
+  }
+
+  /**
+   * Until it is answered, an idle connection is closed for it now and then, freeing the child
+   * that kept it: first after STARVING_MS, then at twice the interval each time (a slow script is
+   * only answered late, and closing for it is wasted), and never a request left waiting for ever.
+   */
+  private watch(connection: FcgiConnection, ms: number): void {
     connection.watch = setTimeout(() => {
-      if (this.idle.length > 0 && this.rescue()) this.idle.shift()!.socket.destroy();
-    }, STARVING_MS);
+      const idle = this.idle.shift();
+      if (idle !== undefined) {
+        connection.rescuedAt = Date.now();
+        idle.socket.destroy();
+      }
+      this.watch(connection, Math.min(ms * 2, MAX_WATCH_MS));
+    }, ms);
   }
 
   /** @internal FcgiConnection.answered */
