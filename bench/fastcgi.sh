@@ -7,7 +7,8 @@
 # and Apache (mod_cgid, one event-MPM process), both on CPU 0 with their scripts.
 # Read nginx's figure with its p99: with an upstream keepalive, a connection opened beyond
 # php-fpm's children waits in its listen queue behind kept ones (a second and more), and wrk counts
-# only the requests answered. Portico closes kept connections while a request starves there.
+# only the requests answered. Portico learns how many connections php-fpm answers on and keeps the
+# other requests waiting, in order, on its side.
 # Usage: bench/fastcgi.sh [SECONDS, default 10] [ROUNDS, default 3].
 # Installs wrk, nginx, caddy, php-fpm and apache2 from Debian when missing (as root).
 set -euo pipefail
