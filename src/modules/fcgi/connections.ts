@@ -28,7 +28,7 @@ export const STARVING_MS = 20;
 const MAX_WATCH_MS = 1_000;
 /** How often a waiting request may go over the learned limit to find more capacity. */
 export const PROBE_MS = 1_000;
-/** Every connection reads into this one buffer, a record's worth at a time (one thread reads). */
+/** The one buffer every connection reads into (one thread reads, and what is kept is copied). */
 const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
 
 /** The exchange a connection is lent to: what comes from the application goes to it. */
@@ -256,13 +256,14 @@ export class FcgiConnections {
   }
 
   /**
-   * Whether a request starves (unanswered STARVING_MS on a new connection, and as long since a
-   * connection was last closed for it): if so, the caller closes one, and it is marked rescued.
+   * Whether a request starves (unanswered STARVING_MS on a new connection) and no connection was
+   * closed for it yet: if so, the caller closes the one coming back, and it is marked rescued.
+   * Later closes are the watch's, at growing intervals (a long-polling script is no starving one).
    */
   private rescue(): boolean {
     const now = Date.now();
     for (const starving of this.unanswered)
-      if (now - Math.max(starving.sentAt, starving.rescuedAt) >= STARVING_MS) {
+      if (starving.rescuedAt === 0 && now - starving.sentAt >= STARVING_MS) {
         starving.rescuedAt = now;
         return true;
       }
@@ -276,7 +277,7 @@ export class FcgiConnections {
   }
 
   /**
-   * A new connection. What it reads lands in the pool's one read buffer and goes straight to its
+   * A new connection. What it reads lands in the shared read buffer and goes straight to its
    * exchange (net's `onread`): no stream, event or buffer per read; the exchange copies what it keeps.
    */
   private connect(): Promise<FcgiConnection> {
