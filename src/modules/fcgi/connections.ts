@@ -3,13 +3,13 @@
 // application serves. A php-fpm child stays with its connection until it closes, so a connection
 // opened beyond the children waits in php-fpm's listen queue behind kept ones (nginx leaves it
 // there: p99 of seconds in bench/fastcgi.sh). php-fpm does not say how many children it has
-// (FCGI_GET_VALUES answers FCGI_MPXS_CONNS only), so the pool learns it. A request unanswered for
-// STARVING_MS on a new connection starves: an idle or returning kept connection is closed for it,
-// freeing a child; when that answers it at once, the application was full, and the limit becomes
-// the connections it answers on. (A slow script is answered late and teaches nothing.) Beyond the
-// limit, requests wait here in order; now and then one goes over it as a probe, and the limit
-// grows when a probe is answered (more children, a restart, pm dynamic). Shared by every Plan that
-// names the target.
+// (FCGI_GET_VALUES answers FCGI_MPXS_CONNS only), so the pool learns it. A request on a new
+// connection unanswered for longer than requests take (twice the usual time, and STARVING_MS)
+// starves: an idle or returning kept connection is closed for it, freeing a child; when that
+// answers it within about the time scripts take, the application was full, and the limit becomes
+// the most connections it answered on at once. Beyond the limit, requests wait here in order; now
+// and then one goes over it as a probe, and the limit grows when a probe is answered (more
+// children, a restart, pm dynamic). Shared by every Plan that names the target.
 import type { Socket } from 'node:net';
 import { connectTo, type SocketAddress } from '../../gateway/socket-address.js';
 import { HttpError } from '../../http/http-error.js';
@@ -22,7 +22,7 @@ export const MAX_WAITING = 1024;
 export const WAIT_MS = 30_000;
 /** How long a new connection may take. */
 export const CONNECT_TIMEOUT_MS = 10_000;
-/** How long a request sent on a new connection may go unanswered before it counts as starving. */
+/** How long a request on a new connection may go unanswered, beyond the usual, before it starves. */
 export const STARVING_MS = 20;
 /** The longest interval between two closes for a request still unanswered on a new connection. */
 const MAX_WATCH_MS = 1_000;
@@ -46,7 +46,7 @@ export class FcgiConnection {
   served = false;
   /** Lent from the idle list: the application may have closed it meanwhile. */
   reused = false;
-  /** When its request was sent in full, while it waits for its first answer. */
+  /** When its request was sent in full, while it waits for its first answer (else 0). */
   sentAt = 0;
   /** When a kept connection was last closed to free a child for it (0: never). */
   rescuedAt = 0;
@@ -57,13 +57,21 @@ export class FcgiConnection {
     private readonly pool: FcgiConnections,
   ) {}
 
-  /** The request is sent in full: from now until answered(), it may sit in the listen queue. */
+  /**
+   * The request is sent in full and not answered yet: from now until answered(), on a new
+   * connection, it may sit in the listen queue.
+   */
   sent(): void {
+    this.sentAt = Date.now();
     if (!this.served) this.pool.watchNew(this);
   }
 
-  /** The first answer to this exchange came. */
+  /** Something of the answer came (called for every read). */
   answered(): void {
+    if (this.sentAt !== 0) {
+      this.pool.took(Date.now() - this.sentAt);
+      this.sentAt = 0;
+    }
     if (!this.served) this.pool.firstAnswer(this);
   }
 
@@ -91,9 +99,13 @@ export class FcgiConnections {
   private busy = 0;
   /** Open connections the application has answered on. */
   private servedOpen = 0;
+  /** The most there were since there were none (the application restarted, or had not begun). */
+  private peakServed = 0;
   private limit = MAX_CONNECTIONS;
   private lastProbe = 0;
   private closed = false;
+  /** How long requests take to be answered, a moving average in ms (0: none seen yet). */
+  private answerMs = 0;
   /** Set while requests wait: fires when the first in line has waited WAIT_MS. */
   private expiry: NodeJS.Timeout | undefined;
 
@@ -126,35 +138,51 @@ export class FcgiConnections {
 
   /** @internal FcgiConnection.sent */
   watchNew(connection: FcgiConnection): void {
-    connection.sentAt = Date.now();
     this.unanswered.add(connection);
-    this.watch(connection, STARVING_MS);
+    this.watch(connection, this.rescueMs());
   }
 
   /**
    * Until it is answered, an idle connection is closed for it now and then, freeing the child
-   * that kept it: first after STARVING_MS, then at twice the interval each time (a slow script is
-   * only answered late, and closing for it is wasted), and never a request left waiting for ever.
+   * that kept it: first once it is late (rescueMs), then at twice the interval each time (closing
+   * for a script that is only slow is wasted), and never a request left waiting for ever.
    */
   private watch(connection: FcgiConnection, ms: number): void {
     connection.watch = setTimeout(() => {
-      const idle = this.idle.shift();
-      if (idle !== undefined) {
-        connection.rescuedAt = Date.now();
-        idle.socket.destroy();
+      // A close made for it has the time a script takes to work before another is made.
+      const now = Date.now();
+      if (now - connection.rescuedAt >= this.rescueMs() && this.idle.length > 0) {
+        connection.rescuedAt = now;
+        this.idle.shift()!.socket.destroy();
       }
       this.watch(connection, Math.min(ms * 2, MAX_WATCH_MS));
     }, ms);
+  }
+
+  /**
+   * How long a request may go unanswered before it is late: the time scripts take, twice over,
+   * and STARVING_MS. Also how soon one is answered once a child is freed for it.
+   */
+  private rescueMs(): number {
+    return STARVING_MS + 2 * this.answerMs;
+  }
+
+  /** @internal FcgiConnection.answered: how long the application took to start answering. */
+  took(ms: number): void {
+    this.answerMs = this.answerMs === 0 ? ms : this.answerMs * 0.9 + ms * 0.1;
   }
 
   /** @internal FcgiConnection.answered */
   firstAnswer(connection: FcgiConnection): void {
     connection.served = true;
     this.stopWatching(connection);
-    this.servedOpen++;
-    if (connection.rescuedAt > 0 && Date.now() - connection.rescuedAt < STARVING_MS) {
-      // Answered as soon as a child was freed: the application serves this many at once.
-      this.limit = this.servedOpen;
+    this.peakServed = Math.max(this.peakServed, ++this.servedOpen);
+    // Answered about as soon as a child was freed and ran the script: the application was full,
+    // and serves as many at once as it ever answered on. (The count now is lower: the children
+    // freed for the other starving requests are still running their scripts.) A slow script
+    // that was running all along is answered later.
+    if (connection.rescuedAt > 0 && Date.now() - connection.rescuedAt < this.rescueMs()) {
+      this.limit = this.peakServed;
     } else if (this.servedOpen > this.limit) {
       // More are answered at once than the limit said: the application grew. Probe again soon.
       this.limit = this.servedOpen;
@@ -221,6 +249,8 @@ export class FcgiConnections {
       this.stopWatching(connection);
       const at = this.idle.indexOf(connection);
       if (at >= 0) this.idle.splice(at, 1);
+      // None left, and none waiting: the application restarted (or stopped), maybe smaller.
+      if (this.servedOpen === 0 && this.unanswered.size === 0) this.peakServed = 0;
       connection.user?.closed();
     });
     return connection;
@@ -256,14 +286,15 @@ export class FcgiConnections {
   }
 
   /**
-   * Whether a request starves (unanswered STARVING_MS on a new connection) and no connection was
+   * Whether a request starves (unanswered for rescueMs on a new connection) and no connection was
    * closed for it yet: if so, the caller closes the one coming back, and it is marked rescued.
    * Later closes are the watch's, at growing intervals (a long-polling script is no starving one).
    */
   private rescue(): boolean {
     const now = Date.now();
+    const late = this.rescueMs();
     for (const starving of this.unanswered)
-      if (starving.rescuedAt === 0 && now - starving.sentAt >= STARVING_MS) {
+      if (starving.rescuedAt === 0 && now - starving.sentAt >= late) {
         starving.rescuedAt = now;
         return true;
       }

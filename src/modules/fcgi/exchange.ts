@@ -74,7 +74,7 @@ export class FcgiExchange implements ConnectionUser {
       void sendBody(this.socket, body, () => (this.bodyStarted = true)).then(
         () => {
           this.bodySent = true;
-          if (this.settled === undefined) connection.sent();
+          if (this.settled === undefined && !this.gotAnswer) connection.sent();
         },
         (e: unknown) => this.fail(e),
       );
