@@ -5,6 +5,7 @@
 // each (which cost php-fpm and Portico a connect, an accept and a close per request).
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +39,7 @@ class ChildrenApp {
   constructor(
     readonly path: string,
     private readonly scriptMs = 0,
+    private readonly answer = ANSWER,
   ) {
     this.server = createServer((socket) => {
       this.accepted++;
@@ -77,7 +79,7 @@ class ChildrenApp {
     socket.on('data', (chunk: Buffer) => {
       for (const r of reader.push(chunk))
         if (r.type === RecordType.Stdin && r.content.length === 0)
-          setTimeout(() => socket.write(ANSWER), this.scriptMs);
+          setTimeout(() => socket.write(this.answer), this.scriptMs);
     });
     socket.resume();
   }
@@ -86,11 +88,16 @@ class ChildrenApp {
 /** Portico in front of an application of CHILDREN children whose scripts take `scriptMs`. */
 async function withApp(
   scriptMs: number,
-  use: (app: ChildrenApp, burst: (n: number) => Promise<string[]>) => Promise<void>,
+  use: (
+    app: ChildrenApp,
+    burst: (n: number) => Promise<string[]>,
+    server: RunningServer,
+  ) => Promise<void>,
+  answer = ANSWER,
 ): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'portico-fcgi-pool-'));
   writeFileSync(join(dir, 'hello.php'), '');
-  const app = new ChildrenApp(join(dir, 'app.sock'), scriptMs);
+  const app = new ChildrenApp(join(dir, 'app.sock'), scriptMs, answer);
   await app.listen();
   let server: RunningServer | undefined;
   try {
@@ -98,12 +105,16 @@ async function withApp(
       `global:\n  wwwroot: ${dir}\n  loadModules: [fcgi]\n  fcgiScriptExtensions: [.php]\n  fcgiTo: unix://${app.path}\n`,
     );
     const port = server.port;
-    await use(app, async (n) => {
-      const replies = await Promise.all(
-        Array.from({ length: n }, () => request(port, '/hello.php')),
-      );
-      return replies.map((r) => `${r.status} ${r.text}`);
-    });
+    await use(
+      app,
+      async (n) => {
+        const replies = await Promise.all(
+          Array.from({ length: n }, () => request(port, '/hello.php')),
+        );
+        return replies.map((r) => `${r.status} ${r.text}`);
+      },
+      server,
+    );
   } finally {
     await server?.close();
     await app.close();
@@ -144,4 +155,46 @@ describe('FastCGI pool against an application with a fixed number of children', 
   it('learns the same with scripts that take their time', { timeout: 20_000 }, () =>
     learns(60, 15),
   );
+
+  // Output in tens of thousands of 8-byte records to a client that reads late: the connection
+  // waits for the response to drain with one listener, not one per record held in a read.
+  it('relays many small records to a slow client with one drain listener', async () => {
+    const pieces = 40_000;
+    const answer = Buffer.concat([
+      record(RecordType.Stdout, Buffer.from('Content-Type: text/plain\r\n\r\n')),
+      ...Array.from({ length: pieces }, () => record(RecordType.Stdout, Buffer.from('abcdefgh'))),
+      record(RecordType.EndRequest, Buffer.alloc(8)),
+    ]);
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+    process.on('warning', onWarning);
+    try {
+      await withApp(
+        0,
+        async (_app, _burst, server) => {
+          const body = await new Promise<string>((resolve, reject) => {
+            const req = httpRequest(
+              { host: '127.0.0.1', port: server.port, path: '/hello.php', agent: false },
+              (res) => {
+                res.pause();
+                const chunks: Buffer[] = [];
+                res.on('data', (c: Buffer) => chunks.push(c));
+                res.on('end', () => resolve(Buffer.concat(chunks).toString()));
+                setTimeout(() => res.resume(), 300);
+              },
+            );
+            req.on('error', reject);
+            req.end();
+          });
+          assert.equal(body, 'abcdefgh'.repeat(pieces));
+        },
+        answer,
+      );
+      // Warnings are emitted on the next tick.
+      await sleep(10);
+      assert.deepEqual(warnings, []);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
 });

@@ -56,6 +56,8 @@ export class FcgiExchange implements ConnectionUser {
   private stderr = '';
   private stderrDropped = 0;
   private settled: Settled | undefined;
+  /** Paused until the output drains. */
+  private draining = false;
   private onSettled: (() => void)[] = [];
 
   constructor(
@@ -191,10 +193,13 @@ export class FcgiExchange implements ConnectionUser {
   }
 
   private write(content: Buffer): void {
-    // Backpressure: the connection waits while the client has not taken what came before.
-    if (this.output!.write(content)) return;
+    // Backpressure: the connection waits while the client has not taken what came before (one
+    // 'drain' listener, however many small records one read held).
+    if (this.output!.write(content) || this.draining) return;
+    this.draining = true;
     this.socket.pause();
     this.output!.once('drain', () => {
+      this.draining = false;
       if (this.connection.user === this) this.socket.resume();
     });
   }
