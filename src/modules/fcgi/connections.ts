@@ -167,9 +167,14 @@ export class FcgiConnections {
     return STARVING_MS + 2 * this.answerMs;
   }
 
-  /** @internal FcgiConnection.answered: how long the application took to start answering. */
+  /**
+   * @internal FcgiConnection.answered: how long the application took to start answering. A
+   * sample counts for at most MAX_WATCH_MS: a long-polling script must not make every starving
+   * request wait for its time.
+   */
   took(ms: number): void {
-    this.answerMs = this.answerMs === 0 ? ms : this.answerMs * 0.9 + ms * 0.1;
+    const sample = Math.min(ms, MAX_WATCH_MS);
+    this.answerMs = this.answerMs === 0 ? sample : this.answerMs * 0.9 + sample * 0.1;
   }
 
   /** @internal FcgiConnection.answered */
