@@ -46,6 +46,8 @@ export class FcgiConnection {
   served = false;
   /** Lent from the idle list: the application may have closed it meanwhile. */
   reused = false;
+  /** Closed or closing: no longer counted. */
+  gone = false;
   /** When its request was sent in full, while it waits for its first answer (else 0). */
   sentAt = 0;
   /** When a kept connection was last closed to free a child for it (0: never). */
@@ -133,7 +135,7 @@ export class FcgiConnections {
 
   close(): void {
     this.closed = true;
-    for (const connection of this.idle.splice(0)) connection.socket.destroy();
+    for (const connection of this.idle.splice(0)) this.discard(connection);
   }
 
   /** @internal FcgiConnection.sent */
@@ -153,7 +155,7 @@ export class FcgiConnections {
       const now = Date.now();
       if (now - connection.rescuedAt >= this.rescueMs() && this.idle.length > 0) {
         connection.rescuedAt = now;
-        this.idle.shift()!.socket.destroy();
+        this.discard(this.idle.shift()!);
       }
       this.watch(connection, Math.min(ms * 2, MAX_WATCH_MS));
     }, ms);
@@ -181,6 +183,7 @@ export class FcgiConnections {
   firstAnswer(connection: FcgiConnection): void {
     connection.served = true;
     this.stopWatching(connection);
+    if (connection.gone) return;
     this.peakServed = Math.max(this.peakServed, ++this.servedOpen);
     // Answered about as soon as a child was freed and ran the script: the application was full,
     // and serves as many at once as it ever answered on. (The count now is lower: the children
@@ -212,7 +215,7 @@ export class FcgiConnections {
       // Flowing while idle: a close or stray bytes from the application end it at once.
       socket.resume();
       this.idle.push(connection);
-    } else socket.destroy();
+    } else this.discard(connection);
     this.pump();
   }
 
@@ -250,7 +253,7 @@ export class FcgiConnections {
       if (connection.user === undefined) socket.destroy();
     });
     socket.once('close', () => {
-      if (connection.served) this.servedOpen--;
+      this.forget(connection);
       this.stopWatching(connection);
       const at = this.idle.indexOf(connection);
       if (at >= 0) this.idle.splice(at, 1);
@@ -283,6 +286,23 @@ export class FcgiConnections {
       this.waiting.shift()!.reject(this.busyError(`none came free in ${WAIT_MS / 1000} s`));
     if (this.waiting.length > 0)
       this.expiry = setTimeout(() => this.expire(), WAIT_MS - (now - this.waiting[0]!.since));
+  }
+
+  /** Closes a connection, counted out at once (its 'close' comes later). */
+  private discard(connection: FcgiConnection): void {
+    this.forget(connection);
+    connection.socket.destroy();
+  }
+
+  /**
+   * A connection leaves the count of served ones when the pool closes it, not when its 'close'
+   * event comes: the child it freed may answer a waiting one first, and the peak would count a
+   * child too many (a limit of 5 on 4 children, one request always in the listen queue).
+   */
+  private forget(connection: FcgiConnection): void {
+    if (connection.gone) return;
+    connection.gone = true;
+    if (connection.served) this.servedOpen--;
   }
 
   private stopWatching(connection: FcgiConnection): void {
