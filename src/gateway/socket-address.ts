@@ -30,3 +30,27 @@ export function connectTo(address: SocketAddress, onread?: ReadInto): Socket {
   socket.setNoDelay(true);
   return socket;
 }
+
+/** How long a new connection to a gateway may take. */
+export const CONNECT_TIMEOUT_MS = 10_000;
+
+/** A connection to the address once it is open; ETIMEDOUT after CONNECT_TIMEOUT_MS. */
+export function connectWithin(address: SocketAddress, onread?: ReadInto): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connectTo(address, onread);
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(Object.assign(new Error('connect timed out'), { code: 'ETIMEDOUT' }));
+    }, CONNECT_TIMEOUT_MS);
+    const onError = (e: Error) => {
+      clearTimeout(timer);
+      reject(e);
+    };
+    socket.once('error', onError);
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      socket.off('error', onError);
+      resolve(socket);
+    });
+  });
+}

@@ -11,7 +11,7 @@
 // and then one goes over it as a probe, and the limit grows when a probe is answered (more
 // children, a restart, pm dynamic). Shared by every Plan that names the target.
 import type { Socket } from 'node:net';
-import { connectTo, type SocketAddress } from '../../gateway/socket-address.js';
+import { connectWithin, type SocketAddress } from '../../gateway/socket-address.js';
 import { HttpError } from '../../http/http-error.js';
 
 /** Connections in use at once per target, whatever the application takes. */
@@ -20,8 +20,6 @@ export const MAX_CONNECTIONS = 256;
 export const MAX_WAITING = 1024;
 /** How long a request waits for a connection before it gets 503. */
 export const WAIT_MS = 30_000;
-/** How long a new connection may take. */
-export const CONNECT_TIMEOUT_MS = 10_000;
 /** How long a request on a new connection may go unanswered, beyond the usual, before it starves. */
 export const STARVING_MS = 20;
 /** The longest interval between two closes for a request still unanswered on a new connection. */
@@ -336,33 +334,18 @@ export class FcgiConnections {
    * A new connection. What it reads lands in the shared read buffer and goes straight to its
    * exchange (net's `onread`): no stream, event or buffer per read; the exchange copies what it keeps.
    */
-  private connect(): Promise<FcgiConnection> {
-    return new Promise((resolve, reject) => {
-      let connection: FcgiConnection | undefined;
-      const socket = connectTo(this.address, {
-        buffer: READ_BUFFER,
-        callback: (length, buffer) => {
-          const user = connection?.user;
-          if (user !== undefined) user.data(buffer.subarray(0, length));
-          // Anything from the application while idle (it closed, or misbehaves) ends it.
-          else socket.destroy();
-          return true;
-        },
-      });
-      const timer = setTimeout(() => {
-        socket.destroy();
-        reject(Object.assign(new Error('connect timed out'), { code: 'ETIMEDOUT' }));
-      }, CONNECT_TIMEOUT_MS);
-      socket.once('connect', () => {
-        clearTimeout(timer);
-        socket.off('error', onError);
-        resolve((connection = this.opened(socket)));
-      });
-      const onError = (e: Error) => {
-        clearTimeout(timer);
-        reject(e);
-      };
-      socket.once('error', onError);
+  private async connect(): Promise<FcgiConnection> {
+    let connection: FcgiConnection | undefined;
+    const socket = await connectWithin(this.address, {
+      buffer: READ_BUFFER,
+      callback: (length, buffer) => {
+        const user = connection?.user;
+        if (user !== undefined) user.data(buffer.subarray(0, length));
+        // Anything from the application while idle (it closed, or misbehaves) ends it.
+        else socket.destroy();
+        return true;
+      },
     });
+    return (connection = this.opened(socket));
   }
 }

@@ -8,7 +8,7 @@ import { cgiVariables, variableBytes } from '../../gateway/cgi-variables.js';
 import { gatewayError } from '../../gateway/gateway-errors.js';
 import { relayOutput } from '../../gateway/relay.js';
 import { prefixScript } from '../../gateway/script-path.js';
-import { connectTo, type SocketAddress } from '../../gateway/socket-address.js';
+import { connectWithin, type SocketAddress } from '../../gateway/socket-address.js';
 import { HttpError } from '../../http/http-error.js';
 import type { Logger } from '../../http/logger.js';
 import { decodePath } from '../../http/paths.js';
@@ -21,9 +21,6 @@ export interface ScgiSetup {
   readonly environment: Readonly<Record<string, string>>;
   readonly errorLog: Logger;
 }
-
-/** How long a new connection may take. */
-const CONNECT_TIMEOUT_MS = 10_000;
 
 /** The header netstring: `len:NAME\0value\0…,` with CONTENT_LENGTH first (SCGI §2). */
 export function netstring(vars: ReadonlyMap<string, string>): Buffer {
@@ -74,24 +71,9 @@ export function scgiStage(setup: ScgiSetup): Stage {
   };
 }
 
-function connect(address: SocketAddress): Promise<Socket> {
-  return new Promise((resolvePromise, reject) => {
-    const socket = connectTo(address);
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(Object.assign(new Error('connect timed out'), { code: 'ETIMEDOUT' }));
-    }, CONNECT_TIMEOUT_MS);
-    const onError = (e: Error) => {
-      clearTimeout(timer);
-      reject(e);
-    };
-    socket.once('error', onError);
-    socket.once('connect', () => {
-      clearTimeout(timer);
-      socket.off('error', onError);
-      // Errors after this reach the relay through the stream.
-      socket.on('error', () => undefined);
-      resolvePromise(socket);
-    });
-  });
+async function connect(address: SocketAddress): Promise<Socket> {
+  const socket = await connectWithin(address);
+  // Errors after this reach the relay through the stream.
+  socket.on('error', () => undefined);
+  return socket;
 }
