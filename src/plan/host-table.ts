@@ -48,8 +48,27 @@ export class HostTable {
     });
   }
 
+  // The last answer: clients repeat the same name on the same address (the table never changes).
+  private lastName: string | undefined;
+  private lastAddress: string | undefined;
+  private lastSite: Site | undefined;
+
   /** `hostname`: lower-case, no port; `localAddress`: normalised. */
   match(hostname: string | undefined, localAddress: string): Site {
+    if (
+      this.lastSite !== undefined &&
+      hostname === this.lastName &&
+      localAddress === this.lastAddress
+    )
+      return this.lastSite;
+    const site = this.find(hostname, localAddress);
+    this.lastName = hostname;
+    this.lastAddress = localAddress;
+    this.lastSite = site;
+    return site;
+  }
+
+  private find(hostname: string | undefined, localAddress: string): Site {
     let best: Candidate | undefined;
     const consider = (list: readonly Candidate[] | undefined) => {
       if (list)
@@ -59,7 +78,7 @@ export class HostTable {
     if (hostname) {
       consider(this.exact.get(hostname));
       // `*.example.com` matches example.com itself and any name below it: try every suffix.
-      for (let rest = hostname; ;) {
+      for (let rest = hostname; this.wildcard.size > 0;) {
         consider(this.wildcard.get(rest));
         const dot = rest.indexOf('.');
         if (dot < 0) break;

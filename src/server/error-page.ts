@@ -73,20 +73,29 @@ ${contact}
   );
 }
 
-// Pages depend on the status and the administrator's address alone: each is rendered once. The
-// bound only matters if addresses came and went over many reloads.
-const rendered = new Map<string, Buffer>();
+// Pages depend on the status and the administrator's address alone: each is rendered once, kept
+// by status (a number: no key string made and hashed per error). Only a 500 names the
+// administrator, by address; that bound only matters if addresses came and went over many reloads.
+const rendered = new Map<number, Buffer>();
+const rendered500 = new Map<string, Buffer>();
 const MAX_RENDERED = 1024;
 
 /** The default page for `status`, as the bytes sent. */
 export function errorPageBody(status: number, adminEmail: string | undefined): Buffer {
-  // Only a 500 names the administrator.
-  const key = status === 500 ? `500 ${adminEmail ?? ''}` : String(status);
-  let body = rendered.get(key);
+  if (status === 500) {
+    const key = adminEmail ?? '';
+    let body = rendered500.get(key);
+    if (body === undefined) {
+      if (rendered500.size >= MAX_RENDERED) rendered500.clear();
+      body = Buffer.from(renderErrorPage(status, adminEmail));
+      rendered500.set(key, body);
+    }
+    return body;
+  }
+  let body = rendered.get(status);
   if (body === undefined) {
-    if (rendered.size >= MAX_RENDERED) rendered.clear();
     body = Buffer.from(renderErrorPage(status, adminEmail));
-    rendered.set(key, body);
+    rendered.set(status, body);
   }
   return body;
 }

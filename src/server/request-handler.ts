@@ -31,6 +31,15 @@ const notFound = (): never => {
   throw new HttpError(404, 'not-found');
 };
 
+/** A Host (or `:authority`, or absolute-form authority) as received, lower-cased and checked. */
+interface Authority {
+  readonly raw: string;
+  readonly lower: string;
+  readonly valid: boolean;
+  /** The host name alone: no port, no trailing dot. */
+  readonly hostname: string;
+}
+
 // Per connection, not per request: keep-alive connections carry many requests.
 const addressesBySocket = new WeakMap<object, Addresses>();
 
@@ -53,6 +62,7 @@ export class RequestHandler {
   /** Called once per request when its response is finished or abandoned; unset, no listener is added. */
   onDone: ((record: AccessRecord) => void) | undefined;
   private readonly deadlines = new Deadlines();
+  private lastAuthority: Authority | undefined;
 
   constructor(
     public plan: Plan,
@@ -72,19 +82,16 @@ export class RequestHandler {
     // An absolute-form target names the host itself, and Host is then ignored (RFC 9112 §3.2.2);
     // over HTTP/2, `:authority` wins over a Host field beside it (RFC 9113 §8.3.1).
     const absolute = target.kind === 'path' ? target.authority : undefined;
-    const authority = (
-      absolute ??
-      (req.headers[':authority'] as string | undefined) ??
-      host
-    )?.toLowerCase();
+    const rawAuthority = absolute ?? (req.headers[':authority'] as string | undefined) ?? host;
+    const authority = rawAuthority === undefined ? undefined : this.authorityOf(rawAuthority);
     // A missing, repeated or malformed Host names no host: the default one stands in until the
     // request is refused, after the blocklist.
     const hostValid =
       hasOneHost(req) &&
-      (authority === undefined || VALID_HOST.test(authority)) &&
-      (absolute === undefined || host === undefined || VALID_HOST.test(host.toLowerCase()));
+      (authority === undefined || authority.valid) &&
+      (absolute === undefined || host === undefined || this.authorityOf(host).valid);
     // CONNECT names the far end of a tunnel, not a host here: the default host answers it.
-    const hostHeader = hostValid && !connect ? authority : undefined;
+    const named = hostValid && !connect ? authority : undefined;
     const a = addressesOf(req.socket);
     const ctx = new Ctx({
       req,
@@ -92,8 +99,8 @@ export class RequestHandler {
       scheme,
       upgrade,
       addresses: a,
-      hostHeader,
-      hostname: hostHeader === undefined ? undefined : hostnameOf(hostHeader),
+      hostHeader: named?.lower,
+      hostname: named?.hostname,
     });
     // One 'close' listener, only when something waits for it: the access log, or a Plan whose
     // leases a reload may return once its last request has ended.
@@ -118,6 +125,23 @@ export class RequestHandler {
       return this.fail(ctx, error);
     }
     if (pending) pending.then(undefined, (error: unknown) => this.fail(ctx, error));
+  }
+
+  /**
+   * The authority as routing reads it. Clients repeat the same Host on every request, so the last
+   * one is remembered: no lower-casing, pattern test or slicing per request.
+   */
+  private authorityOf(raw: string): Authority {
+    const last = this.lastAuthority;
+    if (last !== undefined && last.raw === raw) return last;
+    const lower = raw.toLowerCase();
+    const valid = VALID_HOST.test(lower);
+    return (this.lastAuthority = {
+      raw,
+      lower,
+      valid,
+      hostname: valid ? hostnameOf(lower) : lower,
+    });
   }
 
   /** Stops the deadline timer (shutdown). */

@@ -12,7 +12,7 @@ export function trailingSlash(wwwroot: string, files: StaticFiles): Stage {
     send(ctx, 301, ['Location', `${ctx.path}/${ctx.query}`, 'Content-Length', '0']);
   return (ctx, next) => {
     if (ctx.path.endsWith('/')) return next();
-    const kind = files.kind(wwwroot, decodePath(ctx.path));
+    const kind = files.kind(wwwroot, decodePath(ctx.path), ctx.startedAt);
     if (kind instanceof Promise)
       return kind.then((k) => (k === 'directory' ? redirect(ctx) : next()));
     return kind === 'directory' ? redirect(ctx) : next();

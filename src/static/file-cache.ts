@@ -145,17 +145,20 @@ export class FileCache {
     });
   }
 
-  /** What `decodedPath` names under `wwwroot` (as configured: relative to the working directory). */
-  lookup(wwwroot: string, decodedPath: string): Entry | Promise<Entry> {
+  /**
+   * What `decodedPath` names under `wwwroot` (as configured: relative to the working directory).
+   * `now` is the caller's clock when it has one (a request's start): one clock read per request.
+   */
+  lookup(wwwroot: string, decodedPath: string, now = Date.now()): Entry | Promise<Entry> {
     let root = this.roots.get(wwwroot);
-    if (root !== undefined && this.isFresh(root.checkedAt))
-      return this.lookupUnder(root, decodedPath);
+    if (root !== undefined && this.isFresh(root.checkedAt, now))
+      return this.lookupUnder(root, decodedPath, now);
     if (root === undefined) {
       root = { path: resolve(wwwroot), real: undefined, checkedAt: 0, refreshing: undefined };
       this.roots.set(wwwroot, root);
     }
     root.refreshing ??= this.refreshRoot(root);
-    return root.refreshing.then((fresh) => this.lookupUnder(fresh, decodedPath));
+    return root.refreshing.then((fresh) => this.lookupUnder(fresh, decodedPath, Date.now()));
   }
 
   /** The whole body of a small file, read once. */
@@ -225,8 +228,8 @@ export class FileCache {
     this.pending.clear();
   }
 
-  private isFresh(checkedAt: number): boolean {
-    return Date.now() - checkedAt < this.options.revalidateMs;
+  private isFresh(checkedAt: number, now: number): boolean {
+    return now - checkedAt < this.options.revalidateMs;
   }
 
   /** Re-resolves wwwroot itself: a deployment that swaps a `current` symlink is noticed too. */
@@ -243,20 +246,20 @@ export class FileCache {
     return root;
   }
 
-  private lookupUnder(root: RootEntry, decodedPath: string): Entry | Promise<Entry> {
+  private lookupUnder(root: RootEntry, decodedPath: string, now: number): Entry | Promise<Entry> {
     if (root.real === undefined) return negative('missing', root.checkedAt);
     const last = this.lastEntry;
     if (
       last !== undefined &&
       this.lastPath === decodedPath &&
       this.lastRoot === root.real &&
-      this.isFresh(last.checkedAt)
+      this.isFresh(last.checkedAt, now)
     )
       return last;
     // NUL cannot occur in a path, so two (root, path) pairs never share a key.
     const key = `${root.real}\0${decodedPath}`;
     const entry = this.entries.get(key);
-    if (entry !== undefined && this.isFresh(entry.checkedAt)) {
+    if (entry !== undefined && this.isFresh(entry.checkedAt, now)) {
       this.lastRoot = root.real;
       this.lastPath = decodedPath;
       this.lastEntry = entry;

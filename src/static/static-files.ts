@@ -64,9 +64,9 @@ export class StaticFiles {
   }
 
   /** What the decoded path names inside wwwroot: cached like files; used by the trailing-slash redirect. */
-  kind(wwwroot: string, decodedPath: string): PathKind | Promise<PathKind> {
+  kind(wwwroot: string, decodedPath: string, now?: number): PathKind | Promise<PathKind> {
     // Synchronous when the cache knows the path, so the trailing-slash check costs no promise.
-    const found = this.cache.lookup(wwwroot, decodedPath);
+    const found = this.cache.lookup(wwwroot, decodedPath, now);
     return found instanceof Promise ? found.then(kindOf) : kindOf(found);
   }
 
@@ -122,7 +122,7 @@ export class StaticFiles {
     flags: StageFlags,
     mayRetry: boolean,
   ): Promise<void> | void {
-    const entry = this.cache.lookup(wwwroot, decodePath(ctx.path));
+    const entry = this.cache.lookup(wwwroot, decodePath(ctx.path), ctx.startedAt);
     if (entry instanceof Promise || entry.kind === 'directory')
       return this.serveFound(ctx, wwwroot, flags, mayRetry, entry);
     // Rejected, not thrown: V8 builds a message (the throw's location) for an exception thrown
