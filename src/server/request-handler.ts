@@ -15,6 +15,7 @@ import type { AcmeManager } from '../tls/acme-manager.js';
 import { HttpError } from '../http/http-error.js';
 import { normalizeAddress } from '../http/ip-list.js';
 import { send } from '../http/respond.js';
+import { Refusal, type Outcome } from '../http/stage.js';
 
 export interface AccessRecord {
   readonly ctx: Ctx;
@@ -27,9 +28,9 @@ export interface AccessRecord {
 // host's configuration (RFC 9112 §3.2): a Host such as `example.org:@evil.com` must never reach a
 // Location header.
 const VALID_HOST = /^(?:\[[0-9a-z:.%]+\]|(?:[a-z0-9\-._~!$&'()*+,;=]|%[0-9a-f]{2})*)(?::[0-9]*)?$/;
-const notFound = (): never => {
-  throw new HttpError(404, 'not-found');
-};
+// What the chain answers when no stage did: returned, not thrown (stage.ts).
+const NOT_FOUND = new Refusal(new HttpError(404, 'not-found'));
+const notFound = (): Refusal => NOT_FOUND;
 
 /** A Host (or `:authority`, or absolute-form authority) as received, lower-cased and checked. */
 interface Authority {
@@ -117,14 +118,15 @@ export class RequestHandler {
     // Only until the response head: a long download after that is not cut (REFERENCE §13).
     if (plan.global.timeout !== null) this.deadlines.add(ctx, plan.global.timeout);
 
-    let pending: Promise<void> | void;
+    let pending: Outcome;
     try {
       this.route(ctx, plan.hosts.match(ctx.hostname, ctx.localAddress), target, hostValid);
       pending = ctx.responded ? undefined : ctx.resolved.chain(ctx, notFound);
     } catch (error) {
       return this.fail(ctx, error);
     }
-    if (pending) pending.then(undefined, (error: unknown) => this.fail(ctx, error));
+    if (pending instanceof Refusal) this.fail(ctx, pending.error);
+    else if (pending) pending.then(undefined, (error: unknown) => this.fail(ctx, error));
   }
 
   /**

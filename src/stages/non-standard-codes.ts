@@ -22,7 +22,7 @@ import type { Ctx } from '../http/ctx.js';
 import { HttpError, type HeaderPairs } from '../http/http-error.js';
 import { IpList } from '../http/ip-list.js';
 import { send } from '../http/respond.js';
-import type { Next, Stage } from '../http/stage.js';
+import type { Next, Outcome, Stage } from '../http/stage.js';
 
 const DEFAULT_REALM = 'Portico HTTP Basic Authorization';
 const REDIRECTS = new Set([301, 302, 307, 308]);
@@ -65,7 +65,7 @@ export function nonStandardCodes(
   const entries = codes.map(compileEntry);
   const authenticator = new Authenticator(settings.users ?? [], services);
 
-  const walk = (ctx: Ctx, next: Next, from: number): Promise<void> | void => {
+  const walk = (ctx: Ctx, next: Next, from: number): Outcome => {
     const subject = ctx.path + ctx.query;
     for (let i = from; i < entries.length; i++) {
       const entry = entries[i]!;
