@@ -40,9 +40,7 @@ export function fcgiStage(setup: FcgiSetup): Stage {
   const rule = setup.extensions && byExtension(setup.extensions);
   const roots = new RootResolver();
   const environment = Object.entries(setup.environment);
-  return async (ctx, next) => {
-    const script = await scriptFor(ctx, setup, rule, roots);
-    if (script === undefined) return next();
+  const serve = async (ctx: Ctx, script: ScriptTarget): Promise<void> => {
     const vars = cgiVariables(ctx, script, { contentLengthDefault: true });
     for (const [name, value] of environment) if (!vars.has(name)) vars.set(name, value);
     const body = hasBody(ctx.req) ? ctx.body : undefined;
@@ -55,6 +53,13 @@ export function fcgiStage(setup: FcgiSetup): Stage {
         throw e instanceof StaleConnection ? gatewayError(what, e.cause) : e;
       }
     }
+  };
+  // The script is usually found at once (the file cache): no promise until there is one to wait for.
+  return (ctx, next) => {
+    const script = scriptFor(ctx, setup, rule, roots);
+    if (script instanceof Promise)
+      return script.then((found) => (found === undefined ? next() : serve(ctx, found)));
+    return script === undefined ? next() : serve(ctx, script);
   };
 }
 
@@ -69,7 +74,8 @@ async function serveOnce(
   const what = relay.what;
   let connection: FcgiConnection;
   try {
-    connection = await setup.connections.acquire(fresh, ctx);
+    const lent = setup.connections.acquire(fresh, ctx);
+    connection = lent instanceof Promise ? await lent : lent;
   } catch (e) {
     throw gatewayError(what, e);
   }
