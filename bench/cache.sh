@@ -3,7 +3,7 @@
 # proxy (cache-hit-1k), the same file from Portico's static handler (static-1k), nginx with
 # proxy_cache (1 worker) and Varnish (default VCL, one thread pool), each alone on CPU 0 in front of
 # the same backend (nginx serving the file with `expires 1h`) that shares CPU 1 with wrk (1 thread,
-# 64 connections). Every answer is a hit after the warm-up. Prints requests/s and p99 per round and
+# 64 connections). Every answer is a hit after the warm-up. Prints requests/s, p50 and p99 per round and
 # the median ratios. Usage: bench/cache.sh [SECONDS, default 10] [ROUNDS, default 3]. Installs wrk,
 # nginx and varnish from Debian when missing (as root).
 set -euo pipefail
@@ -66,7 +66,7 @@ for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$BACKEND/1k.html
 
 check_url="http://127.0.0.1:$PORT/1k.html"
 servers=(portico-cache portico-static nginx-cache varnish)
-printf '%-6s %-15s %9s %9s   (wrk -t1 -c64, %ss, 1 KiB)\n' round server 'req/s' p99 "$SECONDS_PER_RUN"
+printf '%-6s %-15s %9s %9s %9s   (wrk -t1 -c64, %ss, 1 KiB)\n' round server 'req/s' p50 p99 "$SECONDS_PER_RUN"
 for round in $(seq "$ROUNDS"); do
   for name in "${servers[@]}"; do
     case $name in
@@ -80,7 +80,7 @@ for round in $(seq "$ROUNDS"); do
     curl -s -o /dev/null "$check_url"
     curl -sI "$check_url" | grep -qiE '^(cache-status: .*hit|age: [0-9]|x-cache-status: hit)' ||
       [[ $name == portico-static || $name == nginx-cache ]] || echo "warning: $name did not answer from its cache"
-    result=$(wrk_p99 "$check_url")
+    result=$(wrk_latency "$check_url")
     stop
     record "$round" "$name" "$result"
   done

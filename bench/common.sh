@@ -38,11 +38,15 @@ start() {
 # stop — the server started last, and a pause for its port to be free.
 stop() { kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true; unset 'pids[-1]'; sleep 0.5; }
 
-# wrk_p99 URL — 2 s of warm-up, then $SECONDS_PER_RUN s (wrk -t1 -c64 on CPU 1) → "requests/s p99".
-wrk_p99() {
+# wrk_latency URL — 2 s of warm-up, then $SECONDS_PER_RUN s (wrk -t1 -c64 on CPU 1) →
+# "requests/s p50 p99".
+wrk_latency() {
   taskset -c 1 wrk -t1 -c64 -d2s "$1" >/dev/null
-  taskset -c 1 wrk -t1 -c64 -d"${SECONDS_PER_RUN}s" --latency "$1" |
-    awk '/Requests\/sec/ { r = $2 } /^ +99%/ { p = $2 } END { printf "%d %s", r, p }'
+  taskset -c 1 wrk -t1 -c64 -d"${SECONDS_PER_RUN}s" --latency "$1" | wrk_figures
+}
+# wrk_figures — wrk --latency's report on stdin → "requests/s p50 p99".
+wrk_figures() {
+  awk '/Requests\/sec/ { r = $2 } /^ +50%/ { m = $2 } /^ +99%/ { p = $2 } END { printf "%d %s %s", r, m, p }'
 }
 # median "N N N…" — the middle value.
 median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }

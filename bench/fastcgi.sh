@@ -2,7 +2,7 @@
 # PHP over FastCGI, side by side in one run: a one-line hello.php through Portico (fcgi, kept
 # connections), nginx (1 worker, fastcgi_keep_conn on with an upstream keepalive) and Caddy
 # (php_fastcgi, GOMAXPROCS=1), each alone on CPU 0, all three to the same php-fpm pool (static,
-# 4 children) that shares CPU 1 with wrk (1 thread, 64 connections). Prints requests/s and p99 per
+# 4 children) that shares CPU 1 with wrk (1 thread, 64 connections). Prints requests/s, p50 and p99 per
 # round and the median ratios. Then a CGI shell script (a process per request) through Portico (cgi)
 # and Apache (mod_cgid, one event-MPM process), both on CPU 0 with their scripts.
 # Read nginx's figure with its p99: with an upstream keepalive, a connection opened beyond
@@ -79,7 +79,7 @@ CADDY
 
 check_url="http://127.0.0.1:$PORT/hello.php"
 servers=(portico nginx caddy)
-printf '%-6s %-15s %9s %9s   (wrk -t1 -c64, %ss, hello.php)\n' round server 'req/s' p99 "$SECONDS_PER_RUN"
+printf '%-6s %-15s %9s %9s %9s   (wrk -t1 -c64, %ss, hello.php)\n' round server 'req/s' p50 p99 "$SECONDS_PER_RUN"
 for round in $(seq "$ROUNDS"); do
   for name in "${servers[@]}"; do
     case $name in
@@ -88,7 +88,7 @@ for round in $(seq "$ROUNDS"); do
       caddy) start "$name" env GOMAXPROCS=1 caddy run --config "$tmp/Caddyfile" --adapter caddyfile ;;
     esac
     [[ $(curl -s "$check_url") == hello ]] || echo "warning: $name did not run hello.php"
-    result=$(wrk_p99 "$check_url")
+    result=$(wrk_latency "$check_url")
     stop
     record "$round" "$name" "$result"
   done
@@ -139,7 +139,7 @@ APACHE
 check_url="http://127.0.0.1:$PORT/cgi-bin/hello.sh"
 cgi_servers=(portico-cgi apache)
 echo
-printf '%-6s %-15s %9s %9s   (wrk -t1 -c64, %ss, cgi-bin/hello.sh)\n' round server 'req/s' p99 "$SECONDS_PER_RUN"
+printf '%-6s %-15s %9s %9s %9s   (wrk -t1 -c64, %ss, cgi-bin/hello.sh)\n' round server 'req/s' p50 p99 "$SECONDS_PER_RUN"
 for round in $(seq "$ROUNDS"); do
   for name in "${cgi_servers[@]}"; do
     case $name in
@@ -147,7 +147,7 @@ for round in $(seq "$ROUNDS"); do
       apache) start "$name" apache2 -f "$tmp/apache.conf" -DFOREGROUND ;;
     esac
     [[ $(curl -s "$check_url") == hello ]] || echo "warning: $name did not run hello.sh"
-    result=$(wrk_p99 "$check_url")
+    result=$(wrk_latency "$check_url")
     stop
     record "$round" "$name" "$result"
   done

@@ -3,7 +3,7 @@
 # Caddy (GOMAXPROCS=1), HAProxy (one thread), a minimal Node proxy on undici's Pool
 # (bench/minimal-proxy.mjs) and npm's http-proxy, each alone on CPU 0 in front of the same backend
 # (nginx serving a 1 KiB file from memory) that shares CPU 1 with wrk (1 thread, 64 connections).
-# Prints requests/s and p99 per round and the median ratios. Usage: bench/proxy.sh [SECONDS, default
+# Prints requests/s, p50 and p99 per round and the median ratios. Usage: bench/proxy.sh [SECONDS, default
 # 10] [ROUNDS, default 3]. Installs wrk, nginx, caddy and haproxy from Debian when missing (as root),
 # and http-proxy from npm into a temporary directory.
 set -euo pipefail
@@ -91,7 +91,7 @@ for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$BACKEND/1k.html
 check_url="http://127.0.0.1:$PORT/1k.html"
 
 servers=(portico minimal nginx caddy haproxy http-proxy)
-printf '%-6s %-15s %9s %9s   (wrk -t1 -c64, %ss, 1 KiB)\n' round server 'req/s' p99 "$SECONDS_PER_RUN"
+printf '%-6s %-15s %9s %9s %9s   (wrk -t1 -c64, %ss, 1 KiB)\n' round server 'req/s' p50 p99 "$SECONDS_PER_RUN"
 for round in $(seq "$ROUNDS"); do
   for name in "${servers[@]}"; do
     case $name in
@@ -102,7 +102,7 @@ for round in $(seq "$ROUNDS"); do
       haproxy) start haproxy haproxy -f "$tmp/haproxy.cfg" ;;
       http-proxy) start http-proxy node "$tmp/http-proxy.mjs" ;;
     esac
-    result=$(wrk_p99 "$check_url")
+    result=$(wrk_latency "$check_url")
     stop
     record "$round" "$name" "$result"
   done

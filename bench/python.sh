@@ -3,8 +3,8 @@
 # `wsgid` (one process per CPU), through nginx (1 worker) in front of gunicorn (sync workers, as
 # many, Unix socket) and through gunicorn alone; the same Starlette "hello" through Portico `asgi`
 # and uvicorn alone (1 worker). Nothing is pinned: the Python processes are the work, and every
-# setup gets the same 2 CPUs with wrk (1 thread, 64 connections) beside it. Prints requests/s and
-# p99 per round and the median ratios. Usage: bench/python.sh [SECONDS, default 10] [ROUNDS, default 3].
+# setup gets the same 2 CPUs with wrk (1 thread, 64 connections) beside it. Prints requests/s,
+# p50 and p99 per round and the median ratios. Usage: bench/python.sh [SECONDS, default 10] [ROUNDS, default 3].
 # Uses Debian's python3 with python3-flask, python3-starlette, gunicorn and python3-uvicorn.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,8 +30,7 @@ start_free() {
 }
 wrk_free() {
   wrk -t1 -c64 -d2s "$1" >/dev/null
-  wrk -t1 -c64 -d"${SECONDS_PER_RUN}s" --latency "$1" |
-    awk '/Requests\/sec/ { r = $2 } /^ +99%/ { p = $2 } END { printf "%d %s", r, p }'
+  wrk -t1 -c64 -d"${SECONDS_PER_RUN}s" --latency "$1" | wrk_figures
 }
 
 cat > "$tmp/wsgid.yaml" <<YAML
@@ -64,7 +63,7 @@ NGINX
 
 check_url="http://127.0.0.1:$PORT/"
 servers=(portico-wsgid nginx-gunicorn gunicorn portico-asgi uvicorn)
-printf '%-6s %-15s %9s %9s   (wrk -t1 -c64, %ss, "hello", %s Python processes for WSGI)\n' round server 'req/s' p99 "$SECONDS_PER_RUN" "$WORKERS"
+printf '%-6s %-15s %9s %9s   (wrk -t1 -c64, %ss, "hello", %s Python processes for WSGI)\n' round server 'req/s' p50 p99 "$SECONDS_PER_RUN" "$WORKERS"
 for round in $(seq "$ROUNDS"); do
   for name in "${servers[@]}"; do
     case $name in

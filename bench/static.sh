@@ -2,7 +2,7 @@
 # Static-file throughput, side by side in one run: Portico, nginx (1 worker), Caddy (GOMAXPROCS=1),
 # npm's http-server and a minimal node:http server answering from memory (bench/minimal-server.mjs).
 # Each server runs alone, pinned to CPU 0; wrk (1 thread, 64 connections) runs on CPU 1.
-# Prints requests/s and p99 for a 1 KiB file, a missing one (404) and a 64 KiB file per round, the
+# Prints requests/s, p50 and p99 for a 1 KiB file, a missing one (404) and a 64 KiB file per round, the
 # medians and Portico's ratios. Usage: bench/static.sh [SECONDS per measurement, default 10]
 # [ROUNDS, default 3]. Installs wrk, nginx and caddy
 # from Debian when missing (as root), and http-server from npm into a temporary directory.
@@ -50,10 +50,10 @@ http://127.0.0.1:$PORT {
 CADDY
 
 check_url="http://127.0.0.1:$PORT/1k.html"
-declare -A runs p99s
+declare -A runs p50s p99s
 servers=(minimal portico nginx caddy http-server)
 paths=(1k.html missing 64k.html)
-printf '%-6s %-12s %-9s %9s %9s   (wrk -t1 -c64, %ss)\n' round server path 'req/s' p99 "$SECONDS_PER_RUN"
+printf '%-6s %-12s %-9s %9s %9s %9s   (wrk -t1 -c64, %ss)\n' round server path 'req/s' p50 p99 "$SECONDS_PER_RUN"
 for round in $(seq "$ROUNDS"); do
   for name in "${servers[@]}"; do
     case $name in
@@ -64,10 +64,11 @@ for round in $(seq "$ROUNDS"); do
       http-server) start "$name" node "$tmp/hs/node_modules/http-server/bin/http-server" "$tmp/www" -a 127.0.0.1 -p "$PORT" -s -c-1 ;;
     esac
     for path in "${paths[@]}"; do
-      result=$(wrk_p99 "http://127.0.0.1:$PORT/$path")
+      result=$(wrk_latency "http://127.0.0.1:$PORT/$path")
       runs[$name $path]+="${result%% *} "
+      p50s[$name $path]+="$(cut -d' ' -f2 <<<"$result") "
       p99s[$name $path]+="${result##* } "
-      printf '%-6s %-12s %-9s %9s %9s\n' "$round" "$name" "$path" $result
+      printf '%-6s %-12s %-9s %9s %9s %9s\n' "$round" "$name" "$path" $result
     done
     stop
   done
@@ -78,7 +79,7 @@ echo
 for name in "${servers[@]}"; do
   for path in "${paths[@]}"; do
     med[$name $path]=$(median "${runs[$name $path]}")
-    printf 'median %-12s %-9s %9s   p99 of each round: %s\n' "$name" "$path" "${med[$name $path]}" "${p99s[$name $path]}"
+    printf 'median %-12s %-9s %9s   p50 of each round: %s  p99: %s\n' "$name" "$path" "${med[$name $path]}" "${p50s[$name $path]}" "${p99s[$name $path]}"
   done
 done
 echo
