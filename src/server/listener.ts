@@ -47,6 +47,11 @@ export interface ConnectionLimits {
    * destroyed if the ping is not answered within as long again (default 30 s).
    */
   readonly http2LivenessMs?: number;
+  /**
+   * An HTTP/2 session without streams that sends nothing for this long is closed, at the first
+   * liveness check after (default 120 s); the HTTP/1.1 fallback's sockets get it as their timeout.
+   */
+  readonly http2IdleMs?: number;
 }
 
 export const DEFAULT_LIMITS: ConnectionLimits = {
@@ -85,7 +90,7 @@ function firstLine(packet: Buffer | undefined): string | undefined {
   return end < 0 ? text : text.slice(0, end);
 }
 
-// A TLS client must finish its handshake within this; an idle HTTP/2 session is closed after this.
+// A TLS client must finish its handshake within this; the default of http2IdleMs.
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 const HTTP2_IDLE_MS = 120_000;
 const HTTP2_LIVENESS_MS = 30_000;
@@ -100,6 +105,8 @@ interface SessionWatch {
   streams: number;
   bytesRead: number;
   pingSentAt: number | undefined;
+  /** Since when (a liveness check's time) it has had no streams and sent nothing. */
+  quietSince: number | undefined;
 }
 
 type AnyServer = HttpServer | Http2SecureServer;
@@ -120,6 +127,7 @@ export class ProtocolServer {
   private readonly http1 = new Http1Connections();
   private readonly sessions = new Map<ServerHttp2Session, SessionWatch>();
   private readonly livenessMs: number;
+  private readonly idleMs: number;
   private livenessTimer: NodeJS.Timeout | undefined;
   private readonly headDeadlines = new WeakMap<Socket, NodeJS.Timeout>();
   private tls: TlsSetup | undefined;
@@ -137,6 +145,7 @@ export class ProtocolServer {
     private readonly onRefused?: (refusal: Refusal) => void,
   ) {
     this.livenessMs = limits.http2LivenessMs ?? HTTP2_LIVENESS_MS;
+    this.idleMs = limits.http2IdleMs ?? HTTP2_IDLE_MS;
     const http1 = {
       headersTimeout: limits.headersTimeoutMs,
       requestTimeout: limits.requestTimeoutMs,
@@ -182,7 +191,9 @@ export class ProtocolServer {
           handler(req, res);
         });
         h2.on('stream', http2Streams(handler));
-        h2.setTimeout(HTTP2_IDLE_MS);
+        // No h2.setTimeout: Node's session timer is refreshed on every write of every stream, 9 %
+        // of the CPU of a small HTTP/2 response (bench/h2.sh); idle sessions are closed by the
+        // liveness check instead, and the fallback's sockets get the timeout below.
         // HTTP/1.1 clients of this listener (the ALPN fallback) are served by Node's HTTP/2 server,
         // which applies none of the HTTP/1 header, body and keep-alive limits: a slow client would
         // hold its connection for ever. The same limits as the plain listener's are kept here: a
@@ -190,6 +201,8 @@ export class ProtocolServer {
         // limit of its head, the next head within the keep-alive limit of each response's end.
         h2.on('secureConnection', (socket: TLSSocket) => {
           if (socket.alpnProtocol === 'h2') return;
+          // Node's HTTP/1 connection handling destroys a socket whose timeout passes.
+          socket.setTimeout(this.idleMs);
           this.http1.add(socket);
           this.armHeadDeadline(socket, limits.headersTimeoutMs);
         });
@@ -343,7 +356,13 @@ export class ProtocolServer {
   }
 
   private trackSession(session: ServerHttp2Session, socket: TLSSocket | undefined): void {
-    const watch: SessionWatch = { socket, streams: 0, bytesRead: 0, pingSentAt: undefined };
+    const watch: SessionWatch = {
+      socket,
+      streams: 0,
+      bytesRead: 0,
+      pingSentAt: undefined,
+      quietSince: undefined,
+    };
     this.sessions.set(session, watch);
     session.once('close', () => this.sessions.delete(session));
     session.on('stream', (stream) => {
@@ -361,7 +380,8 @@ export class ProtocolServer {
    * reads stay open for ever (seen with curl killed mid-download). A session with streams in
    * flight that has read nothing since the last check is pinged; one that has not answered by
    * the next check is destroyed with its socket (destroying the session alone waits for the
-   * stuck write). Idle sessions are left to the idle timeout.
+   * stuck write). A session without streams that has sent nothing for the idle time is closed
+   * (GOAWAY): Node's own session timeout costs a timer refresh per write.
    */
   private checkLiveness(): void {
     const now = Date.now();
@@ -372,7 +392,14 @@ export class ProtocolServer {
       const bytesRead = session.socket?.bytesRead ?? 0;
       const heard = bytesRead !== watch.bytesRead;
       watch.bytesRead = bytesRead;
-      if (heard || watch.streams === 0) {
+      if (watch.streams === 0 && !heard) {
+        watch.pingSentAt = undefined;
+        watch.quietSince ??= now;
+        if (now - watch.quietSince >= this.idleMs) session.close();
+        continue;
+      }
+      watch.quietSince = undefined;
+      if (heard) {
         watch.pingSentAt = undefined;
       } else if (watch.pingSentAt === undefined) {
         watch.pingSentAt = now;

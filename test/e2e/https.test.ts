@@ -539,6 +539,40 @@ describe('HTTP/2', () => {
     }
   });
 
+  it('closes a session left without streams and silent for the idle time, and not one whose download waits on its reader', async () => {
+    const sport = await freePort();
+    const s = await startServer(`global:\n  sport: "127.0.0.1:${sport}"\n${tlsBlock()}`, {
+      limits: { ...DEFAULT_LIMITS, http2LivenessMs: 100, http2IdleMs: 500 },
+    });
+    try {
+      const idle = connect2(sport);
+      const idleClosed = once(idle, 'close');
+      const answered = idle.request({ ':path': '/' });
+      answered.resume();
+      await once(answered, 'end');
+      const quietFrom = Date.now();
+      const busy = connect2(sport);
+      busy.on('goaway', () => assert.fail('the busy session got GOAWAY'));
+      const download = busy.request({ ':path': '/large.bin' });
+      await once(download, 'response');
+      download.pause();
+      await idleClosed;
+      const quietMs = Date.now() - quietFrom;
+      // Closed at the first check once the idle time has passed: 500 ms, plus up to one interval.
+      assert.ok(quietMs >= 450 && quietMs < 2000, `idle session closed after ${quietMs} ms`);
+      await sleep(400);
+      let length = 0;
+      download.on('data', (d: Buffer) => (length += d.length));
+      download.resume();
+      await once(download, 'end');
+      assert.equal(length, 3 * 1024 * 1024);
+      assert.equal(busy.closed || busy.destroyed, false, 'the busy session stays open');
+      busy.close();
+    } finally {
+      await s.close();
+    }
+  });
+
   // A regression shows as a stream that never settles: the timeout turns it into a failure.
   it(
     'lets a client that sent GOAWAY read its last response as slowly as it likes (the liveness check leaves closing sessions alone)',
