@@ -156,6 +156,18 @@ describe('FastCGI pool against an application with a fixed number of children', 
     learns(60, 15),
   );
 
+  // Seen before the fix: a stopped server's process lived on for 30 s, held by the queue's timer.
+  it('leaves no timer holding the process once the requests that waited are answered', async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = timers();
+    await withApp(0, async (_app, burst) => {
+      for (let round = 0; round < 3; round++)
+        assert.deepEqual(new Set(await burst(40)), new Set(['200 served']));
+    });
+    await sleep(10);
+    assert.ok(timers() <= before, `${timers() - before} more timers keep the process alive`);
+  });
+
   // Output in tens of thousands of 8-byte records to a client that reads late: the connection
   // waits for the response to drain with one listener, not one per record held in a read.
   it('relays many small records to a slow client with one drain listener', async () => {

@@ -125,7 +125,7 @@ export class FcgiConnections {
     const turn = new Promise<FcgiConnection>((resolve, reject) =>
       this.waiting.push({ fresh, client, since: Date.now(), resolve, reject }),
     );
-    this.expiry ??= setTimeout(() => this.expire(), WAIT_MS);
+    this.expiry ??= setTimeout(() => this.expire(), WAIT_MS).unref();
     // The first in line may go over the limit as a probe.
     this.pump();
     return turn;
@@ -156,7 +156,7 @@ export class FcgiConnections {
         this.discard(this.idle.shift()!);
       }
       this.watch(connection, Math.min(ms * 2, MAX_WATCH_MS));
-    }, ms);
+    }, ms).unref();
   }
 
   /**
@@ -274,6 +274,12 @@ export class FcgiConnections {
       if (lent instanceof FcgiConnection) waiter.resolve(lent);
       else lent.then(waiter.resolve, waiter.reject);
     }
+    // The queue's timer goes with its last request: a pending one held a stopped server's process
+    // (and a reloaded-away pool) for up to WAIT_MS after its last request.
+    if (this.waiting.length === 0 && this.expiry !== undefined) {
+      clearTimeout(this.expiry);
+      this.expiry = undefined;
+    }
   }
 
   /** The requests that waited WAIT_MS get 503; one timer for the queue, as it is in order. */
@@ -283,7 +289,10 @@ export class FcgiConnections {
     while (this.waiting.length > 0 && now - this.waiting[0]!.since >= WAIT_MS)
       this.waiting.shift()!.reject(this.busyError(`none came free in ${WAIT_MS / 1000} s`));
     if (this.waiting.length > 0)
-      this.expiry = setTimeout(() => this.expire(), WAIT_MS - (now - this.waiting[0]!.since));
+      this.expiry = setTimeout(
+        () => this.expire(),
+        WAIT_MS - (now - this.waiting[0]!.since),
+      ).unref();
   }
 
   /** Closes a connection, counted out at once (its 'close' comes later). */
