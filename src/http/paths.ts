@@ -10,18 +10,17 @@ import { HttpError } from './http-error.js';
 const SAFE = new Uint8Array(256);
 for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!$&'()*+,-./:;=@[]_~")
   SAFE[c.charCodeAt(0)] = 1;
-// What a path that needs no work may hold: the safe characters but `%`, and `/`.
-const CLEAN = new Uint8Array(128);
-for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!$&'()*+,-./:;=@[]_~")
-  CLEAN[c.charCodeAt(0)] = 1;
 
-/** Only clean characters after a leading `/`, and no `//`, nor a segment ending in `.` (`.`, `..`). */
+/**
+ * A path that needs no work: only safe characters (no escape) after a leading `/`, and no `//`,
+ * nor a segment ending in `.` (`.`, `..`, `a.`).
+ */
 function isClean(raw: string): boolean {
   if (raw.charCodeAt(0) !== 47) return false;
   let previous = 47;
   for (let i = 1; i < raw.length; i++) {
     const c = raw.charCodeAt(i);
-    if (c >= 128 || CLEAN[c] === 0) return false;
+    if (c >= 128 || SAFE[c] === 0) return false;
     if (c === 47 && (previous === 47 || previous === 46)) return false;
     previous = c;
   }

@@ -90,8 +90,9 @@ function firstLine(packet: Buffer | undefined): string | undefined {
   return end < 0 ? text : text.slice(0, end);
 }
 
-// A TLS client must finish its handshake within this; the default of http2IdleMs.
+// A TLS client must finish its handshake within this.
 const HANDSHAKE_TIMEOUT_MS = 10_000;
+// The defaults of http2IdleMs and http2LivenessMs.
 const HTTP2_IDLE_MS = 120_000;
 const HTTP2_LIVENESS_MS = 30_000;
 // How long an HTTP/1 CONNECT's or Upgrade request's socket may take to receive its answer.

@@ -123,7 +123,7 @@ export class StaticFiles {
     // Returned, not thrown: V8 builds a message (the throw's location) for an exception thrown
     // under a native callback, caught or not: a 404 flood ran at 31k req/s thrown, 42k rejected
     // (and a Refusal costs less than a rejected promise: stage.ts).
-    if (entry.kind !== 'file') return refused(entry.kind);
+    if (entry.kind !== 'file') return REFUSED[entry.kind];
     const copy = this.precompressedFor(ctx, wwwroot, entry, flags);
     const sent =
       copy instanceof Promise
@@ -146,7 +146,7 @@ export class StaticFiles {
         if (index === undefined) return await this.serveDirectory(ctx, entry, flags);
         entry = index;
       }
-      if (entry.kind !== 'file') throw refusal(entry.kind);
+      if (entry.kind !== 'file') throw REFUSED[entry.kind].error;
       const copy = await this.precompressedFor(ctx, wwwroot, entry, flags);
       return await serveFile(ctx, entry, this.cache, flags, copy);
     } catch (error) {
@@ -273,22 +273,13 @@ const NOT_A_FILE = new HttpError(501, 'not-a-file', {
   detail: 'static files: neither a file nor a directory',
 });
 
-function refusal(kind: NegativeEntry['kind']): HttpError {
-  return kind === 'missing' ? NOT_FOUND : kind === 'forbidden' ? FORBIDDEN : NOT_A_FILE;
-}
-
-// Immutable, so shared by every request refused synchronously.
-const REFUSED_MISSING = new Refusal(NOT_FOUND);
-const REFUSED_FORBIDDEN = new Refusal(FORBIDDEN);
-const REFUSED_NOT_A_FILE = new Refusal(NOT_A_FILE);
-
-function refused(kind: NegativeEntry['kind']): Refusal {
-  return kind === 'missing'
-    ? REFUSED_MISSING
-    : kind === 'forbidden'
-      ? REFUSED_FORBIDDEN
-      : REFUSED_NOT_A_FILE;
-}
+// Immutable, so shared by every request refused: returned as they are by the synchronous path,
+// their error thrown by the asynchronous one.
+const REFUSED: Record<NegativeEntry['kind'], Refusal> = {
+  missing: new Refusal(NOT_FOUND),
+  forbidden: new Refusal(FORBIDDEN),
+  other: new Refusal(NOT_A_FILE),
+};
 
 /** Permission denied is not a directory to redirect to; the static stage answers it with 403. */
 function kindOf(entry: { kind: PathKind | 'forbidden' }): PathKind {
