@@ -47,6 +47,30 @@ export function variableBytes(name: string, value: string): Buffer {
   return Buffer.from(value, variableEncoding(name));
 }
 
+/**
+ * `environmentVariables` as the entries a request's variables are completed with, made once per
+ * stage. They are text from the configuration and go out as UTF-8 whatever their name, where
+ * request values are the client's bytes read as Latin-1 (variableEncoding): a value its name sends
+ * as Latin-1 is kept as the Latin-1 string of its UTF-8 bytes. ("café" reached PHP as Latin-1,
+ * and a character beyond U+00FF as one wrong byte.)
+ */
+export function configuredVariables(
+  environment: Readonly<Record<string, string>>,
+): readonly (readonly [string, string])[] {
+  return Object.entries(environment).map(([name, value]) => [
+    name,
+    variableEncoding(name) === 'latin1' ? Buffer.from(value, 'utf8').toString('latin1') : value,
+  ]);
+}
+
+/** Adds the configured variables the request's own did not set. */
+export function addConfigured(
+  vars: Map<string, string>,
+  configured: readonly (readonly [string, string])[],
+): void {
+  for (const [name, value] of configured) if (!vars.has(name)) vars.set(name, value);
+}
+
 /** HTTP_<NAME> per request header name seen, bounded: clients send the same few names. */
 const HEADER_NAMES = new Map<string, string>();
 const MAX_HEADER_NAMES = 512;

@@ -36,6 +36,7 @@ echo json_encode([
   'uri' => $_SERVER['REQUEST_URI'], 'https' => $_SERVER['HTTPS'] ?? null,
   'user' => $_SERVER['REMOTE_USER'] ?? null, 'method' => $_SERVER['REQUEST_METHOD'],
   'proxy' => $_SERVER['HTTP_PROXY'] ?? null, 'host' => $_SERVER['HTTP_HOST'] ?? null,
+  'app' => $_SERVER['APP_TEXT'] ?? null,
 ]);`,
   'upload.php': `<?php
 $f = $_FILES['file'];
@@ -146,14 +147,16 @@ describe('FastCGI with php-fpm', { skip: FPM === undefined && 'php-fpm is not in
     unixServer = await startServer(
       `global:\n  wwwroot: ${www}\n  loadModules: [fcgi]\n  fcgiScriptExtensions: [.php]\n  fcgiTo: unix://${fpm.socket}\n` +
         `  users:\n    - name: alice\n      pass: "$argon2id$v=19$m=19456,t=2,p=1$jatcrXK/j9HwQmwvi6X0SA$hIdvJjBANVqJveWsK92Q0bQoSWRKvAPaZy9yF8BnsQc"\n` +
-        `  nonStandardCodes:\n    - scode: 401\n      regex: "^/info\\\\.php/private"\n`,
+        `  nonStandardCodes:\n    - scode: 401\n      regex: "^/info\\\\.php/private"\n` +
+        `  environmentVariables:\n    APP_TEXT: "café €"\n`,
     );
     secureServer = await startServer(
       `global:\n  wwwroot: ${www}\n  loadModules: [fcgi]\n  fcgiScriptExtensions: [.php]\n  fcgiTo: unix://${fpm.socket}\n` +
         `  sport: "127.0.0.1:${sport}"\n  secure: true\n  cert: ${TLS}/server.crt\n  key: ${TLS}/server.key\n`,
     );
     tcpServer = await startServer(
-      `global:\n  wwwroot: ${www}\n  loadModules: [fcgi]\n  fcgiScriptExtensions: [.php]\n  fcgiTo: tcp://127.0.0.1:${fpm.port}/\n`,
+      `global:\n  wwwroot: ${www}\n  loadModules: [fcgi]\n  fcgiScriptExtensions: [.php]\n  fcgiTo: tcp://127.0.0.1:${fpm.port}/\n` +
+        `  environmentVariables:\n    APP_TEXT: "café €"\n`,
     );
   });
   after(async () => {
@@ -186,6 +189,8 @@ describe('FastCGI with php-fpm', { skip: FPM === undefined && 'php-fpm is not in
       assert.equal(info.proxy, null);
       assert.equal(info.host, 'site.test');
       assert.equal(info.https, null);
+      // A configured value is text, sent as UTF-8.
+      assert.equal(info.app, 'café €');
     }
   });
 

@@ -54,7 +54,7 @@ describe('SCGI', { skip: !python && 'python3 is not installed' }, () => {
     for (let i = 0; i < 100 && !existsSync(sock); i++) await sleep(50);
     await sleep(200);
     const config = (to: string) =>
-      `global:\n  loadModules: [scgi]\n  scgiPath: /app\n  scgiTo: ${to}\n  environmentVariables:\n    APP_MODE: test\n`;
+      `global:\n  loadModules: [scgi]\n  scgiPath: /app\n  scgiTo: ${to}\n  environmentVariables:\n    APP_MODE: test\n    APP_TEXT: "café €"\n`;
     tcp = await startServer(config(`tcp://127.0.0.1:${port}/`));
     unix = await startServer(config(`unix://${sock}`));
     refused = await startServer(config(`tcp://127.0.0.1:${await freePort()}/`));
@@ -82,6 +82,8 @@ describe('SCGI', { skip: !python && 'python3 is not installed' }, () => {
       assert.equal(got.env.QUERY_STRING, 'x=1');
       assert.equal(got.env.REQUEST_METHOD, 'POST');
       assert.equal(got.env.APP_MODE, 'test');
+      // The application reads every value as Latin-1: a configured one's bytes are UTF-8.
+      assert.equal(Buffer.from(got.env.APP_TEXT!, 'latin1').toString('utf8'), 'café €');
       assert.equal(got.env.HTTP_PROXY, undefined);
     }
   });

@@ -4,7 +4,7 @@
 // had closed while idle is replaced without failing the request, when nothing of it was sent.
 import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
-import { cgiVariables } from '../../gateway/cgi-variables.js';
+import { addConfigured, cgiVariables, configuredVariables } from '../../gateway/cgi-variables.js';
 import { gatewayError } from '../../gateway/gateway-errors.js';
 import { relayOutput, relayWhole, type RelayOptions } from '../../gateway/relay.js';
 import { byExtension, findScript, prefixScript } from '../../gateway/script-path.js';
@@ -39,10 +39,10 @@ export function fcgiStage(setup: FcgiSetup): Stage {
   const relay: RelayOptions = { what, errorLog: setup.errorLog, withoutHead: 'error' };
   const rule = setup.extensions && byExtension(setup.extensions);
   const roots = new RootResolver();
-  const environment = Object.entries(setup.environment);
+  const configured = configuredVariables(setup.environment);
   const serve = async (ctx: Ctx, script: ScriptTarget): Promise<void> => {
     const vars = cgiVariables(ctx, script, { contentLengthDefault: true });
-    for (const [name, value] of environment) if (!vars.has(name)) vars.set(name, value);
+    addConfigured(vars, configured);
     const body = hasBody(ctx.req) ? ctx.body : undefined;
     for (let attempt = 0; ; attempt++) {
       try {

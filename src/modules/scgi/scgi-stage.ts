@@ -4,7 +4,12 @@
 // body sent without Content-Length is refused with 411 rather than buffered whole.
 import { resolve } from 'node:path';
 import type { Socket } from 'node:net';
-import { cgiVariables, variableBytes } from '../../gateway/cgi-variables.js';
+import {
+  addConfigured,
+  cgiVariables,
+  configuredVariables,
+  variableBytes,
+} from '../../gateway/cgi-variables.js';
 import { gatewayError } from '../../gateway/gateway-errors.js';
 import { relayOutput } from '../../gateway/relay.js';
 import { prefixScript } from '../../gateway/script-path.js';
@@ -35,6 +40,7 @@ export function netstring(vars: ReadonlyMap<string, string>): Buffer {
 
 export function scgiStage(setup: ScgiSetup): Stage {
   const what = `SCGI ${setup.address.shown}`;
+  const configured = configuredVariables(setup.environment);
   return async (ctx, next) => {
     const wwwroot = ctx.resolved.settings.wwwroot;
     const root = wwwroot === undefined ? '/nonexistent' : resolve(wwwroot);
@@ -46,8 +52,7 @@ export function scgiStage(setup: ScgiSetup): Stage {
         detail: `${what}: SCGI needs the length of a request body before it`,
       });
     const vars = cgiVariables(ctx, script, { scgi: true, contentLengthDefault: true });
-    for (const [name, value] of Object.entries(setup.environment))
-      if (!vars.has(name)) vars.set(name, value);
+    addConfigured(vars, configured);
     let socket: Socket;
     try {
       socket = await connect(setup.address);
