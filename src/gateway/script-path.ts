@@ -3,7 +3,7 @@
 // it (`/index.php/route` → PATH_INFO `/route`). A script is only ever a regular file whose real
 // path is inside wwwroot's: symbolic links leading out and `..` never run anything.
 import { promises as fsp, type Stats } from 'node:fs';
-import { extname, join, relative, sep } from 'node:path';
+import { extname, join, relative, resolve, sep } from 'node:path';
 import type { ScriptTarget } from './cgi-variables.js';
 
 const INDEXES = ['index.php', 'index.cgi'];
@@ -136,4 +136,21 @@ export function prefixScript(
     pathInfo: rest.startsWith('/') ? rest : '',
     documentRoot: wwwroot,
   };
+}
+
+/**
+ * wwwroot made absolute, remembered for the last one asked: a gateway stage sees one wwwroot (or
+ * a few), and resolving it per request was a `path.resolve` each time.
+ */
+export class RootResolver {
+  private last: string | undefined;
+  private resolved = '';
+
+  of(wwwroot: string): string {
+    if (wwwroot !== this.last) {
+      this.last = wwwroot;
+      this.resolved = resolve(wwwroot);
+    }
+    return this.resolved;
+  }
 }

@@ -2,12 +2,11 @@
 // then extension mode (`fcgiScriptExtensions`: an existing file, a directory's index, or a file
 // with PATH_INFO after it). The request goes over a kept-open connection; one that the application
 // had closed while idle is replaced without failing the request, when nothing of it was sent.
-import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { addConfigured, cgiVariables, configuredVariables } from '../../gateway/cgi-variables.js';
 import { gatewayError } from '../../gateway/gateway-errors.js';
 import { relayOutput, relayWhole, type RelayOptions } from '../../gateway/relay.js';
-import { byExtension, findScript, prefixScript } from '../../gateway/script-path.js';
+import { byExtension, findScript, prefixScript, RootResolver } from '../../gateway/script-path.js';
 import type { ScriptTarget } from '../../gateway/cgi-variables.js';
 import type { Ctx } from '../../http/ctx.js';
 import { HttpError } from '../../http/http-error.js';
@@ -130,20 +129,6 @@ function logEnding(log: Logger, what: string, ending: Ending | undefined): void 
   if (text !== '') log.log(`${what}: the application wrote to its error output: ${text}`);
   if (ending.appStatus !== 0)
     log.log(`${what}: the application ended the request with status ${ending.appStatus}`);
-}
-
-/** wwwroot made absolute, remembered for the last one asked (most stages see one wwwroot). */
-class RootResolver {
-  private last: string | undefined;
-  private resolved = '';
-
-  of(wwwroot: string): string {
-    if (wwwroot !== this.last) {
-      this.last = wwwroot;
-      this.resolved = resolve(wwwroot);
-    }
-    return this.resolved;
-  }
 }
 
 function scriptFor(

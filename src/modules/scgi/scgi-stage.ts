@@ -2,7 +2,6 @@
 // per request, the variables as a netstring with CONTENT_LENGTH first, the body after it as the
 // client sends it, and the answer parsed as CGI output. SCGI needs the body's length up front: a
 // body sent without Content-Length is refused with 411 rather than buffered whole.
-import { resolve } from 'node:path';
 import type { Socket } from 'node:net';
 import {
   addConfigured,
@@ -12,7 +11,7 @@ import {
 } from '../../gateway/cgi-variables.js';
 import { gatewayError } from '../../gateway/gateway-errors.js';
 import { relayOutput } from '../../gateway/relay.js';
-import { prefixScript } from '../../gateway/script-path.js';
+import { prefixScript, RootResolver } from '../../gateway/script-path.js';
 import { connectWithin, type SocketAddress } from '../../gateway/socket-address.js';
 import { HttpError } from '../../http/http-error.js';
 import type { Logger } from '../../http/logger.js';
@@ -41,9 +40,10 @@ export function netstring(vars: ReadonlyMap<string, string>): Buffer {
 export function scgiStage(setup: ScgiSetup): Stage {
   const what = `SCGI ${setup.address.shown}`;
   const configured = configuredVariables(setup.environment);
+  const roots = new RootResolver();
   return async (ctx, next) => {
     const wwwroot = ctx.resolved.settings.wwwroot;
-    const root = wwwroot === undefined ? '/nonexistent' : resolve(wwwroot);
+    const root = wwwroot === undefined ? '/nonexistent' : roots.of(wwwroot);
     const script = prefixScript(root, setup.path, decodePath(ctx.path));
     if (script === undefined) return next();
     const body = hasBody(ctx.req) ? ctx.body : undefined;
