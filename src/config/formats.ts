@@ -165,6 +165,11 @@ const CHECKERS: Record<StringFormat, Checker> = {
     findCurve(v) ? undefined : `unknown ECDH curve ${s} (x25519, secp256r1, secp384r1, secp521r1)`,
   'env-name': (v, s) =>
     /^[A-Za-z_][A-Za-z0-9_]*$/.test(v) ? undefined : `invalid environment variable name ${s}`,
+  // process.env would keep 'x' of 'x\0y' while FastCGI and SCGI sent all of it, and a spawned
+  // CGI script or Python worker would not start at all.
+  // The value is not quoted: environment variables often hold secrets.
+  'env-value': (v) =>
+    v.includes('\0') ? 'an environment variable cannot hold a NUL character' : undefined,
   path: (v, s) => (v.length > 0 && !v.includes('\0') ? undefined : `expected a path, got ${s}`),
   command: (v, s) =>
     v.trim().length > 0 && !v.includes('\0')

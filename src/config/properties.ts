@@ -231,7 +231,7 @@ export const PROPERTIES = {
       'OCSP stapling. Certificates with the Must-Staple extension do not work with automatic TLS.',
   }),
   environmentVariables: row({
-    type: mapOf('variable name', str(), { keyFormat: 'env-name' }),
+    type: mapOf('variable name', str('env-value'), { keyFormat: 'env-name' }),
     scopes: G,
     since: V1,
     summary: 'Environment variables for the server (name to string value).',

@@ -18,6 +18,7 @@ const STRING_PATTERNS: Partial<Record<string, string>> = {
   'url-path': '^/',
   'file-extension': '^\\.[^/\\\\\\s]+$',
   'env-name': '^[A-Za-z_][A-Za-z0-9_]*$',
+  'env-value': '^[^\\u0000]*$',
   'header-name': "^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$",
   'http-url': '^https?://',
   'gateway-url': '^(tcp://[^/]+:\\d+/?|unix:///.+)$',

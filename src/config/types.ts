@@ -20,6 +20,7 @@ export type StringFormat =
   | 'cipher-suite'
   | 'ecdh-curve'
   | 'env-name'
+  | 'env-value' // no NUL: the environment ends a value there
   | 'path' // a filesystem path: non-empty, no NUL; relative ones are made relative to the file
   | 'command'; // a program: a name looked up on the PATH or a path, non-empty, no NUL, kept as written
 

@@ -36,6 +36,7 @@ describe('JSON Schema', () => {
       'location-without-path',
       'rewrite-without-replacement',
       'check-nonstandard-1xx',
+      'env-value-nul',
     ]) {
       assert.equal(check(yamlFile(`test/fixtures/invalid/${file}.yaml`)), false, file);
     }
