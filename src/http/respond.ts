@@ -254,6 +254,13 @@ export async function sendStream(
  * connection is counted as it goes, so a cut transfer logs what got out.
  */
 function pump(body: Readable, target: Writable, ctx: Ctx): Promise<void> {
+  // A response whose client left before the body began has had its 'close': none comes to wait
+  // for, and a write to it only returns false (a CGI answer found its client gone and held its
+  // process slot for ever).
+  if (target.destroyed) {
+    body.destroy();
+    return Promise.reject(prematureClose());
+  }
   return new Promise((resolve, reject) => {
     const resume = () => body.resume();
     const onData = (chunk: Buffer) => {
@@ -285,13 +292,17 @@ function pump(body: Readable, target: Writable, ctx: Ctx): Promise<void> {
     const onClose = () => {
       settle();
       body.destroy();
-      reject(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+      reject(prematureClose());
     };
     body.on('data', onData).once('end', onEnd).once('error', onBodyError);
     target.once('finish', onFinish).once('close', onClose).once('error', onTargetError);
     // A body its producer paused (a gateway's, after its header block) flows only when asked.
     body.resume();
   });
+}
+
+function prematureClose(): Error {
+  return Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
 }
 
 /** Feeds a tap alone (an absorbed response). */

@@ -59,6 +59,7 @@ script(
   '#!/bin/sh\ncat > /dev/null\nprintf "Content-Type: text/plain\\n\\nread it all"\n',
 );
 script('cgi-bin/slow.sh', '#!/bin/sh\nsleep 1\nprintf "Content-Type: text/plain\\n\\nslept"\n');
+script('cgi-bin/quick.sh', '#!/bin/sh\nprintf "Content-Type: text/plain\\n\\nquick"\n');
 script('cgi-bin/noheaders.sh', '#!/bin/sh\nprintf "just text"\n');
 script(
   'by-ext.py',
@@ -175,6 +176,24 @@ describe('CGI', () => {
     assert.equal(scriptProcesses(), 0);
     await sleep(100);
     assert.equal(s.server.connectionsActive, 0);
+  });
+
+  it(`frees the process slot of a client gone before the answer: ${2 * MAX_PROCESSES} such clients leave scripts runnable`, async () => {
+    // The client sends its request and leaves at once, so the script's answer finds the response
+    // closed: that request must still end and give its slot back.
+    await Promise.all(
+      Array.from({ length: 2 * MAX_PROCESSES }, async () => {
+        const socket = connect(s.port, '127.0.0.1');
+        await once(socket, 'connect');
+        socket.end('GET /cgi-bin/quick.sh HTTP/1.1\r\nHost: x\r\n\r\n');
+        socket.destroy();
+      }),
+    );
+    for (let i = 0; i < 60 && scriptProcesses() > 0; i++) await sleep(50);
+    const started = Date.now();
+    const r = await get(s.port, '/cgi-bin/quick.sh');
+    assert.deepEqual([r.status, r.text], [200, 'quick']);
+    assert.ok(Date.now() - started < 1000, `answered after ${Date.now() - started} ms`);
   });
 
   it('leaves no script running after its response is complete (killed within 5 s at most)', async () => {

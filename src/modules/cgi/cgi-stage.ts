@@ -52,6 +52,8 @@ export function cgiStage(setup: CgiSetup): Stage {
         detail: `${what}: every CGI process slot stayed busy; the request was not run`,
       });
     try {
+      // A client gone while the request waited for a slot is not answered: nothing is run for it.
+      if (ctx.clientGone) return;
       await run(ctx, setup.errorLog, what, command, script.filename, cgiVariables(ctx, script));
     } finally {
       release();
@@ -108,6 +110,9 @@ async function run(
     if (e instanceof HttpError || !ctx.clientGone) throw e;
   } finally {
     ctx.res.off('close', kill);
+    // Output nobody will read (the answer failed before its body was sent) would keep 'close',
+    // and with it the exit status and the process slot, waiting for ever.
+    child.stdout!.destroy();
     // Its answer is out: a script that lingers (or left a child holding its output) is given a
     // moment to end, then its group is killed, so it cannot hold a process slot for ever.
     const lingering = setTimeout(kill, LINGER_MS);
