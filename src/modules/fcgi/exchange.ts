@@ -70,7 +70,7 @@ export class FcgiExchange implements ConnectionUser {
     this.first = new Promise((resolve) => (this.decide = resolve));
     connection.user = this;
     // A request without a body goes out in one write: BEGIN_REQUEST, PARAMS, the empty STDIN.
-    this.socket.write(requestHead(vars, body === undefined));
+    this.socket.write(requestHead(vars, body === undefined), 'latin1');
     if (body === undefined) connection.sent();
     else
       void sendBody(this.socket, body, () => (this.bodyStarted = true)).then(
