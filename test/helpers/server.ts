@@ -27,35 +27,31 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const probe = createServer();
+      probe.once('error', reject);
+      probe.listen(0, '127.0.0.1', () => {
+        const address = probe.address();
+        probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+      });
     });
-  });
+    // A closed probe's port can come back at once: an admin port and the server's own were the
+    // same once, and the second listener failed.
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    return port;
+  }
 }
 
-/** `count` distinct free ports: each probe stays bound until all are known, so none repeats. */
+/** Ports this process's freePort gave out, never given twice. */
+const handedOut = new Set<number>();
+
+/** `count` distinct free ports (freePort never gives one twice). */
 export async function freePorts(count: number): Promise<number[]> {
-  const probes = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-          const probe = createServer();
-          probe.once('error', reject);
-          probe.listen(0, '127.0.0.1', () => resolve(probe));
-        }),
-    ),
-  );
-  const ports = probes.map((p) => {
-    const address = p.address();
-    return typeof address === 'object' && address ? address.port : 0;
-  });
-  await Promise.all(probes.map((p) => new Promise((resolve) => p.close(resolve))));
+  const ports: number[] = [];
+  while (ports.length < count) ports.push(await freePort());
   return ports;
 }
 
