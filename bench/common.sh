@@ -52,6 +52,14 @@ wrk_figures() {
 median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 # ratio A B — A / B with two decimals.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+# round_ratios "A1 A2…" "B1 B2…" — A/B of each round, then their median: servers measured in one
+# round ran within a minute of each other, so the shared machine's slow spells (which move a
+# server's figure by a third from one round to the next) weigh less than in a ratio of medians.
+round_ratios() {
+  local a=($1) b=($2) each=() i
+  for i in "${!a[@]}"; do each+=("$(ratio "${a[$i]}" "${b[$i]}")"); done
+  printf '%s (each round: %s)' "$(median "${each[*]}")" "${each[*]}"
+}
 
 # Several servers measured over rounds: `record ROUND NAME "REQ/S P99…"` prints the round's line and
 # keeps its requests/s; `medians NAME...` prints each server's median and leaves it in med[NAME].

@@ -99,6 +99,7 @@ medians "${servers[@]}"
 echo
 echo "portico / nginx: $(ratio "${med[portico]}" "${med[nginx]}")   (target ≥ 0.9)"
 echo "portico / caddy: $(ratio "${med[portico]}" "${med[caddy]}")   (target ≥ 1.2)"
+echo "median of each round's portico / nginx: $(round_ratios "${runs[portico]}" "${runs[nginx]}")"
 
 # ── CGI: a shell script per request ─────────────────────────────────────────────────────────────
 # Apache runs its CGI daemon as www-data: the directory must be readable by it.

@@ -55,3 +55,4 @@ done
 echo
 medians minimal portico
 echo "portico / minimal: $(ratio "${med[portico]}" "${med[minimal]}") (target >= 0.8)"
+echo "median of each round's portico / minimal: $(round_ratios "${runs[portico]}" "${runs[minimal]}")"

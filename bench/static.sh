@@ -87,4 +87,5 @@ r() { ratio "${med[$1 $3]}" "${med[$2 $3]}"; }
 echo "portico / minimal:     1k $(r portico minimal 1k.html)   404 $(r portico minimal missing)   64k $(r portico minimal 64k.html)   (targets ≥ 0.85 for 1k and 404)"
 echo "portico / caddy:       1k $(r portico caddy 1k.html)   404 $(r portico caddy missing)   (404 target ≥ 1.5)"
 echo "portico / http-server: 1k $(r portico http-server 1k.html)"
+echo "median of each round's portico / minimal: 1k $(round_ratios "${runs[portico 1k.html]}" "${runs[minimal 1k.html]}")   404 $(round_ratios "${runs[portico missing]}" "${runs[minimal missing]}")"
 echo "portico / nginx:       1k $(r portico nginx 1k.html)   404 $(r portico nginx missing)   64k $(r portico nginx 64k.html)"

@@ -13,6 +13,8 @@ const ignore = () => undefined;
 
 export function http2Streams(
   dispatch: (req: Request, res: Response) => void,
+  /** Told of every stream first (the listener counts a session's streams). */
+  opened: (stream: ServerHttp2Stream) => void,
 ): (
   stream: ServerHttp2Stream,
   headers: IncomingHttpHeaders,
@@ -21,6 +23,7 @@ export function http2Streams(
 ) => void {
   return (stream, headers, _flags, rawHeaders) => {
     stream.on('error', ignore);
+    opened(stream);
     const expect = headers.expect;
     if (expect !== undefined) {
       if (!CONTINUE.test(String(expect)))

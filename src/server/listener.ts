@@ -11,7 +11,7 @@ import {
   type IncomingMessage,
   type Server as HttpServer,
 } from 'node:http';
-import type { Http2SecureServer, ServerHttp2Session } from 'node:http2';
+import type { Http2SecureServer, ServerHttp2Session, ServerHttp2Stream } from 'node:http2';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { SecureContext, Server as TlsServer, TLSSocket } from 'node:tls';
@@ -191,7 +191,10 @@ export class ProtocolServer {
           this.http1.request(req, res);
           handler(req, res);
         });
-        h2.on('stream', http2Streams(handler));
+        h2.on(
+          'stream',
+          http2Streams(handler, (stream) => this.streamOpened(stream)),
+        );
         // No h2.setTimeout: Node's session timer is refreshed on every write of every stream, 9 %
         // of the CPU of a small HTTP/2 response (bench/h2.sh); idle sessions are closed by the
         // liveness check instead, and the fallback's sockets get the timeout below.
@@ -366,13 +369,18 @@ export class ProtocolServer {
     };
     this.sessions.set(session, watch);
     session.once('close', () => this.sessions.delete(session));
-    session.on('stream', (stream) => {
-      watch.streams++;
-      stream.once('close', () => watch.streams--);
-    });
     // A session whose handshake finished after draining began gets GOAWAY at once.
     if (this.drained) session.close();
     this.livenessTimer ??= setInterval(() => this.checkLiveness(), this.livenessMs).unref();
+  }
+
+  /** Counted from the server's 'stream' event: a second listener on each session cost more. */
+  private streamOpened(stream: ServerHttp2Stream): void {
+    const watch = stream.session && this.sessions.get(stream.session as ServerHttp2Session);
+    if (watch === undefined) return;
+    watch.streams++;
+    // A stream closes once: no once() wrapper to make and remove.
+    stream.on('close', () => watch.streams--);
   }
 
   /**
