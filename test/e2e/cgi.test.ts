@@ -60,6 +60,12 @@ script(
 );
 script('cgi-bin/slow.sh', '#!/bin/sh\nsleep 1\nprintf "Content-Type: text/plain\\n\\nslept"\n');
 script('cgi-bin/quick.sh', '#!/bin/sh\nprintf "Content-Type: text/plain\\n\\nquick"\n');
+// Starts a daemon of its own (a new session, out of reach of the group kill) that keeps the
+// script's error output; its pid goes to bg.pids for the test to end it.
+script(
+  'cgi-bin/daemon.sh',
+  '#!/bin/sh\nsetsid sleep 30 >/dev/null &\necho $! >> ../bg.pids\nprintf "Content-Type: text/plain\\n\\nstarted"\n',
+);
 script('cgi-bin/noheaders.sh', '#!/bin/sh\nprintf "just text"\n');
 script(
   'by-ext.py',
@@ -190,6 +196,25 @@ describe('CGI', () => {
       }),
     );
     for (let i = 0; i < 60 && scriptProcesses() > 0; i++) await sleep(50);
+    const started = Date.now();
+    const r = await get(s.port, '/cgi-bin/quick.sh');
+    assert.deepEqual([r.status, r.text], [200, 'quick']);
+    assert.ok(Date.now() - started < 1000, `answered after ${Date.now() - started} ms`);
+  });
+
+  it('frees the process slot of a script whose daemon keeps its error output', async (t) => {
+    t.after(() => {
+      for (const pid of readFileSync(join(www, 'bg.pids'), 'utf8').split('\n').filter(Boolean))
+        try {
+          process.kill(Number(pid), 'SIGKILL');
+        } catch {
+          // ended already
+        }
+    });
+    const answers = await Promise.all(
+      Array.from({ length: MAX_PROCESSES + 6 }, () => get(s.port, '/cgi-bin/daemon.sh')),
+    );
+    assert.ok(answers.every((r) => r.text === 'started'));
     const started = Date.now();
     const r = await get(s.port, '/cgi-bin/quick.sh');
     assert.deepEqual([r.status, r.text], [200, 'quick']);

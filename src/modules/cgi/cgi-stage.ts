@@ -23,6 +23,8 @@ import type { ProcessSlots } from './process-slots.js';
 const MAX_STDERR = 64 * 1024;
 /** How long a script may run on once its response is complete. */
 const LINGER_MS = 5_000;
+/** How long after a script's exit its error output may take to close. */
+const STDIO_GRACE_MS = 200;
 
 export interface CgiSetup {
   readonly extensions: readonly string[];
@@ -76,12 +78,18 @@ async function run(
     // A process group of its own, so that what the script starts is killed with it.
     detached: true,
   });
+  // 'exit', not 'close': a process the script started in a session of its own (a daemon) is out
+  // of reach of the group kill and may hold the script's error output for as long as it lives.
   const exited = new Promise<number | null>((resolveExit) => {
     child.once('error', (e) => {
       log.log(`${what}: cannot start ${command[0]}: ${e.message}`);
       resolveExit(-1);
     });
-    child.once('close', (code) => resolveExit(code));
+    child.once('exit', (code) => resolveExit(code));
+  });
+  const closed = new Promise<void>((resolveClose) => {
+    child.once('error', () => resolveClose());
+    child.once('close', () => resolveClose());
   });
   let stderr = '';
   let dropped = 0;
@@ -118,6 +126,11 @@ async function run(
     const lingering = setTimeout(kill, LINGER_MS);
     const code = await exited;
     clearTimeout(lingering);
+    // What it wrote to its error output just before it ended is read within moments; a pipe still
+    // held after that belongs to something it left running, and is closed on our side.
+    await within(closed, STDIO_GRACE_MS);
+    child.stderr!.destroy();
+    child.stdin!.destroy();
     const text = stderr.trim();
     if (text !== '')
       log.log(
@@ -125,6 +138,13 @@ async function run(
       );
     if (code !== 0 && code !== null) log.log(`${what}: exited with status ${code}`);
   }
+}
+
+/** Settles when `promise` does, or after `ms`, whichever comes first. */
+function within(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 /** The script and everything it started. */
