@@ -34,6 +34,10 @@ export async function exchangeWithPython(
     throw new HttpError(503, 'upstream-unreachable', {
       detail: `${what}: no process of the application is running`,
     });
+  // A client that left while the request waited (a worker restarting, an earlier stage) had its
+  // 'close' already: nothing would cancel the application's work, whose output waits for credit
+  // a closed response never gives, holding the worker for ever.
+  if (ctx.clientGone) return;
   const req = ctx.body;
   let stream: PythonStream | undefined;
   const onClose = () => stream?.cancel();

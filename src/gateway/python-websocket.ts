@@ -41,6 +41,8 @@ export async function serveWebSocket(
     throw new HttpError(503, 'upstream-unreachable', {
       detail: `${what}: no process of the application is running`,
     });
+  // Gone while it waited: its 'close' has passed, and nothing would end the application's side.
+  if (ctx.clientGone) return;
   const offered = String(headers['sec-websocket-protocol'] ?? '')
     .split(',')
     .map((p) => p.trim())
@@ -173,4 +175,6 @@ function join(
   input.once('error', end);
   output.once('close', end);
   output.on('error', end);
+  // A connection closed before the application accepted has had its 'close'.
+  if (output.destroyed) end();
 }

@@ -517,6 +517,51 @@ describe(
       assert.deepEqual(bridges(file), []);
     });
 
+    it('gives up the work of a client that left while its process restarted: nothing stays in flight', async () => {
+      // Slow to import, so requests wait for the new processes; a response of 2 MiB, beyond what
+      // a process may send before the client's reading is credited back.
+      const file = join(dir, 'restarting.py');
+      writeFileSync(
+        file,
+        'import time\ntime.sleep(1)\ndef application(environ, start_response):\n    start_response("200 OK", [("Content-Type", "application/octet-stream")])\n    return (b"x" * 65536 for _ in range(32))\n',
+      );
+      const server = await startServer(
+        `global:\n  loadModules: [wsgid]\n  pythonExecutable: ${PYTHON}\n  wsgidApplicationPath: ${file}\n`,
+      );
+      const inFlight = () =>
+        (
+          server.server.status() as {
+            modules: { wsgid: { processes: ({ requests_in_flight: number } | null)[] }[] };
+          }
+        ).modules.wsgid[0]!.processes.reduce((n, p) => n + (p?.requests_in_flight ?? 0), 0);
+      try {
+        for (const pid of bridges(file)) process.kill(pid, 'SIGKILL');
+        // Until Portico has seen them die: the requests then wait for the new ones.
+        await until(() => /a new process starts/.test(server.stderr()));
+        await Promise.all(
+          [1, 2].map(async () => {
+            const socket = connect(server.port, '127.0.0.1');
+            await once(socket, 'connect');
+            socket.write('GET /big HTTP/1.1\r\nHost: x\r\n\r\n');
+            await sleep(20);
+            socket.destroy();
+          }),
+        );
+        // Both processes serve again: a process stuck on a left client's response would not.
+        const answers = await Promise.race([
+          Promise.all([1, 2, 3, 4].map(() => request(server.port, '/small'))),
+          sleep(5000).then(() => []),
+        ]);
+        assert.deepEqual(
+          answers.map((r) => r.status),
+          [200, 200, 200, 200],
+        );
+        assert.equal(inFlight(), 0);
+      } finally {
+        await server.close();
+      }
+    });
+
     it('serves two applications on two hosts at once, each in its own processes', async () => {
       const one = plainApp('one');
       const two = plainApp('two');
