@@ -10,6 +10,7 @@ import type { BodyTarget } from '../http/response-tap.js';
 import { CREDIT_STEP, WINDOW } from '../process/python-frames.js';
 import type { PythonPool } from '../process/python-pool.js';
 import type { PythonStream } from '../process/python-worker.js';
+import { discardRest } from '../upstream/request-body.js';
 
 /** The application's header list, without the connection-specific fields it may not set (PEP 3333). */
 function responseHeaders(pairs: [string, string][]): RawHeaders {
@@ -153,6 +154,7 @@ export async function exchangeWithPython(
   } finally {
     ctx.res.off('close', onClose);
     req.off('data', onData).off('end', onEnd);
+    if (hasBody) discardRest(req);
     // A HEAD, a 304 or a refused head leaves the application's body unread: it stops.
     stream?.cancel();
   }

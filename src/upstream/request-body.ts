@@ -37,3 +37,15 @@ export function hasBody(req: Request): boolean {
   const length = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
+
+/**
+ * After the exchange: what the backend left unread of the client's body is read and dropped, as
+ * Node does for a body nobody began to read. One that was begun stays paused otherwise, and a
+ * client still sending it stalls until its connection is reset (a 20 MB upload to a CGI script
+ * that answered without reading it: the client saw its connection reset).
+ */
+export function discardRest(body: Readable): void {
+  if (body.readableEnded || body.destroyed) return;
+  body.unpipe();
+  body.resume();
+}

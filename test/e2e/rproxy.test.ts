@@ -256,6 +256,27 @@ describe('rproxy: bodies', () => {
     assert.deepEqual([chunked.length, chunked.sha256], [big.length, sha256(big)]);
   });
 
+  it('takes the rest of an upload a backend answered without reading: the connection stays usable', async (t) => {
+    const b = await backend(t, (_req, res) => {
+      res.writeHead(413, { 'Content-Length': '8' });
+      res.end('too big\n');
+    });
+    const s = await proxy(t, proxyConfig(b.url));
+    const socket = netConnect(s.port, '127.0.0.1');
+    await once(socket, 'connect');
+    let received = '';
+    socket.setEncoding('latin1').on('data', (d: string) => (received += d));
+    const size = 20 * 1024 * 1024;
+    socket.write(`POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: ${size}\r\n\r\n`);
+    const piece = Buffer.alloc(256 * 1024, 1);
+    for (let sent = 0; sent < size; sent += piece.length)
+      if (!socket.write(piece)) await once(socket, 'drain');
+    socket.write('GET / HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    for (let i = 0; i < 60 && received.split('too big').length < 3; i++) await sleep(50);
+    assert.equal(received.split('HTTP/1.1 413').length - 1, 2, received);
+    socket.destroy();
+  });
+
   it('relays Server-Sent Events one by one', async (t) => {
     let sendSecond: () => void = () => undefined;
     const b = await backend(t, (_req, res) => {

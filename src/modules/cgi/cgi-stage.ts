@@ -15,7 +15,7 @@ import type { Logger } from '../../http/logger.js';
 import { decodePath } from '../../http/paths.js';
 import { sendStream } from '../../http/respond.js';
 import type { Stage } from '../../http/stage.js';
-import { hasBody } from '../../upstream/request-body.js';
+import { discardRest, hasBody } from '../../upstream/request-body.js';
 import { commandFor } from './interpreters.js';
 import type { ProcessSlots } from './process-slots.js';
 
@@ -100,7 +100,8 @@ async function run(
   const kill = () => killGroup(child);
   ctx.res.once('close', kill);
   child.stdin!.on('error', () => undefined);
-  if (hasBody(ctx.req)) ctx.body.pipe(child.stdin!);
+  const body = hasBody(ctx.req) ? ctx.body : undefined;
+  if (body) body.pipe(child.stdin!);
   else child.stdin!.end();
   try {
     const { head, body } = await readHead(child.stdout!);
@@ -118,6 +119,7 @@ async function run(
     if (e instanceof HttpError || !ctx.clientGone) throw e;
   } finally {
     ctx.res.off('close', kill);
+    if (body) discardRest(body);
     // Output nobody will read (the answer failed before its body was sent) would keep 'close',
     // and with it the exit status and the process slot, waiting for ever.
     child.stdout!.destroy();

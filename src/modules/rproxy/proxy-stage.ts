@@ -11,7 +11,7 @@ import type { Stage } from '../../http/stage.js';
 import { backendPath, type Backend } from '../../upstream/backend.js';
 import { chooseBackend, type HealthPolicy } from '../../upstream/choice.js';
 import { isConnectFailure, upstreamError } from '../../upstream/failures.js';
-import { hasBody, RequestBody } from '../../upstream/request-body.js';
+import { discardRest, hasBody, RequestBody } from '../../upstream/request-body.js';
 import { forwardedHeaders } from '../../upstream/request-headers.js';
 import { exchange, type ExchangeFailure } from '../../upstream/exchange.js';
 
@@ -60,6 +60,7 @@ export function proxyStage(setup: ProxySetup): Stage {
     });
     return sent.then(
       (kept) => {
+        requestBody?.destroy();
         // proxyInterceptErrors: the backend's error goes to the error responder, its page dropped.
         if (kept) throw new HttpError(kept.status, 'upstream-status');
       },
@@ -91,7 +92,8 @@ export function proxyStage(setup: ProxySetup): Stage {
         ? 'websocket'
         : undefined;
     const body = upgrade === undefined && hasBody(ctx.req) ? ctx.body : undefined;
-    return attempt(ctx, route, undefined, upgrade, extended, body);
+    const done = attempt(ctx, route, undefined, upgrade, extended, body);
+    return body ? done.finally(() => discardRest(body)) : done;
   };
 }
 

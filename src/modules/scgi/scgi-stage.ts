@@ -17,7 +17,7 @@ import { HttpError } from '../../http/http-error.js';
 import type { Logger } from '../../http/logger.js';
 import { decodePath } from '../../http/paths.js';
 import type { Stage } from '../../http/stage.js';
-import { hasBody } from '../../upstream/request-body.js';
+import { discardRest, hasBody } from '../../upstream/request-body.js';
 
 export interface ScgiSetup {
   readonly address: SocketAddress;
@@ -70,7 +70,7 @@ export function scgiStage(setup: ScgiSetup): Stage {
       throw gatewayError(what, e);
     } finally {
       ctx.res.off('close', abort);
-      body?.unpipe(socket);
+      if (body) discardRest(body);
       socket.destroy();
     }
   };
