@@ -212,3 +212,73 @@ describe('FastCGI pool against an application with a fixed number of children', 
     }
   });
 });
+
+/**
+ * An application whose connections serve one request each and are closed when the next one
+ * comes (php-fpm's pm.max_requests, the close racing the request): the second request on a kept
+ * connection finds it stale. Answers how many STDIN bytes it read.
+ */
+function oneRequestPerConnection(path: string): Server {
+  return createServer((socket) => {
+    const reader = new RecordReader();
+    let served = false;
+    let stdin = 0;
+    socket.on('error', () => undefined);
+    socket.on('data', (chunk: Buffer) => {
+      if (served) return void socket.destroy();
+      for (const r of reader.push(chunk)) {
+        if (r.type !== RecordType.Stdin) continue;
+        stdin += r.content.length;
+        if (r.content.length > 0) continue;
+        served = true;
+        socket.write(
+          Buffer.concat([
+            record(RecordType.Stdout, Buffer.from(`Content-Type: text/plain\r\n\r\ngot ${stdin}`)),
+            record(RecordType.EndRequest, Buffer.alloc(8)),
+          ]),
+        );
+      }
+    });
+  }).listen(path);
+}
+
+describe('FastCGI: a kept connection the application closed', () => {
+  it('sends a request with a body again on a new connection, the body whole, when its client sends it late', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'portico-fcgi-stale-'));
+    writeFileSync(join(dir, 'hello.php'), '');
+    const app = oneRequestPerConnection(join(dir, 'app.sock'));
+    let server: RunningServer | undefined;
+    try {
+      server = await startServer(
+        `global:\n  wwwroot: ${dir}\n  loadModules: [fcgi]\n  fcgiScriptExtensions: [.php]\n  fcgiTo: unix://${join(dir, 'app.sock')}\n`,
+      );
+      assert.equal((await request(server.port, '/hello.php')).text, 'got 0');
+      const body = Buffer.alloc(100_000, 7);
+      const reply = await new Promise<string>((resolve, reject) => {
+        const req = httpRequest(
+          {
+            host: '127.0.0.1',
+            port: server!.port,
+            path: '/hello.php',
+            method: 'POST',
+            headers: { 'Content-Length': body.length },
+          },
+          (res) => {
+            let text = '';
+            res.setEncoding('utf8').on('data', (d: string) => (text += d));
+            res.on('end', () => resolve(`${res.statusCode} ${text}`));
+          },
+        );
+        req.on('error', reject);
+        req.flushHeaders();
+        // The body comes after the first attempt has failed on the stale connection.
+        setTimeout(() => req.end(body), 200);
+      });
+      assert.equal(reply, `200 got ${body.length}`);
+    } finally {
+      await server?.close();
+      await new Promise((resolve) => app.close(resolve));
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

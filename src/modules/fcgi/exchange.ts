@@ -59,6 +59,8 @@ export class FcgiExchange implements ConnectionUser {
   /** Paused until the output drains. */
   private draining = false;
   private onSettled: (() => void)[] = [];
+  /** Stops reading the client's body, leaving what is unread to another attempt. */
+  private stopBody: (() => void) | undefined;
 
   constructor(
     private readonly connection: FcgiConnection,
@@ -72,14 +74,17 @@ export class FcgiExchange implements ConnectionUser {
     // A request without a body goes out in one write: BEGIN_REQUEST, PARAMS, the empty STDIN.
     this.socket.write(requestHead(vars, body === undefined), 'latin1');
     if (body === undefined) connection.sent();
-    else
-      void sendBody(this.socket, body, () => (this.bodyStarted = true)).then(
+    else {
+      const sending = sendBody(this.socket, body, () => (this.bodyStarted = true));
+      this.stopBody = sending.stop;
+      void sending.done.then(
         () => {
           this.bodySent = true;
           if (this.settled === undefined && !this.gotAnswer) connection.sent();
         },
         (e: unknown) => this.fail(e),
       );
+    }
   }
 
   /** END_REQUEST, once it came. */
@@ -160,6 +165,7 @@ export class FcgiExchange implements ConnectionUser {
 
   private fail(error: unknown): void {
     if (this.settled !== undefined) return;
+    this.stopBody?.();
     // Nothing came back and nothing of the body was read: a pooled connection the application
     // had closed. The caller may send the request again on a new one.
     const retry = this.connection.reused && !this.gotAnswer && !this.bodyStarted;
@@ -205,27 +211,57 @@ export class FcgiExchange implements ConnectionUser {
   }
 }
 
-/** The body as STDIN records, at the pace the connection takes them, then the empty record. */
-async function sendBody(socket: Socket, body: Readable, started: () => void): Promise<void> {
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    started();
-    if (socket.destroyed) return;
-    for (let at = 0; at < chunk.length; at += MAX_CONTENT) {
-      const piece = Buffer.concat(records(RecordType.Stdin, chunk.subarray(at, at + MAX_CONTENT)));
-      if (!socket.write(piece)) await waitForDrain(socket);
-    }
-  }
-  if (!socket.destroyed) socket.write(Buffer.concat(records(RecordType.Stdin)));
-}
-
-function waitForDrain(socket: Socket): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      socket.off('drain', done);
-      socket.off('close', done);
+/**
+ * The body as STDIN records, at the pace the connection takes them, then the empty record.
+ * Stopped (the exchange failed), it reads no more: a request sent again on a new connection (a
+ * stale one) reads the body from where it is, whole when nothing was read yet. (An async iterator
+ * left waiting took the first piece when it came, and ended the body when it returned.)
+ */
+function sendBody(
+  socket: Socket,
+  body: Readable,
+  started: () => void,
+): { readonly done: Promise<void>; readonly stop: () => void } {
+  let stop = (): void => undefined;
+  const done = new Promise<void>((resolve, reject) => {
+    const onReadable = (): void => {
+      for (let chunk = body.read() as Buffer | null; chunk !== null; chunk = body.read()) {
+        started();
+        let full = false;
+        for (let at = 0; at < chunk.length; at += MAX_CONTENT) {
+          const piece = chunk.subarray(at, at + MAX_CONTENT);
+          if (!socket.write(Buffer.concat(records(RecordType.Stdin, piece)))) full = true;
+        }
+        if (full) {
+          // The rest waits in the body (and the client) until the application has read this.
+          body.off('readable', onReadable);
+          socket.once('drain', onDrain);
+          return;
+        }
+      }
+    };
+    const onDrain = (): void => {
+      body.on('readable', onReadable);
+      onReadable();
+    };
+    const cleanup = (): void => {
+      body.off('readable', onReadable).off('end', onEnd).off('error', onError);
+      socket.off('drain', onDrain);
+    };
+    const onEnd = (): void => {
+      cleanup();
+      if (!socket.destroyed) socket.write(Buffer.concat(records(RecordType.Stdin)));
       resolve();
     };
-    socket.once('drain', done);
-    socket.once('close', done);
+    const onError = (error: Error): void => {
+      cleanup();
+      reject(error);
+    };
+    stop = () => {
+      cleanup();
+      resolve();
+    };
+    body.on('readable', onReadable).once('end', onEnd).once('error', onError);
   });
+  return { done, stop };
 }
