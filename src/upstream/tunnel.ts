@@ -14,4 +14,6 @@ export function tunnel(client: SwitchedConnection, backend: Duplex): void {
   backend.on('error', close).on('close', close);
   client.input.pipe(backend);
   backend.pipe(client.output);
+  // A client gone before the backend's 101 was relayed has had its 'close' already.
+  if (client.output.destroyed || backend.destroyed) close();
 }
