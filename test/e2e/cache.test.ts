@@ -554,6 +554,33 @@ describe('cache: stale content (RFC 5861)', () => {
     assert.equal(o.hits('/swr'), 2);
   });
 
+  it('stale-while-revalidate: a validation the origin never answers is given up after `timeout`, and the next one runs', async (t) => {
+    let n = 0;
+    const o = await origin(t, (_req, res) => {
+      n++;
+      // The first validation hangs; the others answer.
+      if (n === 2) return;
+      res.writeHead(200, {
+        'Cache-Control': 'max-age=30, stale-while-revalidate=60',
+        Age: '40',
+        'X-N': String(n),
+      });
+      res.end('swr');
+    });
+    const s = await cachingProxy(t, o, '  timeout: 400\n');
+    await get(s, '/hang');
+    await get(s, '/hang');
+    for (let i = 0; i < 50 && o.hits('/hang') < 2; i++) await sleep(20);
+    assert.equal(o.hits('/hang'), 2, 'the background validation reached the origin');
+    // Still under way: no second validation of the same response.
+    await get(s, '/hang');
+    assert.equal(o.hits('/hang'), 2);
+    await sleep(600);
+    await get(s, '/hang');
+    for (let i = 0; i < 50 && o.hits('/hang') < 3; i++) await sleep(20);
+    assert.equal(o.hits('/hang'), 3, 'the hung one was given up');
+  });
+
   it('stale-if-error: a stale response stands in for a dead origin or a 5xx; without it, the error', async (t) => {
     let broken = false;
     const o = await origin(t, (req, res) => {

@@ -35,3 +35,10 @@ export function detachedCopy(ctx: Ctx): Ctx | undefined {
   copy.query = ctx.query;
   return copy;
 }
+
+/** Gives up on a copy: its response closes, which every stage takes for a client gone. */
+export function abandonCopy(copy: Ctx): void {
+  const res = copy.res as ServerResponse;
+  res.destroy();
+  res.emit('close');
+}

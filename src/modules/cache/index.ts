@@ -16,6 +16,8 @@ export interface CacheOptions {
   /** cacheVaryHeaders and cacheIgnoreHeaders, lower-cased. */
   readonly varyHeaders: readonly string[];
   readonly ignored: readonly string[];
+  /** How long a background validation may take: `timeout`, or its default when it is off. */
+  readonly backgroundMs: number;
 }
 
 /**
@@ -24,12 +26,16 @@ export interface CacheOptions {
  */
 export const MAX_STORE_BYTES = 512 * 1024 * 1024;
 
+/** A background validation's limit when `timeout` is off (null): it has no client to reset. */
+const DEFAULT_BACKGROUND_MS = 300_000;
+
 function options(s: ResolvedSettings): CacheOptions {
   return {
     maxEntries: s.maximumCacheEntries,
     maxResponseBytes: s.maximumCacheResponseSize,
     varyHeaders: (s.cacheVaryHeaders ?? []).map((n) => n.toLowerCase()),
     ignored: (s.cacheIgnoreHeaders ?? []).map((n) => n.toLowerCase()),
+    backgroundMs: s.timeout ?? DEFAULT_BACKGROUND_MS,
   };
 }
 
@@ -62,6 +68,7 @@ export const cache = defineModule<CacheOptions>({
         maxResponseBytes: Math.min(o.maxResponseBytes ?? MAX_STORE_BYTES, MAX_STORE_BYTES),
         varyHeaders: o.varyHeaders,
         ignored: new Set(o.ignored),
+        backgroundMs: o.backgroundMs,
         errorLog,
       }),
       status: () => shared.store.stats(),

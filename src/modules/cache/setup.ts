@@ -13,5 +13,7 @@ export interface CacheSetup {
   readonly varyHeaders: readonly string[];
   /** cacheIgnoreHeaders, lower-cased: left out of stored copies. */
   readonly ignored: ReadonlySet<string>;
+  /** How long a background validation may run before its copy of the request is abandoned. */
+  readonly backgroundMs: number;
   readonly errorLog: Logger;
 }

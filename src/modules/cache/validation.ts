@@ -7,7 +7,7 @@ import type { ResponseTap } from '../../http/response-tap.js';
 import type { Next } from '../../http/stage.js';
 import type { Forwarded } from './cache-status.js';
 import { Capture } from './capture.js';
-import { detachedCopy } from './detached.js';
+import { abandonCopy, detachedCopy } from './detached.js';
 import { staleIfError, type RequestCaching } from './freshness.js';
 import { serve, ttl, withTap } from './serve.js';
 import type { CacheSetup } from './setup.js';
@@ -133,6 +133,10 @@ export async function revalidateInBackground(
       return replace.head(status, headers);
     },
   };
+  // The copy has no client whose `timeout` would reset it: a backend that never answers would
+  // hold the validation (and a gateway's process or connection) for ever. Its response closing is
+  // what every stage takes for a client gone.
+  const limit = setTimeout(() => abandonCopy(copy), setup.backgroundMs).unref();
   try {
     await next(copy);
     if (notModified === undefined) return;
@@ -149,6 +153,7 @@ export async function revalidateInBackground(
       `[${code}] background revalidation of ${entry.primary}: ${(e as Error).message}`,
     );
   } finally {
+    clearTimeout(limit);
     fill.settle('not-stored');
   }
 }
