@@ -100,8 +100,8 @@ async function run(
   const kill = () => killGroup(child);
   ctx.res.once('close', kill);
   child.stdin!.on('error', () => undefined);
-  const body = hasBody(ctx.req) ? ctx.body : undefined;
-  if (body) body.pipe(child.stdin!);
+  const upload = hasBody(ctx.req) ? ctx.body : undefined;
+  if (upload) upload.pipe(child.stdin!);
   else child.stdin!.end();
   try {
     const { head, body } = await readHead(child.stdout!);
@@ -119,7 +119,7 @@ async function run(
     if (e instanceof HttpError || !ctx.clientGone) throw e;
   } finally {
     ctx.res.off('close', kill);
-    if (body) discardRest(body);
+    if (upload) discardRest(upload);
     // Output nobody will read (the answer failed before its body was sent) would keep 'close',
     // and with it the exit status and the process slot, waiting for ever.
     child.stdout!.destroy();

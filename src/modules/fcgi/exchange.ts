@@ -165,7 +165,6 @@ export class FcgiExchange implements ConnectionUser {
 
   private fail(error: unknown): void {
     if (this.settled !== undefined) return;
-    this.stopBody?.();
     // Nothing came back and nothing of the body was read: a pooled connection the application
     // had closed. The caller may send the request again on a new one.
     const retry = this.connection.reused && !this.gotAnswer && !this.bodyStarted;
@@ -177,6 +176,9 @@ export class FcgiExchange implements ConnectionUser {
   }
 
   private settle(settled: Settled): void {
+    // Ended or failed, the exchange reads no more of the client's body: a retry or the stage
+    // (which drops what is left) takes it from here.
+    this.stopBody?.();
     this.settled = settled;
     for (const report of this.onSettled.splice(0)) report();
   }

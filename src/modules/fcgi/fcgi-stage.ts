@@ -13,7 +13,7 @@ import { HttpError } from '../../http/http-error.js';
 import type { Logger } from '../../http/logger.js';
 import { decodePath } from '../../http/paths.js';
 import type { Stage } from '../../http/stage.js';
-import { hasBody } from '../../upstream/request-body.js';
+import { discardRest, hasBody } from '../../upstream/request-body.js';
 import type { FcgiConnection, FcgiConnections } from './connections.js';
 import { FcgiExchange, StaleConnection, type Ending } from './exchange.js';
 import { ProtocolStatus } from './records.js';
@@ -43,14 +43,19 @@ export function fcgiStage(setup: FcgiSetup): Stage {
     const vars = cgiVariables(ctx, script, { contentLengthDefault: true });
     addConfigured(vars, configured);
     const body = hasBody(ctx.req) ? ctx.body : undefined;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await serveOnce(ctx, setup, vars, body, relay, attempt > 0);
-      } catch (e) {
-        // A connection php-fpm had closed while idle (pm.max_requests): once more, on a new one.
-        if (e instanceof StaleConnection && attempt === 0 && !ctx.responded) continue;
-        throw e instanceof StaleConnection ? gatewayError(what, e.cause) : e;
+    try {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await serveOnce(ctx, setup, vars, body, relay, attempt > 0);
+        } catch (e) {
+          // A connection php-fpm had closed while idle (pm.max_requests): once more, on a new one.
+          if (e instanceof StaleConnection && attempt === 0 && !ctx.responded) continue;
+          throw e instanceof StaleConnection ? gatewayError(what, e.cause) : e;
+        }
       }
+    } finally {
+      // An application that failed (or answered) before reading all of it leaves the rest.
+      if (body) discardRest(body);
     }
   };
   // The script is usually found at once (the file cache): no promise until there is one to wait for.
