@@ -15,7 +15,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { hashPassword } from '../../src/auth/password.js';
 import { BIN, ROOT } from '../helpers/cli.js';
-import { request } from '../helpers/http.js';
+import { request, uploadThenAsk } from '../helpers/http.js';
 import { freePort, type RunningServer, type StartOptions, startServer } from '../helpers/server.js';
 
 const TLS = join(ROOT, 'test/fixtures/tls');
@@ -262,19 +262,14 @@ describe('rproxy: bodies', () => {
       res.end('too big\n');
     });
     const s = await proxy(t, proxyConfig(b.url));
-    const socket = netConnect(s.port, '127.0.0.1');
-    await once(socket, 'connect');
-    let received = '';
-    socket.setEncoding('latin1').on('data', (d: string) => (received += d));
-    const size = 20 * 1024 * 1024;
-    socket.write(`POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: ${size}\r\n\r\n`);
-    const piece = Buffer.alloc(256 * 1024, 1);
-    for (let sent = 0; sent < size; sent += piece.length)
-      if (!socket.write(piece)) await once(socket, 'drain');
-    socket.write('GET / HTTP/1.1\r\nHost: localhost\r\n\r\n');
-    for (let i = 0; i < 60 && received.split('too big').length < 3; i++) await sleep(50);
+    const received = await uploadThenAsk(
+      s.port,
+      'POST / HTTP/1.1\r\nHost: localhost\r\n',
+      20 * 1024 * 1024,
+      'GET / HTTP/1.1\r\nHost: localhost\r\n\r\n',
+      'too big',
+    );
     assert.equal(received.split('HTTP/1.1 413').length - 1, 2, received);
-    socket.destroy();
   });
 
   it('relays Server-Sent Events one by one', async (t) => {

@@ -1,7 +1,9 @@
 // Small HTTP clients for end-to-end tests: node:http requests with any Host header or method, and
 // raw bytes over a socket for what no well-behaved client sends.
 import { request as httpRequest } from 'node:http';
+import { once } from 'node:events';
 import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface Reply {
   status: number;
@@ -59,4 +61,33 @@ export function raw(port: number, bytes: string, ms = 3000): Promise<string> {
     });
     socket.on('error', reject);
   });
+}
+
+/**
+ * On one connection: `head` with `size` bytes of body sent as fast as the server takes them, then
+ * `next`. Resolves with what came back once `marker` was seen twice (both answers), or after 3 s.
+ */
+export async function uploadThenAsk(
+  port: number,
+  head: string,
+  size: number,
+  next: string,
+  marker: string,
+): Promise<string> {
+  const socket = connect(port, '127.0.0.1');
+  await once(socket, 'connect');
+  let received = '';
+  socket.setEncoding('latin1').on('data', (d: string) => (received += d));
+  socket.on('error', () => undefined);
+  try {
+    socket.write(`${head}Content-Length: ${size}\r\n\r\n`);
+    const piece = Buffer.alloc(256 * 1024, 1);
+    for (let sent = 0; sent < size && !socket.destroyed; sent += piece.length)
+      if (!socket.write(piece)) await Promise.race([once(socket, 'drain'), once(socket, 'close')]);
+    socket.write(next);
+    for (let i = 0; i < 60 && received.split(marker).length < 3; i++) await sleep(50);
+    return received;
+  } finally {
+    socket.destroy();
+  }
 }
