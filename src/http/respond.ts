@@ -5,6 +5,7 @@
 import { Transform, Writable, type Duplex, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Ctx } from './ctx.js';
+import type { CustomHeader } from './resolved.js';
 import { CONNECTION_SPECIFIC } from './hop-by-hop.js';
 import { TappedTarget, type BodyTap, type BodyTarget } from './response-tap.js';
 
@@ -52,23 +53,36 @@ function finalize(ctx: Ctx, status: number, headers: RawHeaders): number {
   // Whatever a backend said, the Server is Portico's, or the one customHeaders names.
   for (let i = indexOfHeader(headers, 'server'); i >= 0; i = indexOfHeader(headers, 'server'))
     headers.splice(i, 2);
+  addCustomAndServer(headers, ctx.resolved?.customHeaders, ctx.originalPath);
+  // A page rendered for an error by an errorConfig is still that error (CONTRACT.md, point 4).
+  const sent = ctx.errorStatus !== undefined && status < 300 ? ctx.errorStatus : status;
+  if (NO_CONTENT.has(sent)) withoutContentFields(headers, sent);
+  sending(ctx, sent);
+  return sent;
+}
+
+/** customHeaders the response does not already have, then `Server`. */
+function addCustomAndServer(
+  headers: RawHeaders,
+  custom: readonly CustomHeader[] | undefined,
+  originalPath: string,
+): void {
   let server = SERVER;
-  const custom = ctx.resolved?.customHeaders;
   if (custom) {
     for (const h of custom) {
-      const value = h.hasPath ? h.value.replaceAll('{path}', ctx.originalPath) : h.value;
+      const value = h.hasPath ? h.value.replaceAll('{path}', originalPath) : h.value;
       if (h.hasPath && !VALID_VALUE.test(value)) continue;
       if (h.lower === 'server') server = value;
       else if (!hasHeader(headers, h.lower)) headers.push(h.name, value);
     }
   }
   headers.push('Server', server);
-  // A page rendered for an error by an errorConfig is still that error (CONTRACT.md, point 4).
-  const sent = ctx.errorStatus !== undefined && status < 300 ? ctx.errorStatus : status;
-  if (NO_CONTENT.has(sent)) withoutContentFields(headers, sent);
-  ctx.status = sent;
+}
+
+/** The status is final: the access log's, and the `timeout` limit no longer applies. */
+function sending(ctx: Ctx, status: number): void {
+  ctx.status = status;
   ctx.deadlines?.remove(ctx);
-  return sent;
 }
 
 function withoutContentFields(headers: RawHeaders, status: number): void {
@@ -115,12 +129,12 @@ const LOWER_NAMES = new Map(
   ].map((name) => [name, name.toLowerCase()]),
 );
 
+/** An HTTP/2 response head: pseudo-field and lower-case names, repeated ones (Set-Cookie) as arrays. */
+type HeaderObject = Record<string, string | string[] | number>;
+
 /** Repeated names (Set-Cookie) become arrays. */
-function headerObject(
-  headers: RawHeaders,
-  status: number,
-): Record<string, string | string[] | number> {
-  const out: Record<string, string | string[] | number> = { ':status': status };
+function headerObject(headers: readonly string[], status: number): HeaderObject {
+  const out: HeaderObject = { ':status': status };
   for (let i = 0; i < headers.length; i += 2) {
     const name = headers[i]!;
     const lower = LOWER_NAMES.get(name) ?? name.toLowerCase();
@@ -151,15 +165,78 @@ export function send(ctx: Ctx, status: number, headers: RawHeaders, body?: Buffe
     tap.end();
     if (tap.absorb) return;
   }
-  const sent = finalize(ctx, status, headers);
-  const bodiless = body === undefined || ctx.method === 'HEAD' || NO_CONTENT.has(sent);
+  deliver(ctx, finalize(ctx, status, headers), headers, undefined, body);
+}
+
+/** A finalized head and its body from memory; `object` is the HTTP/2 head when already built. */
+function deliver(
+  ctx: Ctx,
+  status: number,
+  headers: readonly string[],
+  object: HeaderObject | undefined,
+  body: Buffer | string | undefined,
+): void {
+  const bodiless = body === undefined || ctx.method === 'HEAD' || NO_CONTENT.has(status);
   // The body bytes sent, as nginx's $body_bytes_sent: none for HEAD, 204, 304.
   ctx.length = bodiless ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.length;
-  writeHead(ctx, sent, headers, bodiless && 'stream' in ctx.res);
   if ('stream' in ctx.res) {
+    ctx.res.stream.respond(object ?? headerObject(headers, status), { endStream: bodiless });
     if (!bodiless) ctx.res.stream.end(body);
-  } else if (bodiless) ctx.res.end();
+    return;
+  }
+  ctx.res.writeHead(status, headers as unknown as Record<string, string>);
+  if (bodiless) ctx.res.end();
   else ctx.res.end(body);
+}
+
+/**
+ * A 200 head that changes only with what it describes (a file held in the static cache): the
+ * location's customHeaders and `Server` are added once, not per response, and the HTTP/2 head is
+ * built once too (issue 15: a tenth of Portico's own work per HTTP/2 file hit went to building it).
+ * One location's customHeaders are kept at a time; another location rebuilds them.
+ */
+export class KeptHead {
+  private custom: readonly CustomHeader[] | undefined | null = null;
+  /** undefined: not keepable for `custom` (a `{path}` value differs per request). */
+  private final: readonly string[] | undefined;
+  private object: HeaderObject | undefined;
+
+  constructor(readonly headers: readonly string[]) {}
+
+  /** The whole head for a location with these customHeaders. */
+  finalFor(custom: readonly CustomHeader[] | undefined): readonly string[] | undefined {
+    if (custom !== this.custom) {
+      this.custom = custom;
+      this.object = undefined;
+      this.final = custom?.some((h) => h.hasPath) ? undefined : this.finish(custom);
+    }
+    return this.final;
+  }
+
+  /** The HTTP/2 head of `finalFor`'s list, built on first use. */
+  objectOf(final: readonly string[]): HeaderObject {
+    return (this.object ??= headerObject(final, 200));
+  }
+
+  private finish(custom: readonly CustomHeader[] | undefined): readonly string[] {
+    const list = this.headers.slice();
+    addCustomAndServer(list, custom, '');
+    return list;
+  }
+}
+
+/**
+ * `send(ctx, 200, head.headers, body)`, with the head finalized once for every response that
+ * carries it as it is: no cache watching, no error being rendered, no `{path}` in customHeaders.
+ */
+export function sendKept(ctx: Ctx, head: KeptHead, body: Buffer): void {
+  const final =
+    ctx.tap === undefined && ctx.errorStatus === undefined && ctx.errorHeaders.length === 0
+      ? head.finalFor(ctx.resolved?.customHeaders)
+      : undefined;
+  if (final === undefined) return send(ctx, 200, head.headers.slice(), body);
+  sending(ctx, 200);
+  deliver(ctx, 200, final, 'stream' in ctx.res ? head.objectOf(final) : undefined, body);
 }
 
 /**

@@ -9,6 +9,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { HttpError } from '../http/http-error.js';
+import type { KeptHead } from '../http/respond.js';
 import {
   compressBuffer,
   isCompressible,
@@ -46,8 +47,8 @@ export interface FileEntry {
   body: Buffer | undefined;
   loading: Promise<Buffer> | undefined;
   readonly variants: Map<Encoding, Buffer | Promise<Buffer>>;
-  /** Response header lists, built once per (coding, flags) by file-response.ts. */
-  readonly headerLists: (readonly string[] | undefined)[];
+  /** 200 response heads, built once per (coding, flags) by file-response.ts. */
+  readonly heads: (KeptHead | undefined)[];
 }
 
 export interface DirectoryEntry {
@@ -338,7 +339,7 @@ export class FileCache {
         body: undefined,
         loading: undefined,
         variants: new Map(),
-        headerLists: [],
+        heads: [],
       };
     }
     if (stats.isDirectory()) {

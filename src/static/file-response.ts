@@ -1,12 +1,12 @@
 // Answers a request for a regular file: preconditions, ranges, content-coding, then the body from
-// memory (small files) or streamed from disk. Header lists for 200 responses are built once per
-// entry and variant and copied per response (respond.ts appends to the list it is given).
+// memory (small files) or streamed from disk. Heads of 200 responses are built once per entry and
+// variant (respond.ts KeptHead); a streamed one is copied per response (respond.ts appends to it).
 // A file served as an errorConfig's page is the body of an error, not a resource of its own: no
 // preconditions, no ranges and no validators, so a 404 stays a whole 404 page (CONTRACT.md, point 4)
 // and nothing invites a client to revalidate or resume an error.
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
-import { send, sendStream } from '../http/respond.js';
+import { KeptHead, send, sendKept, sendStream } from '../http/respond.js';
 import type { Ctx } from '../http/ctx.js';
 import { HttpError } from '../http/http-error.js';
 import { multipart, multipartBuffer, multipartStream } from './byteranges.js';
@@ -44,8 +44,8 @@ function pushValidators(
 }
 
 /**
- * The 200 header list for this coding and these flags, built on first use and kept on the entry
- * (the coding, the flags and the entry fix every value, Content-Length included).
+ * The 200 head for this coding and these flags, built on first use and kept on the entry (the
+ * coding, the flags and the entry fix every value, Content-Length included).
  */
 function okHeaders(
   entry: FileEntry,
@@ -53,10 +53,12 @@ function okHeaders(
   varies: boolean,
   encoding: Encoding | undefined,
   length: number | undefined,
-): readonly string[] {
+): KeptHead {
   const codingIndex = encoding === undefined ? 0 : ENCODINGS.indexOf(encoding) + 1;
   const slot = codingIndex * 4 + (flags.etag ? 1 : 0) + (varies ? 2 : 0);
-  return (entry.headerLists[slot] ??= buildOkHeaders(entry, flags, varies, encoding, length));
+  return (entry.heads[slot] ??= new KeptHead(
+    buildOkHeaders(entry, flags, varies, encoding, length),
+  ));
 }
 
 function buildOkHeaders(
@@ -235,7 +237,7 @@ export function serveFile(
     // HEAD takes the same path: its Content-Length is the compressed length GET would send.
     const body = encoding === undefined ? cache.body(entry) : cache.variant(entry, encoding);
     const sendBody = (bytes: Buffer) =>
-      send(ctx, 200, okHeaders(entry, flags, varies, encoding, bytes.length).slice(), bytes);
+      sendKept(ctx, okHeaders(entry, flags, varies, encoding, bytes.length), bytes);
     return body instanceof Promise ? body.then(sendBody) : sendBody(body);
   }
   // A large compressed body is streamed, so its length is unknown: chunked, no Content-Length.
@@ -250,7 +252,7 @@ export function serveFile(
       varies,
       encoding,
       encoding === undefined ? entry.size : undefined,
-    ).slice(),
+    ).headers.slice(),
   );
 }
 

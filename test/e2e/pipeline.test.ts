@@ -2,13 +2,17 @@
 // trailing-slash redirects, error pages, errorConfig, Server header, malformed requests.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { connect as http2Connect } from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { raw, request } from '../helpers/http.js';
-import { startServer, type RunningServer } from '../helpers/server.js';
+import { freePort, startServer, type RunningServer } from '../helpers/server.js';
+import { ROOT } from '../helpers/cli.js';
 
+const TLS = join(ROOT, 'test/fixtures/tls');
+const CA = readFileSync(join(TLS, 'ca.crt'));
 const root = mkdtempSync(join(tmpdir(), 'portico-pipeline-'));
 const www = join(root, 'www');
 const errors = join(root, 'errors');
@@ -198,6 +202,70 @@ describe('customHeaders', () => {
     } finally {
       await own.close();
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the kept head of a file held in memory', () => {
+  it('carries each location’s own customHeaders, over HTTP/1.1 and HTTP/2, whichever asked before', async () => {
+    const sport = await freePort();
+    const own = await startServer(
+      `global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  cert: ${join(TLS, 'server.crt')}\n  key: ${join(TLS, 'server.key')}\n  disableToHTTPSRedirect: true\n  wwwroot: ${www}\n  customHeaders:\n    X-Site: global\nhosts:\n  - domain: a.test\n    customHeaders:\n      X-Site: a\n      Server: edge-a\n  - domain: p.test\n    customHeaders:\n      X-Path: "p={path}"\n    rewriteMap:\n      - regex: "^/alias$"\n        replacement: /bare/note.txt\n`,
+    );
+    const session = http2Connect(`https://localhost:${sport}`, {
+      ca: CA,
+      host: '127.0.0.1',
+    } as never);
+    const h2 = (authority: string, path: string, method = 'GET') =>
+      new Promise<Record<string, unknown>>((resolve, reject) => {
+        const stream = session.request({
+          ':path': path,
+          ':authority': authority,
+          ':method': method,
+        });
+        let body = '';
+        stream.setEncoding('utf8').on('data', (d: string) => (body += d));
+        stream.on('response', (h) => stream.on('end', () => resolve({ ...h, body })));
+        stream.on('error', reject);
+      });
+    try {
+      for (let round = 0; round < 3; round++) {
+        const a = await request(own.port, '/bare/note.txt', { headers: { host: 'a.test' } });
+        assert.equal(a.text, 'note');
+        assert.equal(a.headers['x-site'], 'a');
+        assert.equal(a.headers.server, 'edge-a');
+        assert.equal(a.headers['x-path'], undefined);
+        // `{path}` is the request's own (before rewriting): the same file asked for by two paths.
+        for (const path of ['/bare/note.txt', '/alias']) {
+          const p = await request(own.port, path, { headers: { host: 'p.test' } });
+          assert.equal(p.text, 'note');
+          assert.equal(p.headers['x-path'], `p=${path}`);
+          assert.equal(p.headers.server, 'Portico');
+        }
+        const other = await request(own.port, '/bare/note.txt', {
+          headers: { host: 'other.test' },
+        });
+        assert.equal(other.headers['x-site'], 'global');
+        assert.equal(other.headers.server, 'Portico');
+
+        const a2 = await h2('a.test', '/bare/note.txt');
+        assert.equal(a2.body, 'note');
+        assert.equal(a2['x-site'], 'a');
+        assert.equal(a2.server, 'edge-a');
+        assert.equal(a2['content-length'], '4');
+        const head = await h2('a.test', '/bare/note.txt', 'HEAD');
+        assert.equal(head.body, '');
+        assert.equal(head['x-site'], 'a');
+        assert.equal(head['content-length'], '4');
+        const p2 = await h2('p.test', '/alias');
+        assert.equal(p2.body, 'note');
+        assert.equal(p2['x-path'], 'p=/alias');
+        assert.equal(p2.server, 'Portico');
+        assert.equal((await h2('other.test', '/bare/note.txt'))['x-site'], 'global');
+      }
+    } finally {
+      session.close();
+      await own.close();
     }
   });
 });
