@@ -24,7 +24,7 @@ export function pythonStage(setup: PythonStageSetup): Stage {
   const what = `${setup.mode} ${setup.application}`;
   return async (ctx, next) => {
     const mount = mounted(prefix, decodePath(ctx.path));
-    if (mount === undefined) return next();
+    if (mount === undefined) return next(ctx);
     if (setup.mode === 'asgi' && isWebSocketRequest(ctx))
       return serveWebSocket(ctx, setup.pool, mount, what);
     const body = hasBody(ctx.req);

@@ -3,7 +3,7 @@
 import type { ResolvedSettings } from '../config/defaults.js';
 import type { HostConfig } from '../config/validate.js';
 import type { IpList } from './ip-list.js';
-import type { Stage } from './stage.js';
+import type { Handler } from './stage.js';
 
 export type { ResolvedSettings };
 
@@ -40,5 +40,5 @@ export interface Resolved {
   /** Empty inside an errorConfig: an error there is not re-dispatched again. */
   readonly errorConfigs: readonly ErrorConfigRoute[];
   /** The prepared handler chain: built-in stages, modules, method check, static files. */
-  readonly chain: Stage;
+  readonly chain: Handler;
 }

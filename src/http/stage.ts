@@ -1,13 +1,15 @@
-// A stage answers the request, or calls next() and may wrap what comes back. Chains are composed
-// once per Resolved at compile time; a request only walks the array.
+// A stage answers the request, or calls next(ctx) and may wrap what comes back. Chains are composed
+// once per Resolved at compile time; a request only walks them.
 import type { Ctx } from './ctx.js';
 
 /**
- * The stages after this one. Given a Ctx, they run for it instead: the cache revalidates in the
- * background with a copy of the request whose response goes nowhere.
+ * The stages after this one, run for the Ctx given: the request's own, or a copy (the cache
+ * revalidates in the background with a copy of the request whose response goes nowhere).
  */
-export type Next = (ctx?: Ctx) => Outcome;
+export type Next = (ctx: Ctx) => Outcome;
 export type Stage = (ctx: Ctx, next: Next) => Outcome;
+/** A whole chain: its stages, then what answers when none did. */
+export type Handler = (ctx: Ctx) => Outcome;
 
 /** Nothing when the stage answered synchronously, else what to wait for (it may reject). */
 export type Outcome = PromiseLike<void> | void;
@@ -31,15 +33,16 @@ export class Refusal implements PromiseLike<never> {
 }
 
 /**
- * One stage out of several, run in order; the last `next` is `fallback`. Stages that answer
- * synchronously (a cached file) cost no promise: `run` only returns what the stage returns.
+ * Stages run in order, then `fallback`. Each stage's `next` is made here, once per chain, so a
+ * request walks the chain without a function made per stage; stages that answer synchronously (a
+ * cached file) cost no promise: each returns what the stage after it returned.
  */
-export function compose(stages: readonly Stage[], fallback: Stage): Stage {
-  if (stages.length === 0) return fallback;
-  const count = stages.length;
-  const run = (ctx: Ctx, i: number, outerNext: Next): Outcome =>
-    i < count
-      ? stages[i]!(ctx, (other = ctx) => run(other, i + 1, outerNext))
-      : fallback(ctx, outerNext);
-  return (ctx, outerNext) => run(ctx, 0, outerNext);
+export function compose(stages: readonly Stage[], fallback: Handler): Handler {
+  let next: Handler = fallback;
+  for (let i = stages.length - 1; i >= 0; i--) {
+    const stage = stages[i]!;
+    const after = next;
+    next = (ctx) => stage(ctx, after);
+  }
+  return next;
 }

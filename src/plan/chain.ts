@@ -9,7 +9,8 @@ import type { AuthServices } from '../auth/auth-services.js';
 import type { ResolvedSettings } from '../config/defaults.js';
 import type { ModuleName } from '../config/properties.js';
 import type { Logger } from '../http/logger.js';
-import { compose, type Stage } from '../http/stage.js';
+import { HttpError } from '../http/http-error.js';
+import { compose, Refusal, type Handler, type Stage } from '../http/stage.js';
 import { methodCheck } from '../stages/method-check.js';
 import { nonStandardCodes } from '../stages/non-standard-codes.js';
 import { httpsRedirect, wwwRedirect } from '../stages/redirects.js';
@@ -26,9 +27,11 @@ export interface ChainServices {
   readonly modules: Provisioner;
 }
 
-const notFound: Stage = (ctx) => ctx.fail(404, 'not-found');
+// What the chain answers when no stage did: returned, not thrown (stage.ts Refusal).
+const NOT_FOUND = new Refusal(new HttpError(404, 'not-found'));
+const notFound: Handler = () => NOT_FOUND;
 
-export function buildChain(settings: ResolvedSettings, services: ChainServices): Stage {
+export function buildChain(settings: ResolvedSettings, services: ChainServices): Handler {
   const stages: Stage[] = [];
   for (const stage of [
     httpsRedirect(settings),

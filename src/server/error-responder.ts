@@ -49,7 +49,7 @@ export class ErrorResponder {
     ctx.errorHeaders = e.headers;
     ctx.resolved = resolved;
     try {
-      await resolved.chain(ctx, () => ctx.fail(e.status, e.code));
+      await resolved.chain(ctx);
       return;
     } catch (inner) {
       if (ctx.responded) return void ctx.res.destroy();

@@ -28,9 +28,6 @@ export interface AccessRecord {
 // host's configuration (RFC 9112 §3.2): a Host such as `example.org:@evil.com` must never reach a
 // Location header.
 const VALID_HOST = /^(?:\[[0-9a-z:.%]+\]|(?:[a-z0-9\-._~!$&'()*+,;=]|%[0-9a-f]{2})*)(?::[0-9]*)?$/;
-// What the chain answers when no stage did: returned, not thrown (stage.ts).
-const NOT_FOUND = new Refusal(new HttpError(404, 'not-found'));
-const notFound = (): Refusal => NOT_FOUND;
 
 /** A Host (or `:authority`, or absolute-form authority) as received, lower-cased and checked. */
 interface Authority {
@@ -121,7 +118,7 @@ export class RequestHandler {
     let pending: Outcome;
     try {
       this.route(ctx, plan.hosts.match(ctx.hostname, ctx.localAddress), target, hostValid);
-      pending = ctx.responded ? undefined : ctx.resolved.chain(ctx, notFound);
+      pending = ctx.responded ? undefined : ctx.resolved.chain(ctx);
     } catch (error) {
       return this.fail(ctx, error);
     }

@@ -7,9 +7,9 @@ export const ALLOWED_METHODS = 'GET, POST, HEAD, OPTIONS';
 
 export const methodCheck: Stage = (ctx, next) => {
   const method = ctx.method;
-  if (method === 'GET' || method === 'HEAD' || method === 'POST') return next();
+  if (method === 'GET' || method === 'HEAD' || method === 'POST') return next(ctx);
   // An errorConfig page is served whatever the method of the request that failed.
-  if (ctx.errorStatus !== undefined) return next();
+  if (ctx.errorStatus !== undefined) return next(ctx);
   if (method === 'OPTIONS') return send(ctx, 204, ['Allow', ALLOWED_METHODS]);
   ctx.fail(405, 'method-not-allowed', [['Allow', ALLOWED_METHODS]]);
 };

@@ -84,7 +84,7 @@ export function nonStandardCodes(
       const pending = authenticator.authenticate(ctx, action);
       if (pending) return pending.then(() => walk(ctx, next, i + 1));
     }
-    return next();
+    return next(ctx);
   };
   return (ctx, next) => walk(ctx, next, 0);
 }

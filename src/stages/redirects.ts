@@ -19,7 +19,7 @@ export function httpsRedirect(settings: ResolvedSettings): Stage | undefined {
     typeof settings.sport === 'number' ? settings.sport : parseListen(settings.sport)?.port;
   const suffix = port === undefined || port === 443 ? '' : `:${port}`;
   return (ctx, next) => {
-    if (ctx.scheme === 'https') return next();
+    if (ctx.scheme === 'https') return next(ctx);
     if (ctx.hostname === undefined)
       throw new HttpError(400, 'redirect-without-host', {
         detail: 'An HTTPS redirect needs a Host header',
@@ -41,7 +41,7 @@ export function wwwRedirect(settings: ResolvedSettings): Stage | undefined {
   )
     return undefined;
   return (ctx, next) => {
-    if (ctx.hostname !== domain || ctx.hostHeader === undefined) return next();
+    if (ctx.hostname !== domain || ctx.hostHeader === undefined) return next(ctx);
     redirect(ctx, `${ctx.scheme}://www.${ctx.hostHeader}${ctx.originalPath}${ctx.query}`);
   };
 }

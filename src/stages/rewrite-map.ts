@@ -76,6 +76,6 @@ export function rewriteMap(
       ctx.path = sanitizePath(q < 0 ? url : url.slice(0, q), doubleSlashes);
       ctx.query = q < 0 ? '' : url.slice(q);
     }
-    return next();
+    return next(ctx);
   };
 }

@@ -11,10 +11,10 @@ export function trailingSlash(wwwroot: string, files: StaticFiles): Stage {
   const redirect = (ctx: Ctx) =>
     send(ctx, 301, ['Location', `${ctx.path}/${ctx.query}`, 'Content-Length', '0']);
   return (ctx, next) => {
-    if (ctx.path.endsWith('/')) return next();
+    if (ctx.path.endsWith('/')) return next(ctx);
     const kind = files.kind(wwwroot, decodePath(ctx.path), ctx.startedAt);
     if (kind instanceof Promise)
-      return kind.then((k) => (k === 'directory' ? redirect(ctx) : next()));
-    return kind === 'directory' ? redirect(ctx) : next();
+      return kind.then((k) => (k === 'directory' ? redirect(ctx) : next(ctx)));
+    return kind === 'directory' ? redirect(ctx) : next(ctx);
   };
 }

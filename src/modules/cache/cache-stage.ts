@@ -27,7 +27,7 @@ const SAFE = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);
 export function cacheStage(setup: CacheSetup): Stage {
   return (ctx, next) => {
     // A switch of protocols is not a response to store; CONNECT has none either.
-    if (ctx.upgrade !== undefined || ctx.method === 'CONNECT') return next();
+    if (ctx.upgrade !== undefined || ctx.method === 'CONNECT') return next(ctx);
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return forwardOther(ctx, next, setup);
     const request = requestCaching(ctx);
     if (request.directives.has('no-store') || ctx.req.headers.range !== undefined)

@@ -35,7 +35,7 @@ export function serve(ctx: Ctx, entry: StoredResponse, now: number, parts: Cache
 export async function withTap(ctx: Ctx, next: Next, tap: ResponseTap, parts: CacheStatusParts) {
   ctx.tap = tap;
   try {
-    await next();
+    await next(ctx);
   } catch (e) {
     throw withCacheStatus(e, parts);
   } finally {

@@ -38,9 +38,9 @@ export function cgiStage(setup: CgiSetup): Stage {
   const rule: ScriptRule = (path) => inCgiBin(path) || byExt(path);
   return async (ctx, next) => {
     const wwwroot = ctx.resolved.settings.wwwroot;
-    if (wwwroot === undefined) return next();
+    if (wwwroot === undefined) return next(ctx);
     const script = await findScript(resolve(wwwroot), decodePath(ctx.path), rule);
-    if (script === undefined) return next();
+    if (script === undefined) return next(ctx);
     const what = `CGI ${script.name}`;
     const stats = await fsp.stat(script.filename);
     const command = commandFor(script.filename, (stats.mode & 0o111) !== 0, setup.interpreters);

@@ -65,7 +65,7 @@ export const fauth = defineModule<FauthOptions>({
         // Not allowed: the authentication server's answer has gone to the client.
         if (answer === undefined) return;
         replaceRequestHeaders(ctx.req, answer.headers, o.copy);
-        return next();
+        return next(ctx);
       },
     };
   },

@@ -62,8 +62,8 @@ export function fcgiStage(setup: FcgiSetup): Stage {
   return (ctx, next) => {
     const script = scriptFor(ctx, setup, rule, roots);
     if (script instanceof Promise)
-      return script.then((found) => (found === undefined ? next() : serve(ctx, found)));
-    return script === undefined ? next() : serve(ctx, script);
+      return script.then((found) => (found === undefined ? next(ctx) : serve(ctx, found)));
+    return script === undefined ? next(ctx) : serve(ctx, script);
   };
 }
 

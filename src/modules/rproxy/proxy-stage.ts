@@ -83,7 +83,7 @@ export function proxyStage(setup: ProxySetup): Stage {
 
   return (ctx, next) => {
     const route = ctx.scheme === 'https' ? setup.secure : setup.plain;
-    if (route === undefined) return next();
+    if (route === undefined) return next(ctx);
     // A WebSocket handshake goes to the backend first; only its own 101 is relayed (CONTRACT point 10).
     const extended =
       ctx.method === 'CONNECT' && WEBSOCKET.test(String(ctx.req.headers[':protocol']));

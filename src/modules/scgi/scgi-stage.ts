@@ -45,7 +45,7 @@ export function scgiStage(setup: ScgiSetup): Stage {
     const wwwroot = ctx.resolved.settings.wwwroot;
     const root = wwwroot === undefined ? '/nonexistent' : roots.of(wwwroot);
     const script = prefixScript(root, setup.path, decodePath(ctx.path));
-    if (script === undefined) return next();
+    if (script === undefined) return next(ctx);
     const body = hasBody(ctx.req) ? ctx.body : undefined;
     if (body !== undefined && ctx.req.headers['content-length'] === undefined)
       throw new HttpError(411, 'length-required', {
