@@ -236,9 +236,11 @@ export function serveFile(
   if (entry.cacheable) {
     // HEAD takes the same path: its Content-Length is the compressed length GET would send.
     const body = encoding === undefined ? cache.body(entry) : cache.variant(entry, encoding);
-    const sendBody = (bytes: Buffer) =>
-      sendKept(ctx, okHeaders(entry, flags, varies, encoding, bytes.length), bytes);
-    return body instanceof Promise ? body.then(sendBody) : sendBody(body);
+    if (body instanceof Promise)
+      return body.then((bytes) =>
+        sendKept(ctx, okHeaders(entry, flags, varies, encoding, bytes.length), bytes),
+      );
+    return sendKept(ctx, okHeaders(entry, flags, varies, encoding, body.length), body);
   }
   // A large compressed body is streamed, so its length is unknown: chunked, no Content-Length.
   return sendWhole(
