@@ -190,10 +190,10 @@ function deliver(
 }
 
 /**
- * A 200 head that changes only with what it describes (a file held in the static cache): the
- * location's customHeaders and `Server` are added once, not per response, and the HTTP/2 head is
- * built once too (issue 15: a tenth of Portico's own work per HTTP/2 file hit went to building it).
- * One location's customHeaders are kept at a time; another location rebuilds them.
+ * A head that changes only with what it describes (a file held in the static cache, an error
+ * page): the location's customHeaders and `Server` are added once, not per response, and the
+ * HTTP/2 head is built once too (issue 15: a tenth of Portico's own work per HTTP/2 file hit went
+ * to building it). One location's customHeaders are kept at a time; another location rebuilds them.
  */
 export class KeptHead {
   private custom: readonly CustomHeader[] | undefined | null = null;
@@ -201,7 +201,11 @@ export class KeptHead {
   private final: readonly string[] | undefined;
   private object: HeaderObject | undefined;
 
-  constructor(readonly headers: readonly string[]) {}
+  constructor(
+    readonly headers: readonly string[],
+    /** A status with content: not 204, 205 or 304. */
+    readonly status = 200,
+  ) {}
 
   /** The whole head for a location with these customHeaders. */
   finalFor(custom: readonly CustomHeader[] | undefined): readonly string[] | undefined {
@@ -215,7 +219,7 @@ export class KeptHead {
 
   /** The HTTP/2 head of `finalFor`'s list, built on first use. */
   objectOf(final: readonly string[]): HeaderObject {
-    return (this.object ??= headerObject(final, 200));
+    return (this.object ??= headerObject(final, this.status));
   }
 
   private finish(custom: readonly CustomHeader[] | undefined): readonly string[] {
@@ -226,17 +230,18 @@ export class KeptHead {
 }
 
 /**
- * `send(ctx, 200, head.headers, body)`, with the head finalized once for every response that
- * carries it as it is: no cache watching, no error being rendered, no `{path}` in customHeaders.
+ * `send(ctx, head.status, head.headers, body)`, with the head finalized once for every response
+ * that carries it as it is: no cache watching, no errorConfig rendering, no `{path}` in
+ * customHeaders.
  */
 export function sendKept(ctx: Ctx, head: KeptHead, body: Buffer): void {
   const final =
     ctx.tap === undefined && ctx.errorStatus === undefined && ctx.errorHeaders.length === 0
       ? head.finalFor(ctx.resolved?.customHeaders)
       : undefined;
-  if (final === undefined) return send(ctx, 200, head.headers.slice(), body);
-  sending(ctx, 200);
-  deliver(ctx, 200, final, 'stream' in ctx.res ? head.objectOf(final) : undefined, body);
+  if (final === undefined) return send(ctx, head.status, head.headers.slice(), body);
+  sending(ctx, head.status);
+  deliver(ctx, head.status, final, 'stream' in ctx.res ? head.objectOf(final) : undefined, body);
 }
 
 /**

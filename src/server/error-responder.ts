@@ -7,7 +7,7 @@ import { errorPageBody } from './error-page.js';
 import { HttpError, isHttpError, type HeaderPairs } from '../http/http-error.js';
 import type { Logger } from '../http/logger.js';
 import type { Resolved } from '../http/resolved.js';
-import { hasNoContent, send, type RawHeaders } from '../http/respond.js';
+import { hasNoContent, KeptHead, send, sendKept, type RawHeaders } from '../http/respond.js';
 
 const OWN_HEADERS = new Set(['content-type', 'content-length']);
 
@@ -88,8 +88,25 @@ export class ErrorResponder {
 function sendPage(ctx: Ctx, status: number, headers: RawHeaders, configured: Buffer | undefined) {
   if (ctx.responded) return;
   const body = configured ?? errorPageBody(status, ctx.resolved?.settings.serverAdministratorEmail);
-  headers.push('Content-Type', 'text/html; charset=utf-8', 'Content-Length', String(body.length));
+  if (headers.length === 0) return sendKept(ctx, pageHead(body, status), body);
+  headers.push(...pageFields(body));
   send(ctx, status, headers, body);
+}
+
+// A page's head, kept with the page's bytes (issue 15: a 404 flood builds no head per response).
+const PAGE_HEADS = new WeakMap<Buffer, KeptHead>();
+
+function pageHead(body: Buffer, status: number): KeptHead {
+  let head = PAGE_HEADS.get(body);
+  if (head === undefined || head.status !== status) {
+    head = new KeptHead(pageFields(body), status);
+    PAGE_HEADS.set(body, head);
+  }
+  return head;
+}
+
+function pageFields(body: Buffer): string[] {
+  return ['Content-Type', 'text/html; charset=utf-8', 'Content-Length', String(body.length)];
 }
 
 function describe(error: unknown): string {

@@ -206,7 +206,7 @@ describe('customHeaders', () => {
   });
 });
 
-describe('the kept head of a file held in memory', () => {
+describe('the kept head of a file held in memory or an error page', () => {
   it('carries each location’s own customHeaders, over HTTP/1.1 and HTTP/2, whichever asked before', async () => {
     const sport = await freePort();
     const own = await startServer(
@@ -262,6 +262,28 @@ describe('the kept head of a file held in memory', () => {
         assert.equal(p2['x-path'], 'p=/alias');
         assert.equal(p2.server, 'Portico');
         assert.equal((await h2('other.test', '/bare/note.txt'))['x-site'], 'global');
+
+        // An error page's head is kept the same way.
+        const missingA = await request(own.port, '/gone', { headers: { host: 'a.test' } });
+        assert.equal(missingA.status, 404);
+        assert.equal(missingA.headers['x-site'], 'a');
+        assert.equal(missingA.headers.server, 'edge-a');
+        assert.equal(missingA.headers['content-length'], String(missingA.body.length));
+        const missingP = await request(own.port, '/gone', { headers: { host: 'p.test' } });
+        assert.equal(missingP.headers['x-path'], 'p=/gone');
+        assert.equal(missingP.headers.server, 'Portico');
+        const missing2 = await h2('a.test', '/gone');
+        assert.equal(missing2[':status'], 404);
+        assert.equal(missing2['x-site'], 'a');
+        assert.equal(
+          missing2['content-length'],
+          String(Buffer.byteLength(missing2.body as string)),
+        );
+        const missingHead = await h2('other.test', '/gone', 'HEAD');
+        assert.equal(missingHead[':status'], 404);
+        assert.equal(missingHead.body, '');
+        assert.equal(missingHead['x-site'], 'global');
+        assert.equal(missingHead['content-length'], missing2['content-length']);
       }
     } finally {
       session.close();
