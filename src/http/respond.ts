@@ -189,43 +189,61 @@ function deliver(
   else ctx.res.end(body);
 }
 
-/**
- * A head that changes only with what it describes (a file held in the static cache, an error
- * page): the location's customHeaders and `Server` are added once, not per response, and the
- * HTTP/2 head is built once too (issue 15: a tenth of Portico's own work per HTTP/2 file hit went
- * to building it). One location's customHeaders are kept at a time; another location rebuilds them.
- */
-export class KeptHead {
-  private custom: readonly CustomHeader[] | undefined | null = null;
-  /** undefined: not keepable for `custom` (a `{path}` value differs per request). */
-  private final: readonly string[] | undefined;
+/** A kept head finished for one location's customHeaders, and its HTTP/2 form once asked for. */
+class FinishedHead {
   private object: HeaderObject | undefined;
 
   constructor(
-    readonly headers: readonly string[],
-    /** A status with content: not 204, 205 or 304. */
-    readonly status = 200,
+    readonly list: readonly string[],
+    private readonly status: number,
   ) {}
 
-  /** The whole head for a location with these customHeaders. */
-  finalFor(custom: readonly CustomHeader[] | undefined): readonly string[] | undefined {
-    if (custom !== this.custom) {
-      this.custom = custom;
-      this.object = undefined;
-      this.final = custom?.some((h) => h.hasPath) ? undefined : this.finish(custom);
+  get headerObject(): HeaderObject {
+    return (this.object ??= headerObject(this.list, this.status));
+  }
+}
+
+// What a head is finished for when a request has no location's settings.
+const NO_CUSTOM: readonly CustomHeader[] = Object.freeze([]);
+
+/**
+ * A head that changes only with what it describes (a file held in the static cache, an error
+ * page): the location's customHeaders and `Server` are added once per location, not per response,
+ * and the HTTP/2 head is built once too (issue 15: a tenth of Portico's own work per HTTP/2 file
+ * hit went to building it). The last location's is at hand; others', once there are several, are
+ * kept by their customHeaders (a Plan makes one list per distinct set: compile.ts).
+ */
+export class KeptHead {
+  private lastCustom: readonly CustomHeader[] | undefined;
+  /** null: not keepable for `lastCustom` (a `{path}` value differs per request). */
+  private last: FinishedHead | null = null;
+  private others: WeakMap<readonly CustomHeader[], FinishedHead | null> | undefined;
+
+  constructor(
+    readonly headers: readonly string[],
+    readonly status = 200,
+  ) {
+    // Such a response loses its content fields in finalize(); a kept head would keep them.
+    if (NO_CONTENT.has(status))
+      throw new Error(`a kept head needs a status with content, not ${status}`);
+  }
+
+  finishedFor(custom: readonly CustomHeader[]): FinishedHead | null {
+    if (custom === this.lastCustom) return this.last;
+    if (this.lastCustom !== undefined)
+      (this.others ??= new WeakMap()).set(this.lastCustom, this.last);
+    let finished = this.others?.get(custom);
+    if (finished === undefined) {
+      if (custom.some((h) => h.hasPath)) finished = null;
+      else {
+        const list = this.headers.slice();
+        addCustomAndServer(list, custom, '');
+        finished = new FinishedHead(list, this.status);
+      }
     }
-    return this.final;
-  }
-
-  /** The HTTP/2 head of `finalFor`'s list, built on first use. */
-  objectOf(final: readonly string[]): HeaderObject {
-    return (this.object ??= headerObject(final, this.status));
-  }
-
-  private finish(custom: readonly CustomHeader[] | undefined): readonly string[] {
-    const list = this.headers.slice();
-    addCustomAndServer(list, custom, '');
-    return list;
+    this.lastCustom = custom;
+    this.last = finished;
+    return finished;
   }
 }
 
@@ -235,13 +253,14 @@ export class KeptHead {
  * customHeaders.
  */
 export function sendKept(ctx: Ctx, head: KeptHead, body: Buffer): void {
-  const final =
+  const finished =
     ctx.tap === undefined && ctx.errorStatus === undefined && ctx.errorHeaders.length === 0
-      ? head.finalFor(ctx.resolved?.customHeaders)
-      : undefined;
-  if (final === undefined) return send(ctx, head.status, head.headers.slice(), body);
+      ? head.finishedFor(ctx.resolved?.customHeaders ?? NO_CUSTOM)
+      : null;
+  if (finished === null) return send(ctx, head.status, head.headers.slice(), body);
   sending(ctx, head.status);
-  deliver(ctx, head.status, final, 'stream' in ctx.res ? head.objectOf(final) : undefined, body);
+  const object = 'stream' in ctx.res ? finished.headerObject : undefined;
+  deliver(ctx, head.status, finished.list, object, body);
 }
 
 /**

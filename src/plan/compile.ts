@@ -215,6 +215,11 @@ function tlsSetup(
 
 class Compiler {
   private readonly readErrorPage: Resolved['readErrorPage'];
+  /**
+   * One list per distinct customHeaders: locations that inherit the same ones share it, so a head
+   * kept for a file or an error page is finished once for all of them (respond.ts KeptHead).
+   */
+  private readonly customHeaderLists = new Map<string, readonly CustomHeader[]>();
 
   constructor(private readonly services: ChainServices) {
     this.readErrorPage = (path) => services.files.errorPage(path);
@@ -233,6 +238,24 @@ class Compiler {
     return new Site(host, resolved, locations);
   }
 
+  private customHeaders(map: Record<string, string> | undefined): readonly CustomHeader[] {
+    const entries = Object.entries(map ?? {});
+    const key = JSON.stringify(entries);
+    let list = this.customHeaderLists.get(key);
+    if (list === undefined) {
+      list = Object.freeze(
+        entries.map(([name, value]) => ({
+          name,
+          lower: name.toLowerCase(),
+          value,
+          hasPath: value.includes('{path}'),
+        })),
+      );
+      this.customHeaderLists.set(key, list);
+    }
+    return list;
+  }
+
   resolved(
     merged: Settings,
     host: HostConfig | undefined,
@@ -248,7 +271,7 @@ class Compiler {
       settings,
       host,
       location,
-      customHeaders: customHeaders(settings.customHeaders),
+      customHeaders: this.customHeaders(settings.customHeaders),
       trustedProxies:
         settings.trustedProxies === undefined ? undefined : new IpList(settings.trustedProxies),
       errorPages: errorPages(settings.errorPages),
@@ -257,15 +280,6 @@ class Compiler {
       chain: buildChain(settings, this.services),
     });
   }
-}
-
-function customHeaders(map: Record<string, string> | undefined): CustomHeader[] {
-  return Object.entries(map ?? {}).map(([name, value]) => ({
-    name,
-    lower: name.toLowerCase(),
-    value,
-    hasPath: value.includes('{path}'),
-  }));
 }
 
 function errorPages(list: { scode: number; path: string }[] | undefined): Map<number, string[]> {

@@ -94,7 +94,7 @@ export class StaticFiles {
     }
   }
 
-  /** The stage that serves settings.wwwroot. It answers, or throws HttpError; it never calls next(). */
+  /** The stage that serves settings.wwwroot. It answers or refuses (a Refusal, or a thrown HttpError); it never calls next. */
   stage(settings: ResolvedSettings): Stage {
     if (settings.wwwroot === undefined) throw new Error('the static files stage needs wwwroot');
     // Relative to the working directory at compile time, resolved once.
