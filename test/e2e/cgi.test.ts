@@ -115,8 +115,10 @@ function scriptProcesses(): number {
 describe('CGI', () => {
   let s: RunningServer;
   before(async () => {
+    // Long enough for php-cgi and python3 to start on a machine busy with the other test files
+    // (at 1500 ms one was cut once), short enough to test the cut of a script that never answers.
     s = await startServer(
-      `global:\n  wwwroot: ${www}\n  loadModules: [cgi]\n  cgiScriptExtensions: [.py, .php]\n  timeout: 1500\n`,
+      `global:\n  wwwroot: ${www}\n  loadModules: [cgi]\n  cgiScriptExtensions: [.py, .php]\n  timeout: 3000\n`,
     );
   });
   after(() => s?.close());
