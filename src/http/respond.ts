@@ -209,9 +209,9 @@ const NO_CUSTOM: readonly CustomHeader[] = Object.freeze([]);
 /**
  * A head that changes only with what it describes (a file held in the static cache, an error
  * page): the location's customHeaders and `Server` are added once per location, not per response,
- * and the HTTP/2 head is built once too (issue 15: a tenth of Portico's own work per HTTP/2 file
- * hit went to building it). The last location's is at hand; others', once there are several, are
- * kept by their customHeaders (a Plan makes one list per distinct set: compile.ts).
+ * and the HTTP/2 head is built once too (issue 15: building it was the largest item of Portico's
+ * own work in a profile of bench/h2.sh). The last location's is at hand; others', once there are
+ * several, are kept by their customHeaders (a Plan makes one list per distinct set: compile.ts).
  */
 export class KeptHead {
   private lastCustom: readonly CustomHeader[] | undefined;
