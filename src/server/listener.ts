@@ -379,8 +379,11 @@ export class ProtocolServer {
     const watch = stream.session && this.sessions.get(stream.session as ServerHttp2Session);
     if (watch === undefined) return;
     watch.streams++;
-    // A stream closes once: no once() wrapper to make and remove.
-    stream.on('close', () => watch.streams--);
+    // A stream closes once: no once() wrapper to make and remove. The listener returns nothing, or
+    // every emit would look at what it returned for a promise to catch.
+    stream.on('close', () => {
+      watch.streams--;
+    });
   }
 
   /**

@@ -290,6 +290,56 @@ describe('the kept head of a file held in memory or an error page', () => {
       await own.close();
     }
   });
+
+  it('carries the current Date over HTTP/2 as over HTTP/1.1, or the one customHeaders set', async () => {
+    const sport = await freePort();
+    const own = await startServer(
+      `global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  cert: ${join(TLS, 'server.crt')}\n  key: ${join(TLS, 'server.key')}\n  disableToHTTPSRedirect: true\n  wwwroot: ${www}\nhosts:\n  - domain: d.test\n    customHeaders:\n      Date: "Mon, 01 Jan 2001 00:00:00 GMT"\n`,
+    );
+    const session = http2Connect(`https://localhost:${sport}`, {
+      ca: CA,
+      host: '127.0.0.1',
+    } as never);
+    const h2Date = (authority: string, path: string, method = 'GET') =>
+      new Promise<unknown>((resolve, reject) => {
+        const stream = session.request({
+          ':path': path,
+          ':authority': authority,
+          ':method': method,
+        });
+        stream.on('response', (h) => resolve(h.date));
+        stream.on('error', reject);
+        stream.resume();
+      });
+    // Within the second before and the second after the request (Date has second resolution).
+    const isNow = (date: unknown, label: string) => {
+      assert.equal(typeof date, 'string', label);
+      const at = Date.parse(date as string);
+      assert.ok(Math.abs(at - Date.now()) < 2000, `${label}: ${String(date)}`);
+    };
+    try {
+      // A kept file head, a kept error page, a 301 and HEAD: each gets the current Date.
+      const first = await h2Date('x.test', '/bare/note.txt');
+      isNow(first, 'file');
+      isNow(await h2Date('x.test', '/gone'), '404');
+      isNow(await h2Date('x.test', '/docs'), '301');
+      isNow(await h2Date('x.test', '/bare/note.txt', 'HEAD'), 'HEAD');
+      // The kept head's Date moves on with the clock.
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      const later = await h2Date('x.test', '/bare/note.txt');
+      isNow(later, 'file, a second later');
+      assert.notEqual(later, first);
+      // customHeaders' Date stands, over both protocols.
+      assert.equal(await h2Date('d.test', '/bare/note.txt'), 'Mon, 01 Jan 2001 00:00:00 GMT');
+      assert.equal(await h2Date('d.test', '/gone'), 'Mon, 01 Jan 2001 00:00:00 GMT');
+      const h1 = await request(own.port, '/bare/note.txt', { headers: { host: 'd.test' } });
+      assert.equal(h1.headers.date, 'Mon, 01 Jan 2001 00:00:00 GMT');
+      isNow((await request(own.port, '/bare/note.txt')).headers.date, 'HTTP/1.1');
+    } finally {
+      session.close();
+      await own.close();
+    }
+  });
 });
 
 describe('error pages', () => {
