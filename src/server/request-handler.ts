@@ -101,13 +101,14 @@ export class RequestHandler {
       hostname: named?.hostname,
     });
     // One 'close' listener, only when something waits for it: the access log, or a Plan whose
-    // leases a reload may return once its last request has ended.
+    // leases a reload may return once its last request has ended. A response closes once (Node
+    // guards it): no once() wrapper to make and remove per request.
     const onDone = this.onDone;
     const inFlight = plan.inFlight.tracked ? plan.inFlight : undefined;
     if (onDone || inFlight) {
       inFlight?.start();
       const protocol = `HTTP/${req.httpVersionMajor === 2 ? '2.0' : req.httpVersion}`;
-      res.once('close', () => {
+      res.on('close', () => {
         inFlight?.end();
         onDone?.({ ctx, rawTarget, protocol });
       });
