@@ -6,11 +6,13 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
+import { connect as http2Connect, constants as http2Constants } from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { raw, request } from '../helpers/http.js';
-import { startServer } from '../helpers/server.js';
+import { freePort, startServer } from '../helpers/server.js';
+import { ROOT } from '../helpers/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'portico-access-'));
 const www = join(dir, 'www');
@@ -18,6 +20,7 @@ spawnSync('mkdir', ['-p', www]);
 writeFileSync(join(www, 'small.txt'), 'hello');
 writeFileSync(join(www, 'big.bin'), Buffer.alloc(8 * 1024 * 1024, 1));
 after(() => rmSync(dir, { recursive: true, force: true }));
+const TLS = join(ROOT, 'test/fixtures/tls');
 
 // The combined format as analysers match it: every field present, the quoted ones quoted.
 const COMBINED =
@@ -80,4 +83,49 @@ it('writes lines every combined-format reader parses, with the body bytes sent',
   const general = (JSON.parse(report.stdout) as { general: Record<string, number> }).general;
   assert.equal(general.total_requests, 5);
   assert.equal(general.failed_requests, 0, 'GoAccess read every line');
+});
+
+it('logs each HTTP/2 request once, as HTTP/2.0, a reset download with what got out', async () => {
+  const log = join(dir, 'access-h2.log');
+  const sport = await freePort();
+  const s = await startServer(
+    `global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  cert: ${join(TLS, 'server.crt')}\n  key: ${join(TLS, 'server.key')}\n  disableToHTTPSRedirect: true\n  wwwroot: ${www}\n  logFilePath: ${log}\n`,
+  );
+  const session = http2Connect(`https://localhost:${sport}`, {
+    ca: readFileSync(join(TLS, 'ca.crt')),
+    host: '127.0.0.1',
+  } as never);
+  const fetchH2 = (path: string) =>
+    new Promise<void>((resolve, reject) => {
+      const stream = session.request({ ':path': path, ':authority': 'a.test' });
+      stream.on('error', reject).on('end', resolve).resume();
+    });
+  try {
+    await fetchH2('/small.txt');
+    await fetchH2('/missing.txt');
+    // A download the client resets after the first piece.
+    await new Promise<void>((resolve) => {
+      const stream = session.request({ ':path': '/big.bin', ':authority': 'a.test' });
+      stream.once('data', () => {
+        stream.close(http2Constants.NGHTTP2_CANCEL);
+        resolve();
+      });
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  } finally {
+    session.close();
+    await s.close();
+  }
+  const lines = readFileSync(log, 'utf8').trim().split('\n');
+  assert.equal(lines.length, 3, lines.join('\n'));
+  const parsed = lines.map((l) => COMBINED.exec(l)!);
+  assert.ok(
+    parsed.every((m) => m !== null && m[3]!.endsWith(' HTTP/2.0')),
+    lines.join('\n'),
+  );
+  const by = (target: string) => parsed.find((m) => m[3] === `GET ${target} HTTP/2.0`)!;
+  assert.deepEqual([by('/small.txt')[4], by('/small.txt')[5]], ['200', '5']);
+  assert.equal(by('/missing.txt')[4], '404');
+  const cut = Number(by('/big.bin')[5]);
+  assert.ok(cut < 8 * 1024 * 1024, `a reset download logs what got out: ${cut}`);
 });
