@@ -2,14 +2,15 @@
 // once per Resolved at compile time; a request only walks them.
 import type { Ctx } from './ctx.js';
 
-/**
- * The stages after this one, run for the Ctx given: the request's own, or a copy (the cache
- * revalidates in the background with a copy of the request whose response goes nowhere).
- */
-export type Next = (ctx: Ctx) => Outcome;
-export type Stage = (ctx: Ctx, next: Next) => Outcome;
 /** A whole chain: its stages, then what answers when none did. */
 export type Handler = (ctx: Ctx) => Outcome;
+/**
+ * The stages after this one (the rest of the chain), run for the Ctx given: the request's own, or a
+ * copy (the cache revalidates in the background with a copy of the request whose response goes
+ * nowhere).
+ */
+export type Next = Handler;
+export type Stage = (ctx: Ctx, next: Next) => Outcome;
 
 /** Nothing when the stage answered synchronously, else what to wait for (it may reject). */
 export type Outcome = PromiseLike<void> | void;
