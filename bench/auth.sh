@@ -14,7 +14,7 @@ source bench/common.sh
 need wrk:wrk
 
 mkdir -p "$tmp/www/open" "$tmp/www/private"
-head -c 1024 /dev/urandom | base64 -w 76 | head -c 1024 > "$tmp/www/open/1k.html"
+random_text "$tmp/www/open/1k.html" 1024
 cp "$tmp/www/open/1k.html" "$tmp/www/private/1k.html"
 hash=$(node --input-type=module -e "import { hashPassword } from './dist/auth/password.js'; console.log(await hashPassword('bench-password'))")
 cat > "$tmp/portico.yaml" <<YAML

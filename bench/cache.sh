@@ -16,7 +16,7 @@ BACKEND=18691
 source bench/common.sh
 need wrk:wrk nginx:nginx varnishd:varnish taskset:util-linux
 mkdir -p "$tmp/www" "$tmp/nginx-cache"
-head -c 1024 /dev/urandom | base64 -w 76 | head -c 1024 > "$tmp/www/1k.html"
+random_text "$tmp/www/1k.html" 1024
 
 nginx_common="pid PIDFILE; error_log $tmp/NAME-error.log; events { worker_connections 4096; }"
 nginx_temp="client_body_temp_path $tmp; proxy_temp_path $tmp; fastcgi_temp_path $tmp; uwsgi_temp_path $tmp; scgi_temp_path $tmp;"

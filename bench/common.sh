@@ -16,6 +16,14 @@ need() {
 tmp=$(mktemp -d)
 pid=
 
+# random_text FILE BYTES — BYTES of random base64 text in 76-column lines. Truncated by size rather
+# than by `| head -c`: head closing the pipe early kills base64 with SIGPIPE, which pipefail and
+# set -e then turn into a silent exit of the whole script.
+random_text() {
+  head -c "$2" /dev/urandom | base64 -w 76 >"$1"
+  truncate -s "$2" "$1"
+}
+
 # wait_for URL — until it answers (10 s at most; curl -k: the test certificates).
 wait_for() {
   for _ in $(seq 100); do curl -skf -o /dev/null "$1" && return 0; sleep 0.1; done

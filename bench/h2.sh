@@ -16,7 +16,7 @@ need h2load:nghttp2-client taskset:util-linux
 TLS=test/fixtures/tls
 
 mkdir -p "$tmp/www"
-head -c 1024 /dev/urandom | base64 -w 76 | head -c 1024 > "$tmp/www/1k.html"
+random_text "$tmp/www/1k.html" 1024
 cat > "$tmp/portico.yaml" <<YAML
 global:
   port: "127.0.0.1:$((PORT + 1))"

@@ -11,7 +11,7 @@ source bench/common.sh
 need wrk:wrk
 
 mkdir -p "$tmp/www"
-head -c 1024 /dev/urandom | base64 -w 76 | head -c 1024 > "$tmp/www/1k.html"
+random_text "$tmp/www/1k.html" 1024
 printf 'global:\n  port: "127.0.0.1:%s"\n  wwwroot: %s\n' "$PORT" "$tmp/www" > "$tmp/portico.yaml"
 taskset -c 0 bin/portico.js run -c "$tmp/portico.yaml" 2>"$tmp/err" &
 pid=$!

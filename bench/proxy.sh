@@ -16,7 +16,7 @@ BACKEND=18681
 source bench/common.sh
 need wrk:wrk nginx:nginx caddy:caddy haproxy:haproxy taskset:util-linux
 mkdir -p "$tmp/www" "$tmp/hp"
-head -c 1024 /dev/urandom | base64 -w 76 | head -c 1024 > "$tmp/www/1k.html"
+random_text "$tmp/www/1k.html" 1024
 (cd "$tmp/hp" && npm install --silent --no-audit --no-fund http-proxy@1 >/dev/null 2>&1)
 
 nginx_common="pid PIDFILE; error_log $tmp/NAME-error.log; events { worker_connections 4096; }"

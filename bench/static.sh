@@ -15,8 +15,8 @@ PORT=18480
 source bench/common.sh
 need wrk:wrk nginx:nginx caddy:caddy taskset:util-linux
 mkdir -p "$tmp/www" "$tmp/hs"
-head -c 1024 /dev/urandom | base64 -w 76 | head -c 1024 > "$tmp/www/1k.html"
-head -c 65536 /dev/urandom | base64 -w 76 | head -c 65536 > "$tmp/www/64k.html"
+random_text "$tmp/www/1k.html" 1024
+random_text "$tmp/www/64k.html" 65536
 (cd "$tmp/hs" && npm install --silent --no-audit --no-fund http-server@14 >/dev/null 2>&1)
 
 cat > "$tmp/portico.yaml" <<YAML
