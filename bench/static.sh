@@ -3,9 +3,9 @@
 # npm's http-server and a minimal node:http server answering from memory (bench/minimal-server.mjs).
 # All five run at once, each on its own port and pinned to CPU 0; wrk (1 thread, 64 connections,
 # CPU 1) loads one at a time, so the others sit idle. Each path is measured on every server back to
-# back, in reverse order on even rounds: the shared machine's slow spells last tens of seconds, and
-# two servers compared within one spell give a truer ratio than two measured a minute apart. Every
-# server stays up for the whole run, so each is as warm as the others in every round.
+# back, in reverse order on even rounds, so the two figures of a ratio are taken seconds apart
+# rather than a minute apart (the shared machine's slow spells last tens of seconds). Every server
+# stays up for the whole run, so each is as warm as the others in every round.
 # Prints requests/s, p50 and p99 for a 1 KiB file, a missing one (404) and a 64 KiB file per round, the
 # medians and Portico's ratios. Usage: bench/static.sh [SECONDS per measurement, default 10]
 # [ROUNDS, default 3]. Installs wrk, nginx and caddy
