@@ -1,6 +1,5 @@
 // The access log, one line per request in the Combined Log Format that Apache and nginx write
 // and log analysers read.
-import { oncePerSecond } from '../http/once-per-second.js';
 import { LogFile } from './log-file.js';
 
 export interface AccessLogEntry {
@@ -103,9 +102,20 @@ function escapeChar(char: string): string {
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
-/** `dd/Mon/yyyy:HH:MM:SS ±hhmm` in the local time zone, formatted once per second. */
-const clfSecond = oncePerSecond((second) => formatClfTime(new Date(second * 1000)));
-const clfTime = (time: Date): string => clfSecond(time.getTime());
+// Every request needs the timestamp and most arrive within the same second as the previous one,
+// so the formatted string is kept for the second it was made for.
+let cachedSecond = NaN;
+let cachedTime = '';
+
+/** `dd/Mon/yyyy:HH:MM:SS ±hhmm` in the local time zone. */
+function clfTime(time: Date): string {
+  const second = Math.floor(time.getTime() / 1000);
+  if (second !== cachedSecond) {
+    cachedSecond = second;
+    cachedTime = formatClfTime(time);
+  }
+  return cachedTime;
+}
 
 function formatClfTime(time: Date): string {
   const offset = -time.getTimezoneOffset();
