@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Ctx } from './ctx.js';
 import type { CustomHeader } from './resolved.js';
 import { CONNECTION_SPECIFIC } from './hop-by-hop.js';
+import { nodeFields, writeCheckedHead, type NodeFields } from './node-fields.js';
 import { TappedTarget, type BodyTap, type BodyTarget } from './response-tap.js';
 
 /** Response headers as a flat [name, value, name, value…] list, the form Node writes fastest. */
@@ -187,23 +188,26 @@ export function send(ctx: Ctx, status: number, headers: RawHeaders, body?: Buffe
   deliver(ctx, finalize(ctx, status, headers), headers, undefined, body);
 }
 
-/** A finalized head and its body from memory; `object` is the HTTP/2 head when already built. */
+/** A finalized head and its body from memory; `kept` holds the head's forms built once. */
 function deliver(
   ctx: Ctx,
   status: number,
   headers: readonly string[],
-  object: HeaderObject | undefined,
+  kept: FinishedHead | undefined,
   body: Buffer | string | undefined,
 ): void {
   const bodiless = body === undefined || ctx.method === 'HEAD' || NO_CONTENT.has(status);
   // The body bytes sent, as nginx's $body_bytes_sent: none for HEAD, 204, 304.
   ctx.length = bodiless ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.length;
   if ('stream' in ctx.res) {
-    ctx.res.stream.respond(object ?? headerObject(headers, status), { endStream: bodiless });
+    const object = kept === undefined ? headerObject(headers, status) : kept.headerObject;
+    ctx.res.stream.respond(object, { endStream: bodiless });
     if (!bodiless) ctx.res.stream.end(body);
     return;
   }
-  ctx.res.writeHead(status, headers as unknown as Record<string, string>);
+  const fields = kept?.nodeFields;
+  if (fields === undefined) ctx.res.writeHead(status, headers as unknown as Record<string, string>);
+  else writeCheckedHead(ctx.res, status, fields);
   if (bodiless) ctx.res.end();
   else ctx.res.end(body);
 }
@@ -211,11 +215,12 @@ function deliver(
 /**
  * A kept head finished for one location's customHeaders, and its HTTP/2 form once asked for, its
  * `date` brought up to date each time (node:http2 copies the object before respond() returns)
- * unless customHeaders set one.
+ * unless customHeaders set one; its HTTP/1.1 form, checked once, too.
  */
 class FinishedHead {
   private object: HeaderObject | undefined;
   private readonly datedHere: boolean;
+  private fields: NodeFields | undefined | null = null;
 
   constructor(
     readonly list: readonly string[],
@@ -228,6 +233,12 @@ class FinishedHead {
     const object = (this.object ??= headerObject(this.list, this.status));
     if (this.datedHere) object.date = currentDate();
     return object;
+  }
+
+  /** Undefined when Node's store is not at hand or a field is invalid: writeHead checks the list. */
+  get nodeFields(): NodeFields | undefined {
+    if (this.fields === null) this.fields = nodeFields(this.list);
+    return this.fields;
   }
 }
 
@@ -287,8 +298,7 @@ export function sendKept(ctx: Ctx, head: KeptHead, body: Buffer): void {
       : null;
   if (finished === null) return send(ctx, head.status, head.headers.slice(), body);
   sending(ctx, head.status);
-  const object = 'stream' in ctx.res ? finished.headerObject : undefined;
-  deliver(ctx, head.status, finished.list, object, body);
+  deliver(ctx, head.status, finished.list, finished, body);
 }
 
 /**
