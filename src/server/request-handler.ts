@@ -292,8 +292,12 @@ function hasOneHost(req: Request): boolean {
   // Node keeps only the first of repeated Host headers in `headers`; the raw list has them all.
   const raw = req.rawHeaders;
   let count = 0;
-  for (let i = 0; i < raw.length; i += 2)
-    if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') count++;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    // The two usual spellings are compared as they are: lower-casing makes a string each time.
+    if (name.length === 4 && (name === 'Host' || name === 'host' || name.toLowerCase() === 'host'))
+      count++;
+  }
   return count === 1 || (count === 0 && req.httpVersionMinor === 0);
 }
 
