@@ -4,7 +4,11 @@
 # (bench/minimal-h2-server.mjs). Both run at once on CPU 0, each on its own port; h2load (CPU 1)
 # loads one at a time, the two back to back in each round, the minimal server first in odd rounds
 # and second in even ones (see bench/static.sh: pairs measured within one of the shared machine's
-# slow spells). Prints requests/s with p50 and p99 (from h2load's per-request log) and the server's
+# slow spells). Both stay up for the whole run, as a server in production does: under HTTP/2 load a
+# fresh Node process promotes nothing to the old generation for its first seconds (Portico ~5 s,
+# the minimal server ~2 s), then every stream's objects (--trace-gc-nvp: ~0.9 MB per scavenge,
+# pauses 0.6 → 2.5-3.8 ms), so a server restarted for each measurement is measured in its cheap
+# first seconds (Portico read 0.84-0.96 that way, 0.57-0.77 long-lived). Prints requests/s with p50 and p99 (from h2load's per-request log) and the server's
 # CPU time per request per round, the medians and the ratios (target ≥ 0.8).
 # Usage: bench/h2.sh [SECONDS per measurement, default 10] [ROUNDS, default 3]. Installs Debian's
 # nghttp2-client when missing (root).

@@ -45,7 +45,8 @@ export function nodeFields(list: readonly string[]): NodeFields | undefined {
       const lower = name.toLowerCase();
       // A valid token, which as a key would set the prototype rather than a field.
       if (lower === '__proto__') return undefined;
-      const existing = fields[lower];
+      // Own keys only: `constructor` or `tostring` is a valid field name too.
+      const existing = Object.hasOwn(fields, lower) ? fields[lower] : undefined;
       if (existing === undefined) fields[lower] = [name, value];
       else existing[1] = [existing[1], value].flat();
     }

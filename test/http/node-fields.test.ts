@@ -75,3 +75,10 @@ it('refuses what setHeader would refuse, and a name that would set the prototype
   assert.equal(nodeFields(['__proto__', 'x']), undefined);
   assert.deepEqual(Object.keys(nodeFields(['X-A', '1', 'x-a', '2'])!), ['x-a']);
 });
+
+it('keeps fields named like an object’s own properties', () => {
+  const fields = nodeFields(['Constructor', 'a', 'toString', 'b', 'Constructor', 'c'])!;
+  assert.deepEqual(fields['constructor'], ['Constructor', ['a', 'c']]);
+  assert.deepEqual(fields['tostring'], ['toString', 'b']);
+  assert.equal(Object.getPrototypeOf(fields), null);
+});
