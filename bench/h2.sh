@@ -8,8 +8,9 @@
 # fresh Node process promotes nothing to the old generation for its first seconds (Portico ~5 s,
 # the minimal server ~2 s), then every stream's objects (--trace-gc-nvp: ~0.9 MB per scavenge,
 # pauses 0.6 → 2.5-3.8 ms), so a server restarted for each measurement is measured in its cheap
-# first seconds (Portico read 0.84-0.96 that way, 0.57-0.77 long-lived). Prints requests/s with p50 and p99 (from h2load's per-request log) and the server's
-# CPU time per request per round, the medians and the ratios (target ≥ 0.8).
+# first seconds (Portico read 0.84-0.96 that way, 0.57-0.77 long-lived). Prints requests/s with
+# p50 and p99 (from h2load's per-request log) and the server's CPU time per request per round, the
+# medians and the ratios (target ≥ 0.8).
 # Usage: bench/h2.sh [SECONDS per measurement, default 10] [ROUNDS, default 3]. Installs Debian's
 # nghttp2-client when missing (root).
 set -euo pipefail

@@ -340,6 +340,42 @@ describe('the kept head of a file held in memory or an error page', () => {
       await own.close();
     }
   });
+
+  it('frames every HTTP/1.1 response on one connection: keep-alive, HEAD, then the close', async () => {
+    // Three requests sent at once on one connection: a file, its HEAD, then a 404 page that asks to
+    // close. Each head is the one kept for it (no `{path}` in customHeaders), written as Node writes
+    // any head.
+    const own = await startServer(
+      `global:\n  wwwroot: ${www}\n  customHeaders:\n    X-Frame-Options: DENY\n  errorPages:\n    - scode: 404\n      path: ${join(errors, '404.html')}\n`,
+    );
+    let text: string;
+    try {
+      text = await raw(
+        own.port,
+        'GET /bare/note.txt HTTP/1.1\r\nHost: a.test\r\n\r\n' +
+          'HEAD /bare/note.txt HTTP/1.1\r\nHost: a.test\r\n\r\n' +
+          'GET /gone HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n',
+      );
+    } finally {
+      await own.close();
+    }
+    const [file, head, missing] = text.split(/(?=HTTP\/1\.1 )/);
+    for (const reply of [file!, head!, missing!]) {
+      assert.match(reply, /\r\nDate: [A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} [\d:]{8} GMT\r\n/);
+      assert.match(reply, /\r\nX-Frame-Options: DENY\r\n/);
+      assert.match(reply, /\r\nServer: Portico\r\n/);
+    }
+    assert.match(file!, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.match(
+      file!,
+      /\r\nContent-Length: 4\r\n[^]*\r\nConnection: keep-alive\r\nKeep-Alive: timeout=\d+\r\n\r\nnote$/,
+    );
+    assert.match(head!, /^HTTP\/1\.1 200 OK\r\n[^]*\r\nContent-Length: 4\r\n[^]*\r\n\r\n$/);
+    assert.match(
+      missing!,
+      /^HTTP\/1\.1 404 Not Found\r\n[^]*\r\nConnection: close\r\n\r\n<p>custom not found<\/p>$/,
+    );
+  });
 });
 
 describe('error pages', () => {
