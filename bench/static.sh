@@ -1,22 +1,25 @@
 #!/usr/bin/env bash
 # Static-file throughput, side by side in one run: Portico, nginx (1 worker), Caddy (GOMAXPROCS=1),
-# npm's http-server and a minimal node:http server answering from memory (bench/minimal-server.mjs).
-# All five run at once, each on its own port and pinned to CPU 0; wrk (1 thread, 64 connections,
-# CPU 1) loads one at a time, so the others sit idle. Each path is measured on every server back to
-# back, in reverse order on even rounds, so the two figures of a ratio are taken seconds apart
-# rather than a minute apart (the shared machine's slow spells last tens of seconds). Every server
-# stays up for the whole run, so each is as warm as the others in every round.
-# Prints requests/s, p50 and p99 for a 1 KiB file, a missing one (404) and a 64 KiB file per round, the
-# medians and Portico's ratios. Usage: bench/static.sh [SECONDS per measurement, default 10]
-# [ROUNDS, default 3]. Installs wrk, nginx and caddy
-# from Debian when missing (as root), and http-server from npm into a temporary directory.
+# npm's http-server and a minimal node:http server answering from memory (bench/minimal-server.mjs),
+# twice: with the least head (type and length) and with a static server's head (minimal-head:
+# Accept-Ranges, Last-Modified, ETag, Vary and Server too, as Portico and nginx send), which tells
+# node:http's cost for those fields apart from Portico's own work. All six run at once, each on
+# its own port and pinned to CPU 0; wrk (1 thread, 64 connections, CPU 1) loads one at a time, so
+# the others sit idle. Each path is measured on every server back to back, in reverse order on
+# even rounds, so the two figures of a ratio are taken seconds apart rather than a minute apart
+# (the shared machine's slow spells last tens of seconds). Every server stays up for the whole
+# run, so each is as warm as the others in every round. Prints requests/s, p50 and p99 for a 1 KiB
+# file, a missing one (404) and a 64 KiB file per round, the medians and Portico's ratios.
+# Usage: bench/static.sh [SECONDS per measurement, default 10] [ROUNDS, default 3]. Installs wrk,
+# nginx and caddy from Debian when missing (as root), and http-server from npm into a temporary
+# directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_RUN=${1:-10}
 ROUNDS=${2:-3}
 PORT=18480
 # Each server's port: PORT + its index in servers[].
-servers=(minimal portico nginx caddy http-server)
+servers=(minimal minimal-head portico nginx caddy http-server)
 declare -A port
 for i in "${!servers[@]}"; do port[${servers[$i]}]=$((PORT + i)); done
 
@@ -63,6 +66,7 @@ for name in "${servers[@]}"; do
   check_url="http://127.0.0.1:${port[$name]}/1k.html"
   case $name in
     minimal) start "$name" node bench/minimal-server.mjs "${port[$name]}" "$tmp/www" ;;
+    minimal-head) start "$name" node bench/minimal-server.mjs "${port[$name]}" "$tmp/www" static-head ;;
     portico) start "$name" node --max-semi-space-size=8 bin/portico.js run -c "$tmp/portico.yaml" ;;
     nginx) start "$name" nginx -c "$tmp/nginx.conf" -g 'daemon off;' ;;
     caddy) start "$name" env GOMAXPROCS=1 caddy run --config "$tmp/Caddyfile" --adapter caddyfile ;;
@@ -98,6 +102,8 @@ done
 echo
 r() { ratio "${med[$1 $3]}" "${med[$2 $3]}"; }
 echo "portico / minimal:     1k $(r portico minimal 1k.html)   404 $(r portico minimal missing)   64k $(r portico minimal 64k.html)   (targets ≥ 0.85 for 1k and 404)"
+echo "minimal-head / minimal (the head's fields alone): 1k $(r minimal-head minimal 1k.html)   404 $(r minimal-head minimal missing)"
+echo "portico / minimal-head (Portico's own work): 1k $(r portico minimal-head 1k.html)   404 $(r portico minimal-head missing)   CPU per request, median of each round's: 1k $(round_ratios "${cpus[minimal-head 1k.html]}" "${cpus[portico 1k.html]}")   404 $(round_ratios "${cpus[minimal-head missing]}" "${cpus[portico missing]}")"
 echo "portico / caddy:       1k $(r portico caddy 1k.html)   404 $(r portico caddy missing)   (404 target ≥ 1.5)"
 echo "portico / http-server: 1k $(r portico http-server 1k.html)"
 echo "median of each round's portico / minimal: 1k $(round_ratios "${runs[portico 1k.html]}" "${runs[minimal 1k.html]}")   404 $(round_ratios "${runs[portico missing]}" "${runs[minimal missing]}")"
