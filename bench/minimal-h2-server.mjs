@@ -12,17 +12,18 @@ const [port, dir, cert, key, head] = process.argv.slice(2);
 const files = new Map(
   readdirSync(dir).map((name) => {
     const body = readFileSync(join(dir, name));
-    const fields = { ':status': 200, 'content-type': 'text/html', 'content-length': body.length };
-    if (head === 'static-head') {
-      const { mtime, size } = statSync(join(dir, name));
-      Object.assign(fields, {
-        'accept-ranges': 'bytes',
-        'last-modified': mtime.toUTCString(),
-        etag: `"${size.toString(16)}-${mtime.getTime().toString(16)}"`,
-        vary: 'Accept-Encoding',
-        server: 'minimal',
-      });
-    }
+    if (head !== 'static-head') return [`/${name}`, { body, fields: undefined }];
+    const { mtime, size } = statSync(join(dir, name));
+    const fields = {
+      ':status': 200,
+      'content-type': 'text/html',
+      'content-length': body.length,
+      'accept-ranges': 'bytes',
+      'last-modified': mtime.toUTCString(),
+      etag: `"${size.toString(16)}-${mtime.getTime().toString(16)}"`,
+      vary: 'Accept-Encoding',
+      server: 'minimal',
+    };
     return [`/${name}`, { body, fields }];
   }),
 );
@@ -34,7 +35,13 @@ const server = createSecureServer({
 server.on('stream', (stream, headers) => {
   const file = files.get(headers[':path']);
   if (!file) return stream.respond({ ':status': 404 }, { endStream: true });
-  stream.respond(file.fields);
+  stream.respond(
+    file.fields ?? {
+      ':status': 200,
+      'content-type': 'text/html',
+      'content-length': file.body.length,
+    },
+  );
   stream.end(file.body);
 });
 server.listen(Number(port), '127.0.0.1');

@@ -8,8 +8,13 @@
 # the others sit idle. Each path is measured on every server back to back, in reverse order on
 # even rounds, so the two figures of a ratio are taken seconds apart rather than a minute apart
 # (the shared machine's slow spells last tens of seconds). Every server stays up for the whole
-# run, so each is as warm as the others in every round. Prints requests/s, p50 and p99 for a 1 KiB
-# file, a missing one (404) and a 64 KiB file per round, the medians and Portico's ratios.
+# run, so each is as warm as the others in every round. Each then waits about a minute between its
+# measurements: long enough for V8's memory reducer to run a full GC, which in Portico (its heap
+# arms the reducer; the minimal servers' stays too small to) drops the optimized code of ~50
+# functions whose object shapes had no live object left (--trace-deopt: "weak objects"), so the
+# first seconds after are re-optimized; the 2 s of warm-up take the worst of it. Prints
+# requests/s, p50 and p99 for a 1 KiB file, a missing one (404) and a 64 KiB file per round, the
+# medians and Portico's ratios.
 # Usage: bench/static.sh [SECONDS per measurement, default 10] [ROUNDS, default 3]. Installs wrk,
 # nginx and caddy from Debian when missing (as root), and http-server from npm into a temporary
 # directory.
