@@ -73,7 +73,7 @@ count() {
 declare -A ir tf
 minimal=(bench/minimal-server.mjs "$PORT" "$tmp/www")
 minimal_h2=(bench/minimal-h2-server.mjs "$((PORT + 1))" "$tmp/www" "$TLS/server.crt" "$TLS/server.key")
-portico=(--max-semi-space-size=8 bin/portico.js run -c)
+portico=(--max-semi-space-size=8 --no-memory-reducer bin/portico.js run -c)
 printf '%-22s %12s %10s %18s\n' case 'Ir/request' TurboFan 'Ir without TurboFan'
 for case in h1-1k h1-404 h2-1k; do
   protocol=${case%%-*}

@@ -10,9 +10,10 @@
 # (the shared machine's slow spells last tens of seconds). Every server stays up for the whole
 # run, so each is as warm as the others in every round. Each then waits about a minute between its
 # measurements: long enough for V8's memory reducer to run a full GC, which in Portico (its heap
-# arms the reducer; the minimal servers' stays too small to) drops the optimized code of ~50
-# functions whose object shapes had no live object left (--trace-deopt: "weak objects"), so the
-# first seconds after are re-optimized; the 2 s of warm-up take the worst of it. Prints
+# arms the reducer; the minimal servers' stays too small to) dropped the optimized code of ~50
+# functions whose object shapes had no live object left (--trace-deopt: "weak objects"), so its
+# next seconds were spent compiling again. Portico runs with its launcher's flags (bin/portico.js),
+# --no-memory-reducer among them. Prints
 # requests/s, p50 and p99 for a 1 KiB file, a missing one (404) and a 64 KiB file per round, the
 # medians and Portico's ratios.
 # Usage: bench/static.sh [SECONDS per measurement, default 10] [ROUNDS, default 3]. Installs wrk,
@@ -72,7 +73,7 @@ for name in "${servers[@]}"; do
   case $name in
     minimal) start "$name" node bench/minimal-server.mjs "${port[$name]}" "$tmp/www" ;;
     minimal-head) start "$name" node bench/minimal-server.mjs "${port[$name]}" "$tmp/www" static-head ;;
-    portico) start "$name" node --max-semi-space-size=8 bin/portico.js run -c "$tmp/portico.yaml" ;;
+    portico) start "$name" node --max-semi-space-size=8 --no-memory-reducer bin/portico.js run -c "$tmp/portico.yaml" ;;
     nginx) start "$name" nginx -c "$tmp/nginx.conf" -g 'daemon off;' ;;
     caddy) start "$name" env GOMAXPROCS=1 caddy run --config "$tmp/Caddyfile" --adapter caddyfile ;;
     http-server) start "$name" node "$tmp/hs/node_modules/http-server/bin/http-server" "$tmp/www" -a 127.0.0.1 -p "${port[$name]}" -s -c-1 ;;

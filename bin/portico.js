@@ -1,8 +1,12 @@
-#!/usr/bin/env -S node --max-semi-space-size=8
+#!/usr/bin/env -S node --max-semi-space-size=8 --no-memory-reducer
 // The command line. The TypeScript sources are compiled to dist/ by `npm install` (prepare).
-// The flag caps V8's young generation at 2 × 8 MiB: under load the default (2 × 16 MiB) costs
-// ~20 MB more memory and is slower (bench/memory.sh, bench/static.sh). `node bin/portico.js`
-// bypasses this line; pass the flag there too (npm start does).
+// --max-semi-space-size caps V8's young generation at 2 × 8 MiB: under load the default
+// (2 × 16 MiB) costs ~20 MB more memory and is slower (bench/memory.sh, bench/static.sh).
+// --no-memory-reducer: after a minute without requests V8's memory reducer runs a full GC that
+// lets the object shapes of requests die, and with them the optimized code of ~50 functions of
+// the request path; the next requests then pay for compiling it again (a third more CPU per
+// request for several seconds; bench/static.sh's header). `node bin/portico.js` bypasses this
+// line; pass the flags there too (npm start and bench/ do).
 import { main } from '../dist/cli/main.js';
 
 process.exitCode = await main(process.argv.slice(2));
