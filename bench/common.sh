@@ -99,3 +99,18 @@ medians() {
     printf 'median %-15s %9s\n' "$name" "${med[$name]}"
   done
 }
+
+# portico_tls_yaml FILE PLAIN_PORT SECURE_PORT WWWROOT — a Portico configuration serving WWWROOT over
+# TLS 1.3 with the test certificates (bench/h2.sh, bench/instructions.sh).
+portico_tls_yaml() {
+  cat >"$1" <<YAML
+global:
+  port: "127.0.0.1:$2"
+  sport: "127.0.0.1:$3"
+  secure: true
+  cert: $PWD/test/fixtures/tls/server.crt
+  key: $PWD/test/fixtures/tls/server.key
+  tlsMinVersion: TLSv1.3
+  wwwroot: $4
+YAML
+}

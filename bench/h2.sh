@@ -26,16 +26,7 @@ TLS=test/fixtures/tls
 
 mkdir -p "$tmp/www"
 random_text "$tmp/www/1k.html" 1024
-cat > "$tmp/portico.yaml" <<YAML
-global:
-  port: "127.0.0.1:$((PORT + 1))"
-  sport: "127.0.0.1:$PORT"
-  secure: true
-  cert: $PWD/$TLS/server.crt
-  key: $PWD/$TLS/server.key
-  tlsMinVersion: TLSv1.3
-  wwwroot: $tmp/www
-YAML
+portico_tls_yaml "$tmp/portico.yaml" "$((PORT + 1))" "$PORT" "$tmp/www"
 
 declare -A port=([portico]=$PORT [minimal]=$((PORT + 2)) [minimal-head]=$((PORT + 3))) server_pid cpus
 # h2load_p99 URL PID — 2 s of warm-up, then $SECONDS_PER_RUN s → "requests/s p50 p99 CPU-µs/request"

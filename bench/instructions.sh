@@ -24,16 +24,7 @@ mkdir -p "$tmp/www"
 random_text "$tmp/www/1k.html" 1024
 # Over HTTP/1.1 a plain listener; over HTTP/2 a secure one (its plain port, unused, redirects).
 printf 'global:\n  port: "127.0.0.1:%s"\n  wwwroot: %s\n' "$PORT" "$tmp/www" >"$tmp/portico-h1.yaml"
-cat >"$tmp/portico-h2.yaml" <<YAML
-global:
-  port: "127.0.0.1:$((PORT + 2))"
-  sport: "127.0.0.1:$((PORT + 1))"
-  secure: true
-  cert: $PWD/$TLS/server.crt
-  key: $PWD/$TLS/server.key
-  tlsMinVersion: TLSv1.3
-  wwwroot: $tmp/www
-YAML
+portico_tls_yaml "$tmp/portico-h2.yaml" "$((PORT + 2))" "$((PORT + 1))" "$tmp/www"
 
 # count NAME PROTOCOL STATUS URL COMMAND… — "instructions/request TurboFan/request" of COMMAND's
 # process while it answers REQUESTS requests for URL (h1 or h2), each with STATUS (2xx, 4xx).
