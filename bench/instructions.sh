@@ -10,7 +10,9 @@
 # warms it up with WARM requests (default 40,000) before REQUESTS (default 20,000) are counted.
 # TurboFan compiling in the counted window is shown apart: V8 still optimizes now and then, and at
 # full speed it does so on another thread. Usage: bench/instructions.sh [REQUESTS] [WARM]. Takes
-# ~20 min. Installs valgrind and nghttp2-client from Debian when missing (root).
+# ~20 min; CASES and SERVERS (space-separated) narrow it to some of them, e.g.
+# CASES=h1-1k SERVERS=portico for one figure in two minutes. Installs valgrind and nghttp2-client
+# from Debian when missing (root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REQUESTS=${1:-20000}
@@ -66,11 +68,11 @@ minimal=(bench/minimal-server.mjs "$PORT" "$tmp/www")
 minimal_h2=(bench/minimal-h2-server.mjs "$((PORT + 1))" "$tmp/www" "$TLS/server.crt" "$TLS/server.key")
 portico=(--max-semi-space-size=8 --no-memory-reducer bin/portico.js run -c)
 printf '%-22s %12s %10s %18s\n' case 'Ir/request' TurboFan 'Ir without TurboFan'
-for case in h1-1k h1-404 h2-1k; do
+for case in ${CASES:-h1-1k h1-404 h2-1k}; do
   protocol=${case%%-*}
   path=/1k.html status=2xx
   [[ $case == h1-404 ]] && path=/missing status=4xx
-  for server in minimal minimal-head portico; do
+  for server in ${SERVERS:-minimal minimal-head portico}; do
     url="http://127.0.0.1:$PORT$path"
     [[ $protocol == h2 ]] && url="https://127.0.0.1:$((PORT + 1))$path"
     case $server in
@@ -87,6 +89,7 @@ for case in h1-1k h1-404 h2-1k; do
 done
 echo
 echo "Ratios of instructions per request without TurboFan (the fewer, the higher; 1 is equal work):"
-for case in h1-1k h1-404 h2-1k; do
+for case in ${CASES:-h1-1k h1-404 h2-1k}; do
+  [[ -n ${ir[$case minimal]:-} && -n ${ir[$case minimal-head]:-} && -n ${ir[$case portico]:-} ]] || continue
   echo "$case: minimal / portico $(ratio "${ir[$case minimal]}" "${ir[$case portico]}")   minimal-head / portico $(ratio "${ir[$case minimal-head]}" "${ir[$case portico]}")   minimal / minimal-head $(ratio "${ir[$case minimal]}" "${ir[$case minimal-head]}")"
 done

@@ -4,25 +4,58 @@
 // from `setHeader` without checking them again, so a head checked here is handed over in that
 // store's form. The store is Node's own (the `kOutHeaders` symbol of node:http's OutgoingMessage):
 // it is found and tried once at start, and without it every head takes the checked path.
-import { OutgoingMessage, validateHeaderName, validateHeaderValue } from 'node:http';
+import {
+  IncomingMessage,
+  ServerResponse,
+  validateHeaderName,
+  validateHeaderValue,
+} from 'node:http';
 
 /** Node's store of fields set with setHeader: lower-case name → [name, value or values]. */
 export type NodeFields = Record<string, [string, string | string[]]>;
 
+// The names Node's head writer acts on (framing, keep-alive, Date, Content-Disposition's coding):
+// each keeps an entry of its own. A run of other fields goes out as one entry, whose value holds
+// the run's lines: Node then writes one field rather than four or five, each of which it would
+// lower-case to match against these names (~2,800 instructions of a static hit under callgrind).
+const NODE_READS = new Set([
+  'connection',
+  'content-disposition',
+  'content-length',
+  'cookie',
+  'date',
+  'expect',
+  'keep-alive',
+  'trailer',
+  'transfer-encoding',
+]);
+
+// What Node writes for the probe's store: its run as three lines, after the entry before it.
+const PROBE_HEAD =
+  /^HTTP\/1\.1 200 OK\r\nContent-Length: 2\r\nX-A: 1\r\nX-B: 3\r\nX-A: 4\r\nDate: [^\r]+\r\nConnection: keep-alive\r\n\r\n$/;
+
 const FIELDS = findFieldStore();
 
-/** The symbol under which Node keeps a message's fields, if it behaves as this file expects. */
+/**
+ * The symbol under which Node keeps a message's fields, if Node writes a head from it as this file
+ * expects: each entry in order, unchecked, a run as the lines it holds.
+ */
 function findFieldStore(): symbol | undefined {
-  const probe = new OutgoingMessage();
+  const request = new IncomingMessage(null as never);
+  request.method = 'GET';
+  request.httpVersionMajor = request.httpVersionMinor = 1;
+  const probe = new ServerResponse(request);
   const symbol = Object.getOwnPropertySymbols(probe).find((s) => s.description === 'kOutHeaders');
   if (symbol === undefined) return undefined;
-  probe.setHeader('X-Probe', 'a');
-  probe.appendHeader('X-Probe', 'b');
-  const store = (probe as unknown as Record<symbol, unknown>)[symbol] as NodeFields | null;
-  const entry = store?.['x-probe'];
-  const sameShape =
-    entry !== undefined && entry[0] === 'X-Probe' && String(entry[1]) === String(['a', 'b']);
-  return sameShape ? symbol : undefined;
+  try {
+    const fields = storeOf(['Content-Length', '2', 'X-A', '1', 'X-B', '3', 'X-A', '4'])!;
+    (probe as unknown as Record<symbol, NodeFields>)[symbol] = fields;
+    probe.writeHead(200);
+  } catch {
+    return undefined;
+  }
+  const head = (probe as unknown as { _header?: unknown })._header;
+  return typeof head === 'string' && PROBE_HEAD.test(head) ? symbol : undefined;
 }
 
 /**
@@ -32,26 +65,47 @@ function findFieldStore(): symbol | undefined {
  */
 export function nodeFields(list: readonly string[]): NodeFields | undefined {
   if (FIELDS === undefined) return undefined;
+  try {
+    return storeOf(list);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The store for a list, written as writeHead(list) writes it but for repeated names Node acts on,
+ * which go out together at the first's place; undefined for a list no store can hold in order.
+ * Throws as setHeader would on an invalid field.
+ */
+function storeOf(list: readonly string[]): NodeFields | undefined {
   // Built as a plain object and given a null prototype after: V8 keeps it in fast mode, so Node's
   // for…in over it takes the enumeration cache (a dictionary-mode object, as Object.create(null)
   // makes, cost ~2,000 instructions per head under callgrind).
   const fields = {} as NodeFields;
-  try {
-    for (let i = 0; i < list.length; i += 2) {
-      const name = list[i]!;
-      const value = list[i + 1]!;
-      validateHeaderName(name);
-      validateHeaderValue(name, value);
-      const lower = name.toLowerCase();
-      // A valid token, which as a key would set the prototype rather than a field.
-      if (lower === '__proto__') return undefined;
-      // Own keys only: `constructor` or `tostring` is a valid field name too.
-      const existing = Object.hasOwn(fields, lower) ? fields[lower] : undefined;
+  let run: [string, string] | undefined;
+  for (let i = 0; i < list.length; i += 2) {
+    const name = list[i]!;
+    const value = list[i + 1]!;
+    validateHeaderName(name);
+    validateHeaderValue(name, value);
+    const lower = name.toLowerCase();
+    // A valid token, which as a key would set the prototype rather than a field.
+    if (lower === '__proto__') return undefined;
+    // Own keys only: `constructor` or `tostring` is a valid field name too.
+    const existing = Object.hasOwn(fields, lower) ? fields[lower] : undefined;
+    if (NODE_READS.has(lower)) {
+      run = undefined;
       if (existing === undefined) fields[lower] = [name, value];
       else existing[1] = [existing[1], value].flat();
+    } else if (run !== undefined) {
+      // Checked above: no value holds a line break but those put here.
+      run[1] += `\r\n${name}: ${value}`;
+    } else if (existing === undefined) {
+      fields[lower] = run = [name, value];
+    } else {
+      // A second run led by a name already used as a key: no place for it in order.
+      return undefined;
     }
-  } catch {
-    return undefined;
   }
   return Object.setPrototypeOf(fields, null) as NodeFields;
 }

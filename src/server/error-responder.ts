@@ -106,7 +106,8 @@ function pageHead(body: Buffer, status: number): KeptHead {
 }
 
 function pageFields(body: Buffer): string[] {
-  return ['Content-Type', 'text/html; charset=utf-8', 'Content-Length', String(body.length)];
+  // The length first: the fields after it go to Node as one (node-fields.ts).
+  return ['Content-Length', String(body.length), 'Content-Type', 'text/html; charset=utf-8'];
 }
 
 function describe(error: unknown): string {

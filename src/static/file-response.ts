@@ -68,9 +68,10 @@ function buildOkHeaders(
   encoding: Encoding | undefined,
   length: number | undefined,
 ): string[] {
+  // The length first: the fields after it go to Node as one (node-fields.ts).
   const list: string[] = [];
-  if (entry.contentType !== undefined) list.push('Content-Type', entry.contentType);
   if (length !== undefined) list.push('Content-Length', String(length));
+  if (entry.contentType !== undefined) list.push('Content-Type', entry.contentType);
   if (encoding !== undefined) list.push('Content-Encoding', encoding);
   list.push('Accept-Ranges', 'bytes');
   return pushValidators(list, entry, tagFor(entry, flags, encoding), varies);
@@ -105,9 +106,10 @@ function errorPageHeaders(
   encoding: Encoding | undefined,
   length: number | undefined,
 ): string[] {
+  // The length first: the fields after it go to Node as one (node-fields.ts).
   const list: string[] = [];
-  if (entry.contentType !== undefined) list.push('Content-Type', entry.contentType);
   if (length !== undefined) list.push('Content-Length', String(length));
+  if (entry.contentType !== undefined) list.push('Content-Type', entry.contentType);
   if (encoding !== undefined) list.push('Content-Encoding', encoding);
   if (varies) list.push('Vary', 'Accept-Encoding');
   return list;

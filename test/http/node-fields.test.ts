@@ -22,12 +22,27 @@ const LIST = [
   'Server',
   'Portico',
 ];
+// Fields Node acts on between runs of others: Cache-Control and Vary go out as one entry.
+const MIXED = [
+  'X-Early',
+  'a',
+  'Content-Length',
+  '5',
+  'Cache-Control',
+  'no-cache',
+  'Vary',
+  'Accept-Encoding',
+  'Connection',
+  'keep-alive',
+  'Server',
+  'Portico',
+];
 // Without a length, Node frames the body itself: chunked over HTTP/1.1, until close over 1.0.
 const UNFRAMED = ['Content-Type', 'text/plain', 'Server', 'Portico'];
 
 let port = 0;
 const server = createServer((req, res) => {
-  const list = req.url!.includes('unframed') ? UNFRAMED : LIST;
+  const list = req.url!.includes('unframed') ? UNFRAMED : req.url!.includes('mixed') ? MIXED : LIST;
   if (req.url!.startsWith('/checked')) {
     const fields = nodeFields(list);
     assert.ok(fields, 'Node’s field store is found on this Node version');
@@ -51,6 +66,8 @@ for (const [what, version, extra, path] of [
   ['HTTP/1.0', '1.0', '', ''],
   ['HTTP/1.1 without a length (chunked)', '1.1', '', '-unframed'],
   ['HTTP/1.0 without a length', '1.0', '', '-unframed'],
+  ['runs between fields Node acts on', '1.1', '', '-mixed'],
+  ['runs between fields Node acts on, HTTP/1.0', '1.0', '', '-mixed'],
 ] as const) {
   it(`writes the same bytes as writeHead(list): ${what}`, async () => {
     // A kept-alive connection is read until raw() gives up on it (1 s).
@@ -73,12 +90,38 @@ it('refuses what setHeader would refuse, and a name that would set the prototype
   assert.equal(nodeFields(['X-Bad', 'a\r\nInjected: 1']), undefined);
   assert.equal(nodeFields(['Bad Name', 'x']), undefined);
   assert.equal(nodeFields(['__proto__', 'x']), undefined);
-  assert.deepEqual(Object.keys(nodeFields(['X-A', '1', 'x-a', '2'])!), ['x-a']);
+  assert.equal(nodeFields(['Content-Length', '1', 'X-Bad', 'a\nInjected: 1']), undefined);
+});
+
+it('joins a run of fields Node does not act on into one entry, in order', () => {
+  const fields = nodeFields(['X-A', '1', 'Content-Length', '2', 'X-B', '3', 'x-a', '4'])!;
+  assert.deepEqual(Object.entries(fields), [
+    ['x-a', ['X-A', '1']],
+    ['content-length', ['Content-Length', '2']],
+    ['x-b', ['X-B', '3\r\nx-a: 4']],
+  ]);
+  // Every name Node acts on keeps an entry of its own, so it still frames and keeps alive by it.
+  const own = nodeFields([
+    'X-A',
+    '1',
+    'Connection',
+    'close',
+    'Date',
+    'd',
+    'Transfer-Encoding',
+    'x',
+  ]);
+  assert.deepEqual(Object.keys(own!), ['x-a', 'connection', 'date', 'transfer-encoding']);
+});
+
+it('leaves to writeHead a list whose runs would share a key', () => {
+  assert.equal(nodeFields(['X-A', '1', 'Content-Length', '2', 'X-A', '3']), undefined);
 });
 
 it('keeps fields named like an object’s own properties', () => {
-  const fields = nodeFields(['Constructor', 'a', 'toString', 'b', 'Constructor', 'c'])!;
-  assert.deepEqual(fields['constructor'], ['Constructor', ['a', 'c']]);
+  const fields = nodeFields(['Constructor', 'a', 'Date', 'd', 'toString', 'b', 'Date', 'e'])!;
+  assert.deepEqual(fields['constructor'], ['Constructor', 'a']);
   assert.deepEqual(fields['tostring'], ['toString', 'b']);
+  assert.deepEqual(fields['date'], ['Date', ['d', 'e']]);
   assert.equal(Object.getPrototypeOf(fields), null);
 });
