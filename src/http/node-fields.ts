@@ -41,21 +41,22 @@ const FIELDS = findFieldStore();
  * expects: each entry in order, unchecked, a run as the lines it holds.
  */
 function findFieldStore(): symbol | undefined {
-  const request = new IncomingMessage(null as never);
-  request.method = 'GET';
-  request.httpVersionMajor = request.httpVersionMinor = 1;
-  const probe = new ServerResponse(request);
-  const symbol = Object.getOwnPropertySymbols(probe).find((s) => s.description === 'kOutHeaders');
-  if (symbol === undefined) return undefined;
   try {
+    const request = new IncomingMessage(null as never);
+    request.method = 'GET';
+    request.httpVersionMajor = request.httpVersionMinor = 1;
+    const probe = new ServerResponse(request);
+    const symbol = Object.getOwnPropertySymbols(probe).find((s) => s.description === 'kOutHeaders');
+    if (symbol === undefined) return undefined;
     const fields = storeOf(['Content-Length', '2', 'X-A', '1', 'X-B', '3', 'X-A', '4'])!;
     (probe as unknown as Record<symbol, NodeFields>)[symbol] = fields;
     probe.writeHead(200);
+    const head = (probe as unknown as { _header?: unknown })._header;
+    return typeof head === 'string' && PROBE_HEAD.test(head) ? symbol : undefined;
   } catch {
+    // A Node whose messages cannot be made or written this way: every head takes writeHead(list).
     return undefined;
   }
-  const head = (probe as unknown as { _header?: unknown })._header;
-  return typeof head === 'string' && PROBE_HEAD.test(head) ? symbol : undefined;
 }
 
 /**
