@@ -11,7 +11,7 @@
 # TurboFan compiling in the counted window is shown apart: V8 still optimizes now and then, and at
 # full speed it does so on another thread. Usage: bench/instructions.sh [REQUESTS] [WARM]. Takes
 # ~20 min; CASES and SERVERS (space-separated) narrow it to some of them, e.g.
-# CASES=h1-1k SERVERS=portico for one figure in two minutes. Installs valgrind and nghttp2-client
+# CASES=h1-1k SERVERS=portico for one figure in under a minute. Installs valgrind and nghttp2-client
 # from Debian when missing (root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
