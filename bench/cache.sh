@@ -70,8 +70,8 @@ printf '%-6s %-15s %9s %9s %9s   (wrk -t1 -c64, %ss, 1 KiB)\n' round server 'req
 for round in $(seq "$ROUNDS"); do
   for name in "${servers[@]}"; do
     case $name in
-      portico-cache) start "$name" node --max-semi-space-size=8 --no-memory-reducer bin/portico.js run -c "$tmp/cache.yaml" ;;
-      portico-static) start "$name" node --max-semi-space-size=8 --no-memory-reducer bin/portico.js run -c "$tmp/static.yaml" ;;
+      portico-cache) start "$name" node "${PORTICO_ARGS[@]}" run -c "$tmp/cache.yaml" ;;
+      portico-static) start "$name" node "${PORTICO_ARGS[@]}" run -c "$tmp/static.yaml" ;;
       nginx-cache) start "$name" nginx -c "$tmp/nginx.conf" -g 'daemon off;' ;;
       varnish) start "$name" varnishd -F -b "127.0.0.1:$BACKEND" -a "127.0.0.1:$PORT" \
         -n "$tmp/varnish" -s malloc,64m -p thread_pools=1 ;;

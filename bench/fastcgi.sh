@@ -83,7 +83,7 @@ printf '%-6s %-15s %9s %9s %9s   (wrk -t1 -c64, %ss, hello.php)\n' round server 
 for round in $(seq "$ROUNDS"); do
   for name in "${servers[@]}"; do
     case $name in
-      portico) start "$name" node bin/portico.js run -c "$tmp/portico.yaml" ;;
+      portico) start "$name" node "${PORTICO_ARGS[@]}" run -c "$tmp/portico.yaml" ;;
       nginx) start "$name" nginx -c "$tmp/nginx.conf" -g 'daemon off;' ;;
       caddy) start "$name" env GOMAXPROCS=1 caddy run --config "$tmp/Caddyfile" --adapter caddyfile ;;
     esac
@@ -144,7 +144,7 @@ printf '%-6s %-15s %9s %9s %9s   (wrk -t1 -c64, %ss, cgi-bin/hello.sh)\n' round 
 for round in $(seq "$ROUNDS"); do
   for name in "${cgi_servers[@]}"; do
     case $name in
-      portico-cgi) start "$name" node bin/portico.js run -c "$tmp/portico-cgi.yaml" ;;
+      portico-cgi) start "$name" node "${PORTICO_ARGS[@]}" run -c "$tmp/portico-cgi.yaml" ;;
       apache) start "$name" apache2 -f "$tmp/apache.conf" -DFOREGROUND ;;
     esac
     [[ $(curl -s "$check_url") == hello ]] || echo "warning: $name did not run hello.sh"

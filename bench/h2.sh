@@ -50,7 +50,7 @@ for name in minimal minimal-head portico; do
   case $name in
     minimal) taskset -c 0 node bench/minimal-h2-server.mjs "${port[$name]}" "$tmp/www" "$TLS/server.crt" "$TLS/server.key" >"$tmp/$name.out" 2>&1 & ;;
     minimal-head) taskset -c 0 node bench/minimal-h2-server.mjs "${port[$name]}" "$tmp/www" "$TLS/server.crt" "$TLS/server.key" static-head >"$tmp/$name.out" 2>&1 & ;;
-    portico) taskset -c 0 node --max-semi-space-size=8 --no-memory-reducer bin/portico.js run -c "$tmp/portico.yaml" >"$tmp/$name.out" 2>&1 & ;;
+    portico) taskset -c 0 node "${PORTICO_ARGS[@]}" run -c "$tmp/portico.yaml" >"$tmp/$name.out" 2>&1 & ;;
   esac
   pids+=($!)
   server_pid[$name]=$!

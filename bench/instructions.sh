@@ -17,6 +17,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 REQUESTS=${1:-20000}
 WARM=${2:-40000}
+for case in ${CASES:-}; do
+  [[ $case == @(h1-1k|h1-404|h2-1k) ]] || { echo "CASES: no case $case (h1-1k h1-404 h2-1k)" >&2; exit 2; }
+done
+for server in ${SERVERS:-}; do
+  [[ $server == @(minimal|minimal-head|portico) ]] || { echo "SERVERS: no server $server (minimal minimal-head portico)" >&2; exit 2; }
+done
 PORT=18680
 source bench/common.sh
 need valgrind:valgrind callgrind_control:valgrind h2load:nghttp2-client taskset:util-linux
@@ -66,7 +72,7 @@ count() {
 declare -A ir tf
 minimal=(bench/minimal-server.mjs "$PORT" "$tmp/www")
 minimal_h2=(bench/minimal-h2-server.mjs "$((PORT + 1))" "$tmp/www" "$TLS/server.crt" "$TLS/server.key")
-portico=(--max-semi-space-size=8 --no-memory-reducer bin/portico.js run -c)
+portico=("${PORTICO_ARGS[@]}" run -c)
 printf '%-22s %12s %10s %18s\n' case 'Ir/request' TurboFan 'Ir without TurboFan'
 for case in ${CASES:-h1-1k h1-404 h2-1k}; do
   protocol=${case%%-*}

@@ -25,7 +25,7 @@ global:
 YAML
 node bench/fast-backend.mjs $B & pids+=($!)
 node bench/fast-backend.mjs $A & a=$!
-taskset -c 0 node --max-semi-space-size=8 --no-memory-reducer bin/portico.js run -c "$tmp/portico.yaml" & portico=$!; pids+=($portico)
+taskset -c 0 node "${PORTICO_ARGS[@]}" run -c "$tmp/portico.yaml" & portico=$!; pids+=($portico)
 wait_for "http://127.0.0.1:$PORT/"
 fds() { ls "/proc/$portico/fd" | wc -l; }
 before=$(fds)

@@ -95,7 +95,7 @@ printf '%-6s %-15s %9s %9s %9s   (wrk -t1 -c64, %ss, 1 KiB)\n' round server 'req
 for round in $(seq "$ROUNDS"); do
   for name in "${servers[@]}"; do
     case $name in
-      portico) start portico node --max-semi-space-size=8 --no-memory-reducer bin/portico.js run -c "$tmp/portico.yaml" ;;
+      portico) start portico node "${PORTICO_ARGS[@]}" run -c "$tmp/portico.yaml" ;;
       minimal) start minimal node bench/minimal-proxy.mjs "$PORT" "http://127.0.0.1:$BACKEND" ;;
       nginx) start nginx nginx -c "$tmp/nginx.conf" -g 'daemon off;' ;;
       caddy) start caddy env GOMAXPROCS=1 caddy run --config "$tmp/Caddyfile" --adapter caddyfile ;;

@@ -67,8 +67,8 @@ printf '%-6s %-15s %9s %9s   (wrk -t1 -c64, %ss, "hello", %s Python processes fo
 for round in $(seq "$ROUNDS"); do
   for name in "${servers[@]}"; do
     case $name in
-      portico-wsgid) start_free "$name" node --max-semi-space-size=8 --no-memory-reducer bin/portico.js run -c "$tmp/wsgid.yaml" ;;
-      portico-asgi) start_free "$name" node --max-semi-space-size=8 --no-memory-reducer bin/portico.js run -c "$tmp/asgi.yaml" ;;
+      portico-wsgid) start_free "$name" node "${PORTICO_ARGS[@]}" run -c "$tmp/wsgid.yaml" ;;
+      portico-asgi) start_free "$name" node "${PORTICO_ARGS[@]}" run -c "$tmp/asgi.yaml" ;;
       nginx-gunicorn)
         "$PY" -m gunicorn --chdir "$apps" -w "$WORKERS" -k sync -b "unix:$tmp/gunicorn.sock" hello_flask:app >"$tmp/gunicorn-nginx.out" 2>&1 &
         pids+=($!)

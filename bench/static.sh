@@ -13,9 +13,8 @@
 # arms the reducer; the minimal servers' stays too small to) dropped the optimized code of ~50
 # functions whose object shapes had no live object left (--trace-deopt: "weak objects"), so its
 # next seconds were spent compiling again. Portico runs with its launcher's flags (bin/portico.js),
-# --no-memory-reducer among them. Prints
-# requests/s, p50 and p99 for a 1 KiB file, a missing one (404) and a 64 KiB file per round, the
-# medians and Portico's ratios.
+# --no-memory-reducer among them. Prints requests/s, p50 and p99 for a 1 KiB file, a missing one
+# (404) and a 64 KiB file per round, the medians and Portico's ratios.
 # Usage: bench/static.sh [SECONDS per measurement, default 10] [ROUNDS, default 3]. Installs wrk,
 # nginx and caddy from Debian when missing (as root), and http-server from npm into a temporary
 # directory.
@@ -73,7 +72,7 @@ for name in "${servers[@]}"; do
   case $name in
     minimal) start "$name" node bench/minimal-server.mjs "${port[$name]}" "$tmp/www" ;;
     minimal-head) start "$name" node bench/minimal-server.mjs "${port[$name]}" "$tmp/www" static-head ;;
-    portico) start "$name" node --max-semi-space-size=8 --no-memory-reducer bin/portico.js run -c "$tmp/portico.yaml" ;;
+    portico) start "$name" node "${PORTICO_ARGS[@]}" run -c "$tmp/portico.yaml" ;;
     nginx) start "$name" nginx -c "$tmp/nginx.conf" -g 'daemon off;' ;;
     caddy) start "$name" env GOMAXPROCS=1 caddy run --config "$tmp/Caddyfile" --adapter caddyfile ;;
     http-server) start "$name" node "$tmp/hs/node_modules/http-server/bin/http-server" "$tmp/www" -a 127.0.0.1 -p "${port[$name]}" -s -c-1 ;;
