@@ -1,0 +1,112 @@
+// Portico in a process of its own, for the adversarial suite: an attack is judged by what it does
+// to the server's process (alive, serving others, descriptors and memory given back), which a
+// server sharing the test's process could not show apart from the test's own sockets.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parse, stringify } from 'yaml';
+import { freePort } from '../helpers/server.js';
+
+const MAIN = resolve(import.meta.dirname, 'portico-main.ts');
+// Resolved here: the server runs in its configuration's folder, where no node_modules is.
+const TSX = import.meta.resolve('tsx');
+
+export interface PorticoProcess {
+  readonly pid: number;
+  readonly port: number;
+  readonly url: string;
+  /** The configuration's folder: files written beside it are reachable by relative paths. */
+  readonly dir: string;
+  /** What the server wrote to stderr (its error log) so far. */
+  stderr(): string;
+  alive(): boolean;
+  /** Open file descriptors of the server process. */
+  fds(): number;
+  /** Resident memory of the server process, in bytes. */
+  rss(): number;
+  /** SIGTERM, then SIGKILL if it has not exited within `ms`. */
+  stop(ms?: number): Promise<void>;
+}
+
+export interface SpawnOptions {
+  /** Files to create in the configuration's folder before the server starts. */
+  readonly files?: Record<string, string | Buffer>;
+  readonly env?: NodeJS.ProcessEnv;
+  /** Extra V8 or Node flags for the server process. */
+  readonly nodeArgs?: readonly string[];
+}
+
+/**
+ * Starts Portico from `yaml` (without `global.port`: one on 127.0.0.1 is added) and resolves once
+ * it answers; always stop() it.
+ */
+export async function spawnPortico(yaml: string, options: SpawnOptions = {}): Promise<PorticoProcess> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'portico-security-'));
+  for (const [name, content] of Object.entries(options.files ?? {}))
+    writeFileSync(join(dir, name), content);
+  const doc = (parse(yaml) ?? {}) as { global?: Record<string, unknown> };
+  doc.global = { port: `127.0.0.1:${port}`, ...(doc.global ?? {}) };
+  const file = join(dir, 'portico.yaml');
+  writeFileSync(file, stringify(doc));
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), '--import', TSX, MAIN, 'run', '-c', file],
+    { cwd: dir, env: options.env ?? process.env, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let errors = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (errors += d));
+  let exited = false;
+  const exit = once(child, 'exit').then(() => (exited = true));
+  const pid = child.pid!;
+  const stop = async (ms = 10_000) => {
+    if (!exited) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), ms);
+      await exit;
+      clearTimeout(timer);
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const started = Date.now();
+  // Started: its start-up line is on stderr.
+  while (!errors.includes('Portico is serving')) {
+    if (exited || Date.now() - started > 30_000) {
+      await stop();
+      throw new Error(`Portico did not start:\n${errors}`);
+    }
+    await Promise.race([once(child.stderr!, 'data'), exit, sleep(200)]);
+  }
+  return {
+    pid,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    dir,
+    stderr: () => errors,
+    alive: () => !exited,
+    fds: () => readdirSync(`/proc/${pid}/fd`).length,
+    rss: () => {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) * 1024;
+    },
+    stop,
+  };
+}
+
+/**
+ * Polls `read` until `ok` holds of its value or `ms` pass; resolves with the last value read, so
+ * the assertion after it shows what was seen. For states with no event to wait on (another
+ * process's descriptors and memory).
+ */
+export async function settle<T>(read: () => T, ok: (value: T) => boolean, ms = 10_000): Promise<T> {
+  const until = Date.now() + ms;
+  let value = read();
+  while (!ok(value) && Date.now() < until) {
+    await sleep(100);
+    value = read();
+  }
+  return value;
+}
