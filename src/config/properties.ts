@@ -65,6 +65,20 @@ const row = <const R extends PropertyRow>(r: R): R => r;
 // The admin block's endpoint directives: CONTRACT.md makes a bare directive mean true.
 const flag = bool({ bareMeansTrue: true });
 
+// Header names whose values are credentials: the standard ones, and any name holding one of the
+// words (`X-Api-Key`, `X-Auth-Token`, `X-Session-Id`), compared in lower case.
+const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'set-cookie'];
+const CREDENTIAL_WORDS = [
+  'key',
+  'token',
+  'secret',
+  'password',
+  'passwd',
+  'auth',
+  'session',
+  'credential',
+];
+
 // Headers a response must not be given by configuration: HTTP/2 forbids connection-specific headers
 // (RFC 9113 §8.2.2; Node refuses the whole response), and the server frames every body itself.
 const CONNECTION_SPECIFIC =
@@ -231,7 +245,11 @@ export const PROPERTIES = {
       'OCSP stapling. Certificates with the Must-Staple extension do not work with automatic TLS.',
   }),
   environmentVariables: row({
-    type: mapOf('variable name', str('env-value'), { keyFormat: 'env-name' }),
+    // Database passwords and API keys live here: `/config` shows the names only.
+    type: mapOf('variable name', str('env-value'), {
+      keyFormat: 'env-name',
+      sensitiveValues: true,
+    }),
     scopes: G,
     since: V1,
     summary: 'Environment variables for the server (name to string value).',
@@ -440,7 +458,8 @@ export const PROPERTIES = {
   customHeaders: row({
     type: mapOf('header name', str('header-value'), {
       keyFormat: 'header-name',
-      sensitiveKeys: ['authorization', 'proxy-authorization', 'cookie'],
+      sensitiveKeys: CREDENTIAL_HEADERS,
+      sensitiveKeyWords: CREDENTIAL_WORDS,
       forbiddenKeys: NOT_CUSTOM_HEADERS,
     }),
     scopes: ALL,
@@ -774,6 +793,68 @@ export const PROPERTIES = {
     module: 'rproxy',
     since: V1,
     summary: 'Failures before a backend is marked bad.',
+  }),
+  proxyMaxConnections: row({
+    type: u32(1),
+    default: 128,
+    scopes: G,
+    module: 'rproxy',
+    since: PORTICO,
+    summary:
+      'Requests in flight to one backend at once (one connection each); further requests wait in its queue.',
+  }),
+  proxyMaxConnectionsPerClient: row({
+    type: u32(1),
+    default: 32,
+    scopes: G,
+    module: 'rproxy',
+    since: PORTICO,
+    summary:
+      'Of those, how many one client connection may hold (an HTTP/2 connection carries many requests); its further requests wait their turn, so one client cannot take a backend.',
+  }),
+  proxyQueueLimit: row({
+    type: u32(),
+    default: 1024,
+    scopes: G,
+    module: 'rproxy',
+    since: PORTICO,
+    summary:
+      'Requests that may wait for a connection to one backend; beyond, 503 with `Retry-After`.',
+  }),
+  proxyQueueTimeout: row({
+    type: u32(1),
+    default: 10000,
+    scopes: G,
+    module: 'rproxy',
+    since: PORTICO,
+    summary:
+      'How long (ms) a request may wait for a connection to its backend; beyond, 503 with `Retry-After`.',
+  }),
+  proxyConnectTimeout: row({
+    type: u32(1),
+    default: 10000,
+    scopes: G,
+    module: ['rproxy', 'fauth'],
+    since: PORTICO,
+    summary: 'How long (ms) connecting to a backend may take; beyond, 504.',
+  }),
+  proxyResponseTimeout: row({
+    type: u32(1),
+    default: 60000,
+    scopes: G,
+    module: ['rproxy', 'fauth'],
+    since: PORTICO,
+    summary:
+      'How long (ms) a backend may take to send its response head once the request is sent; beyond, 504 and an error-log line naming the backend.',
+  }),
+  proxyIdleTimeout: row({
+    type: u32(1),
+    default: 300000,
+    scopes: G,
+    module: ['rproxy', 'fauth'],
+    since: PORTICO,
+    summary:
+      'How long (ms) a backend’s response body may pause between two pieces; beyond, the response is cut (a stream such as Server-Sent Events must send something more often).',
   }),
   disableProxyCertificateVerification: row({
     type: bool(),

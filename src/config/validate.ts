@@ -13,7 +13,7 @@ import {
 } from './properties.js';
 import { rawMap, type Pos, type RawEntry, type RawMap, type RawNode } from './raw.js';
 import { didYouMean } from './suggest.js';
-import { describe, type FieldSpec, type ObjectSpec, type Spec } from './types.js';
+import { describe, isSensitiveKey, type FieldSpec, type ObjectSpec, type Spec } from './types.js';
 import { runChecks, type ConfigCheck } from './checks.js';
 
 export interface LocationConfig {
@@ -350,12 +350,7 @@ class Validator {
             this.diags.error(e.keyPos, at, `set twice (first at ${first.line}:${first.col})`);
           else seen.set(folded, e.keyPos);
           // A wrong name does not hide what is wrong with its value.
-          const v = this.value(
-            spec.values,
-            e.value,
-            at,
-            secret || (spec.sensitiveKeys?.includes(e.key.toLowerCase()) ?? false),
-          );
+          const v = this.value(spec.values, e.value, at, secret || isSensitiveKey(spec, e.key));
           if (!problem && !first && v !== undefined) out[e.key] = v;
         }
         return out;

@@ -35,6 +35,7 @@ export type FailureCode =
   | 'upstream-refused'
   | 'upstream-unreachable'
   | 'upstream-timeout'
+  | 'upstream-busy'
   | 'upstream-failed'
   | 'upstream-status'
   | 'gateway-exited'

@@ -8,12 +8,14 @@
 // complete.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Duplex, Readable } from 'node:stream';
-import type { Dispatcher, Pool } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { Ctx } from '../http/ctx.js';
 import type { Logger } from '../http/logger.js';
 import { startResponse, switchProtocols } from '../http/respond.js';
 import type { BodyTarget } from '../http/response-tap.js';
 import type { Backend } from './backend.js';
+import { ClientLeft } from './gate.js';
+import type { Upstream } from './pools.js';
 import { relayedHeaders } from './response-headers.js';
 import { tunnel } from './tunnel.js';
 import { loadUndici } from './undici.js';
@@ -49,14 +51,36 @@ export interface ExchangeFailure {
   readonly started: boolean;
 }
 
+/**
+ * Waits at the backend's gate when it is full (a refusal rejects with its 503 as the error), then
+ * sends the request. A client that leaves while waiting is answered by nobody: undefined.
+ */
 export function exchange(
   ctx: Ctx,
-  pool: Pool,
+  upstream: Upstream,
+  backend: Backend,
+  options: ExchangeOptions,
+): Promise<Kept | undefined> {
+  const client = ctx.req.socket;
+  if (upstream.gate.enter(client)) return send(ctx, upstream, backend, options);
+  return upstream.gate.wait(client, ctx.res).then(
+    () => send(ctx, upstream, backend, options),
+    (error: unknown) => {
+      if (error instanceof ClientLeft) return undefined;
+      throw { error, started: false } satisfies ExchangeFailure;
+    },
+  );
+}
+
+/** With a slot of the gate taken: the Relay gives it back when the exchange settles. */
+function send(
+  ctx: Ctx,
+  upstream: Upstream,
   backend: Backend,
   options: ExchangeOptions,
 ): Promise<Kept | undefined> {
   return new Promise((resolve, reject: (failure: ExchangeFailure) => void) => {
-    pool.dispatch(
+    upstream.pool.dispatch(
       {
         path: options.path,
         method: options.upgrade ? 'GET' : (options.method ?? ctx.method),
@@ -64,7 +88,7 @@ export function exchange(
         body: options.body ?? null,
         ...(options.upgrade ? { upgrade: options.upgrade } : {}),
       },
-      new Relay(ctx, backend, options, resolve, reject),
+      new Relay(ctx, upstream, backend, options, resolve, reject),
     );
   });
 }
@@ -89,6 +113,7 @@ class Relay implements Dispatcher.DispatchHandler {
 
   constructor(
     private readonly ctx: Ctx,
+    private readonly upstream: Upstream,
     private readonly backend: Backend,
     private readonly options: ExchangeOptions,
     private readonly resolve: (kept: Kept | undefined) => void,
@@ -175,7 +200,9 @@ class Relay implements Dispatcher.DispatchHandler {
   }
 
   private settle(): void {
+    if (this.settled) return;
     this.settled = true;
     this.ctx.res.off('close', this.onClientClose);
+    this.upstream.gate.leave(this.ctx.req.socket);
   }
 }

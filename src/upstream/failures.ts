@@ -1,7 +1,7 @@
 // What a failed exchange with a backend becomes (REFERENCE §14): refused, unreachable or not
 // found → 503; no connection within the connect timeout → 504; anything else before a complete
 // response head → 502. Each names the backend in the error log, credentials redacted.
-import { HttpError } from '../http/http-error.js';
+import { HttpError, isHttpError } from '../http/http-error.js';
 import type { Backend } from './backend.js';
 
 const UNAVAILABLE = new Set([
@@ -43,6 +43,8 @@ const TLS_VERIFY = new Set([
 
 /** `role` names the exchange in the error log: `proxy to`, `authentication at`. */
 export function upstreamError(backend: Backend, error: unknown, role = 'proxy to'): HttpError {
+  // The backend's gate refused it (every connection busy): its own answer.
+  if (isHttpError(error)) return error;
   const code = codeOf(error) ?? 'unknown';
   const detail = `${role} ${backend.shown}: ${(error as Error).message ?? String(error)} (${code})`;
   if (UNAVAILABLE.has(code))

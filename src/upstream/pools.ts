@@ -1,39 +1,63 @@
-// Keep-alive connection pools, one per backend origin and certificate policy, leased by the Plans
-// that use them: a reload that keeps a backend keeps its warm connections, and rproxy and fauth
-// share one pool per origin.
+// Keep-alive connection pools, one per backend origin and policy, each behind the gate that admits
+// requests to it, leased by the Plans that use them: a reload that keeps a backend keeps its warm
+// connections, and rproxy and fauth share one pool per origin.
 import type { Pool } from 'undici';
+import type { ResolvedSettings } from '../config/defaults.js';
 import type { Leases } from '../plan/resources.js';
 import type { Backend } from './backend.js';
+import { BackendGate, type GateLimits } from './gate.js';
 import { loadUndici } from './undici.js';
-
-/** Connections per backend at most: requests beyond wait in the pool's queue. */
-const CONNECTIONS_PER_BACKEND = 128;
-// A backend that accepts no connection in this time gets a 504 (nginx's proxy_connect_timeout is 60 s).
-const CONNECT_TIMEOUT_MS = 10_000;
-// Between two pieces of a response body: a stream (Server-Sent Events) quieter than this is cut.
-const BODY_TIMEOUT_MS = 300_000;
 
 export interface PoolPolicy {
   /** Backend certificates are checked against Node's trust store (plus NODE_EXTRA_CA_CERTS). */
   readonly verify: boolean;
-  /** Time to the response head; the global `timeout` (REFERENCE §13) usually ends it first. */
-  readonly headersTimeoutMs: number;
+  readonly connectTimeoutMs: number;
+  /** From the request sent to the response head. */
+  readonly responseTimeoutMs: number;
+  /** Between two pieces of a response body. */
+  readonly idleTimeoutMs: number;
+  readonly gate: GateLimits;
 }
 
-export function leasePool(leases: Leases, backend: Backend, policy: PoolPolicy): Pool {
-  const key = `upstream:${backend.origin} verify=${policy.verify} head=${policy.headersTimeoutMs}`;
-  return leases.take(
-    key,
-    () =>
-      new (loadUndici().Pool)(backend.origin, {
-        connections: CONNECTIONS_PER_BACKEND,
-        headersTimeout: policy.headersTimeoutMs,
-        bodyTimeout: BODY_TIMEOUT_MS,
-        connect: {
-          timeout: CONNECT_TIMEOUT_MS,
-          rejectUnauthorized: policy.verify,
-          ...(backend.secure && backend.servername ? { servername: backend.servername } : {}),
-        },
-      }),
-  );
+/** A backend's pool and its gate: every request passes the gate before it takes a connection. */
+export interface Upstream {
+  readonly pool: Pool;
+  readonly gate: BackendGate;
+}
+
+export function poolPolicy(s: ResolvedSettings, verify: boolean): PoolPolicy {
+  return {
+    verify,
+    connectTimeoutMs: s.proxyConnectTimeout,
+    responseTimeoutMs: s.proxyResponseTimeout,
+    idleTimeoutMs: s.proxyIdleTimeout,
+    gate: {
+      connections: s.proxyMaxConnections,
+      perClient: s.proxyMaxConnectionsPerClient,
+      queue: s.proxyQueueLimit,
+      waitMs: s.proxyQueueTimeout,
+    },
+  };
+}
+
+export function leaseUpstream(leases: Leases, backend: Backend, policy: PoolPolicy): Upstream {
+  const { gate } = policy;
+  const key =
+    `upstream:${backend.origin} verify=${policy.verify} connect=${policy.connectTimeoutMs}` +
+    ` head=${policy.responseTimeoutMs} idle=${policy.idleTimeoutMs} connections=${gate.connections}` +
+    ` share=${gate.perClient} queue=${gate.queue} wait=${gate.waitMs}`;
+  return leases.take(key, () => {
+    const pool = new (loadUndici().Pool)(backend.origin, {
+      // The gate admits no more than this, so the pool's own unbounded queue stays empty.
+      connections: gate.connections,
+      headersTimeout: policy.responseTimeoutMs,
+      bodyTimeout: policy.idleTimeoutMs,
+      connect: {
+        timeout: policy.connectTimeoutMs,
+        rejectUnauthorized: policy.verify,
+        ...(backend.secure && backend.servername ? { servername: backend.servername } : {}),
+      },
+    });
+    return { pool, gate: new BackendGate(gate, backend.shown), close: () => pool.close() };
+  });
 }

@@ -4,6 +4,8 @@
 import { Readable } from 'node:stream';
 import type { Request } from '../http/ctx.js';
 
+const ignore = () => undefined;
+
 export class RequestBody extends Readable {
   /** Some of the body has left the client's stream: it cannot be sent again. */
   consumed = false;
@@ -16,6 +18,9 @@ export class RequestBody extends Readable {
 
   constructor(private readonly source: Readable) {
     super();
+    // The client's abort reaches the exchange by its response's 'close'; this error is for the
+    // reader that holds the body, and until a connection takes it there is none to hear it.
+    this.on('error', ignore);
     source.on('data', this.onData).on('end', this.onEnd).on('error', this.onError);
     source.pause();
   }

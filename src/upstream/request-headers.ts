@@ -1,22 +1,21 @@
 // The request head a backend receives (REFERENCE §14 and §17, CONTRACT points 10 and 11): the
 // client's fields less the hop-by-hop ones and HTTP/2 pseudo-fields, `Host` = the backend's
 // authority, the length when the client gave one, and `X-Forwarded-*` set here, never taken from
-// the client.
+// the client, nor are its `Forwarded` and `X-Real-IP`.
 // `Expect` is answered by Portico itself (Node sends the 100), so it does not travel on.
 import type { Ctx } from '../http/ctx.js';
 import { connectionListed, isHopByHop } from '../http/hop-by-hop.js';
 
-const OWN = new Set([
-  'host',
-  'expect',
-  'content-length',
-  'cookie',
-  'x-forwarded-for',
-  'x-forwarded-proto',
-  'x-forwarded-host',
-  'x-forwarded-method',
-  'x-forwarded-uri',
-]);
+const OWN = new Set(['host', 'expect', 'content-length', 'cookie']);
+
+/**
+ * Fields a backend reads the client's address, scheme or path prefix from. The client's never
+ * travel on, whoever the peer is: X-Forwarded-For carries the address client-address.ts resolved
+ * (through trusted proxies too), so a trusted chain still reaches the backend.
+ */
+function forgeable(lower: string): boolean {
+  return lower.startsWith('x-forwarded-') || lower === 'forwarded' || lower === 'x-real-ip';
+}
 
 export interface ForwardOptions {
   /** The backend's `host[:port]`. */
@@ -41,7 +40,7 @@ export function forwardedHeaders(ctx: Ctx, options: ForwardOptions): string[] {
     const name = raw[i]!;
     const lower = name.toLowerCase();
     if (lower.charCodeAt(0) === 58 /* ':' */ || isHopByHop(lower, listed)) continue;
-    if (replaced?.has(lower)) continue;
+    if (replaced?.has(lower) || forgeable(lower)) continue;
     if (OWN.has(lower)) {
       if (lower === 'cookie') cookies.push(raw[i + 1]!);
       continue;

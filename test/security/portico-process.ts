@@ -3,9 +3,9 @@
 // server sharing the test's process could not show apart from the test's own sockets.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parse, stringify } from 'yaml';
 import { freePort } from '../helpers/server.js';
@@ -13,11 +13,16 @@ import { freePort } from '../helpers/server.js';
 const MAIN = resolve(import.meta.dirname, 'portico-main.ts');
 // Resolved here: the server runs in its configuration's folder, where no node_modules is.
 const TSX = import.meta.resolve('tsx');
+const FIXTURES = resolve(import.meta.dirname, '../fixtures/tls');
+/** The CA of the fixture certificates, for clients of a `tls` server. */
+export const TEST_CA = readFileSync(join(FIXTURES, 'ca.crt'));
 
 export interface PorticoProcess {
   readonly pid: number;
   readonly port: number;
   readonly url: string;
+  /** With `tls`: the HTTPS port (HTTP/2 by ALPN), its certificate for `localhost` by the test CA. */
+  readonly sport: number | undefined;
   /** The configuration's folder: files written beside it are reachable by relative paths. */
   readonly dir: string;
   /** What the server wrote to stderr (its error log) so far. */
@@ -32,9 +37,11 @@ export interface PorticoProcess {
 }
 
 export interface SpawnOptions {
-  /** Files to create in the configuration's folder before the server starts. */
+  /** Files to create in the configuration's folder before the server starts (`a/b.html` too). */
   readonly files?: Record<string, string | Buffer>;
   readonly env?: NodeJS.ProcessEnv;
+  /** An HTTPS listener too (`sport`), with the fixture certificate for localhost. */
+  readonly tls?: boolean;
   /** Extra V8 or Node flags for the server process. */
   readonly nodeArgs?: readonly string[];
 }
@@ -43,13 +50,30 @@ export interface SpawnOptions {
  * Starts Portico from `yaml` (without `global.port`: one on 127.0.0.1 is added) and resolves once
  * it answers; always stop() it.
  */
-export async function spawnPortico(yaml: string, options: SpawnOptions = {}): Promise<PorticoProcess> {
+export async function spawnPortico(
+  yaml: string,
+  options: SpawnOptions = {},
+): Promise<PorticoProcess> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'portico-security-'));
-  for (const [name, content] of Object.entries(options.files ?? {}))
+  for (const [name, content] of Object.entries(options.files ?? {})) {
+    mkdirSync(dirname(join(dir, name)), { recursive: true });
     writeFileSync(join(dir, name), content);
+  }
   const doc = (parse(yaml) ?? {}) as { global?: Record<string, unknown> };
-  doc.global = { port: `127.0.0.1:${port}`, ...(doc.global ?? {}) };
+  const sport = options.tls ? await freePort() : undefined;
+  doc.global = {
+    port: `127.0.0.1:${port}`,
+    ...(sport === undefined
+      ? {}
+      : {
+          secure: true,
+          sport: `127.0.0.1:${sport}`,
+          cert: join(FIXTURES, 'server.crt'),
+          key: join(FIXTURES, 'server.key'),
+        }),
+    ...(doc.global ?? {}),
+  };
   const file = join(dir, 'portico.yaml');
   writeFileSync(file, stringify(doc));
   const child: ChildProcess = spawn(
@@ -84,6 +108,7 @@ export async function spawnPortico(yaml: string, options: SpawnOptions = {}): Pr
     pid,
     port,
     url: `http://127.0.0.1:${port}`,
+    sport,
     dir,
     stderr: () => errors,
     alive: () => !exited,

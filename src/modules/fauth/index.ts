@@ -7,7 +7,7 @@ import { defineModule } from '../../plan/module.js';
 import { parseBackend } from '../../upstream/backend.js';
 import { exchange, type ExchangeFailure } from '../../upstream/exchange.js';
 import { upstreamError } from '../../upstream/failures.js';
-import { leasePool } from '../../upstream/pools.js';
+import { leaseUpstream, poolPolicy, type PoolPolicy } from '../../upstream/pools.js';
 import { forwardedHeaders } from '../../upstream/request-headers.js';
 import { replaceRequestHeaders } from './copy-headers.js';
 
@@ -15,18 +15,16 @@ export interface FauthOptions {
   readonly authTo: string;
   /** Lower-cased. */
   readonly copy: readonly string[];
-  readonly headersTimeoutMs: number;
+  readonly pools: PoolPolicy;
 }
-
-// With `timeout: null` the wait for the answer still ends (undici's own default).
-const HEADERS_TIMEOUT_MS = 300_000;
 
 function options(s: ResolvedSettings): FauthOptions | undefined {
   if (s.authTo === undefined) return undefined;
   return {
     authTo: s.authTo,
     copy: (s.forwardedAuthCopyHeaders ?? []).map((name) => name.toLowerCase()),
-    headersTimeoutMs: s.timeout === null ? HEADERS_TIMEOUT_MS : s.timeout + 1000,
+    // Always verified: there is no option to turn it off for authentication (REFERENCE §17).
+    pools: poolPolicy(s, true),
   };
 }
 
@@ -40,8 +38,7 @@ export const fauth = defineModule<FauthOptions>({
     // The authentication server's own path and query; the original path is not appended.
     const url = new URL(o.authTo);
     const path = url.pathname + url.search;
-    // Always verified: there is no option to turn it off for authentication (REFERENCE §17).
-    const pool = leasePool(leases, server, { verify: true, headersTimeoutMs: o.headersTimeoutMs });
+    const upstream = leaseUpstream(leases, server, o.pools);
     return {
       stage: async (ctx, next) => {
         const headers = forwardedHeaders(ctx, {
@@ -51,7 +48,7 @@ export const fauth = defineModule<FauthOptions>({
         });
         let answer: Awaited<ReturnType<typeof exchange>>;
         try {
-          answer = await exchange(ctx, pool, server, {
+          answer = await exchange(ctx, upstream, server, {
             method: 'GET',
             path,
             headers,

@@ -6,7 +6,7 @@ import type { ResolvedSettings } from '../../config/defaults.js';
 import { defineModule } from '../../plan/module.js';
 import { parseBackend } from '../../upstream/backend.js';
 import { HealthBook } from '../../upstream/health.js';
-import { leasePool } from '../../upstream/pools.js';
+import { leaseUpstream, poolPolicy, type PoolPolicy } from '../../upstream/pools.js';
 import { checkBackendUrls } from './check.js';
 import { proxyStage, type ProxyRoute } from './proxy-stage.js';
 
@@ -15,13 +15,9 @@ export interface RproxyOptions {
   readonly secureProxyTo: readonly string[] | undefined;
   readonly interceptErrors: boolean;
   readonly xForwarded: boolean;
-  readonly verify: boolean;
   readonly health: { readonly maximumFails: number; readonly windowMs: number } | undefined;
-  readonly headersTimeoutMs: number;
+  readonly pools: PoolPolicy;
 }
-
-// With `timeout: null` the wait for a response head still ends (undici's own default).
-const HEADERS_TIMEOUT_MS = 300_000;
 
 function options(s: ResolvedSettings): RproxyOptions | undefined {
   if (s.proxyTo === undefined && s.secureProxyTo === undefined) return undefined;
@@ -30,15 +26,13 @@ function options(s: ResolvedSettings): RproxyOptions | undefined {
     secureProxyTo: s.secureProxyTo,
     interceptErrors: s.proxyInterceptErrors,
     xForwarded: !s.disableProxyXForwarded,
-    verify: !s.disableProxyCertificateVerification,
     health: s.enableLoadBalancerHealthCheck
       ? {
           maximumFails: s.loadBalancerHealthCheckMaximumFails,
           windowMs: s.loadBalancerHealthCheckWindow,
         }
       : undefined,
-    // The global `timeout` resets the client first (REFERENCE §13); this bounds a backend's wait past it.
-    headersTimeoutMs: s.timeout === null ? HEADERS_TIMEOUT_MS : s.timeout + 1000,
+    pools: poolPolicy(s, !s.disableProxyCertificateVerification),
   };
 }
 
@@ -51,8 +45,10 @@ export const rproxy = defineModule<RproxyOptions>({
     const route = (urls: readonly string[] | undefined): ProxyRoute | undefined => {
       if (urls === undefined) return undefined;
       const backends = urls.map(parseBackend);
-      const policy = { verify: o.verify, headersTimeoutMs: o.headersTimeoutMs };
-      return { backends, pools: new Map(backends.map((b) => [b, leasePool(leases, b, policy)])) };
+      return {
+        backends,
+        upstreams: new Map(backends.map((b) => [b, leaseUpstream(leases, b, o.pools)])),
+      };
     };
     const plain = route(o.proxyTo);
     const secure = route(o.secureProxyTo) ?? plain;

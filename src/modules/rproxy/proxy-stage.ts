@@ -3,7 +3,6 @@
 // untouched), and the failure mapped to 502/503/504 otherwise.
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import type { Pool } from 'undici';
 import type { Ctx } from '../../http/ctx.js';
 import type { Logger } from '../../http/logger.js';
 import { HttpError } from '../../http/http-error.js';
@@ -14,12 +13,13 @@ import { isConnectFailure, upstreamError } from '../../upstream/failures.js';
 import { discardRest, hasBody, RequestBody } from '../../upstream/request-body.js';
 import { forwardedHeaders } from '../../upstream/request-headers.js';
 import { exchange, type ExchangeFailure } from '../../upstream/exchange.js';
+import type { Upstream } from '../../upstream/pools.js';
 
 const WEBSOCKET = /^websocket$/i;
 
 export interface ProxyRoute {
   readonly backends: readonly Backend[];
-  readonly pools: ReadonlyMap<Backend, Pool>;
+  readonly upstreams: ReadonlyMap<Backend, Upstream>;
 }
 
 export interface ProxySetup {
@@ -47,7 +47,7 @@ export function proxyStage(setup: ProxySetup): Stage {
   ): Promise<void> => {
     const backend = chooseBackend(route.backends, tried, setup.health)!;
     const requestBody = body && new RequestBody(body);
-    const sent = exchange(ctx, route.pools.get(backend)!, backend, {
+    const sent = exchange(ctx, route.upstreams.get(backend)!, backend, {
       path: backendPath(backend, ctx.path, ctx.query),
       headers: withKey(
         forwardedHeaders(ctx, { authority: backend.authority, xForwarded: setup.xForwarded }),

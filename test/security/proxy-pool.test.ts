@@ -1,0 +1,191 @@
+// A backend's connections under attack: a client that gives up while its request waits for one
+// must not stop the server, and one client connection must not be able to hold them all.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import { connect as http2Connect } from 'node:http2';
+import { connect as netConnect, type AddressInfo, type Socket } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { spawnPortico, settle, TEST_CA, type PorticoProcess } from './portico-process.js';
+
+interface Backend {
+  readonly url: string;
+  /** Requests to /hang received and never answered. */
+  readonly hanging: ServerResponse[];
+  /** Responses to /big still being sent. */
+  big: number;
+  close(): Promise<void>;
+}
+
+// More than the sockets between the backend and the client can hold, so a response to a client
+// that reads nothing keeps its backend connection busy.
+const BIG = Buffer.alloc(16 * 1024 * 1024, 'x');
+
+/** /hang is never answered; /big is a 16 MB body; anything else is answered at once. */
+async function startBackend(): Promise<Backend> {
+  const hanging: ServerResponse[] = [];
+  const server = http.createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (req.url === '/hang') {
+      hanging.push(res);
+      return;
+    }
+    if (req.url === '/big') {
+      backend.big++;
+      res.on('close', () => backend.big--);
+      return void res.end(BIG);
+    }
+    req.resume();
+    req.on('end', () => res.end(`ok ${req.url}`));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  const backend: Backend = {
+    url: `http://127.0.0.1:${port}`,
+    hanging,
+    big: 0,
+    close: async () => {
+      server.closeAllConnections();
+      server.close();
+      await once(server, 'close');
+    },
+  };
+  return backend;
+}
+
+function openHanging(port: number, count: number): Socket[] {
+  return Array.from({ length: count }, () => {
+    const s = netConnect(port, '127.0.0.1', () =>
+      s.write('GET /hang HTTP/1.1\r\nHost: localhost\r\n\r\n'),
+    );
+    s.on('error', () => undefined);
+    return s;
+  });
+}
+
+describe('a backend pool under attack', () => {
+  let backend: Backend;
+  let portico: PorticoProcess;
+
+  before(async () => {
+    backend = await startBackend();
+    portico = await spawnPortico(
+      `global:\n  loadModules: [rproxy]\n  wwwroot: .\nhosts:\n  - domain: localhost\n    locations:\n` +
+        `      - path: /static\n      - path: /\n        proxyTo: ${backend.url}\n`,
+      { files: { 'static/index.html': 'served' } },
+    );
+  });
+  after(async () => {
+    await portico?.stop();
+    await backend?.close();
+  });
+
+  it('a client that leaves while its body waits for a backend connection stops nothing', async () => {
+    const baseline = portico.fds();
+    const sockets = openHanging(portico.port, 128);
+    await settle(
+      () => backend.hanging.length,
+      (n) => n === 128,
+    );
+    assert.equal(backend.hanging.length, 128);
+    // Its body is only begun, and it waits: every connection to the backend is taken.
+    const post = netConnect(portico.port, '127.0.0.1', () =>
+      post.write('POST /upload HTTP/1.1\r\nHost: localhost\r\nContent-Length: 9\r\n\r\na'),
+    );
+    post.on('error', () => undefined);
+    await once(post, 'connect');
+    // Long enough for the request to reach the proxy and queue; there is no event to wait on.
+    await new Promise((r) => setTimeout(r, 300));
+    post.destroy();
+    await once(post, 'close');
+    const alive = await fetch(`${portico.url}/static/`, { headers: { host: 'localhost' } }).then(
+      (r) => r.status,
+      () => 0,
+    );
+    assert.ok(portico.alive(), `the server died:\n${portico.stderr()}`);
+    assert.equal(alive, 200);
+    for (const s of sockets) s.destroy();
+    for (const res of backend.hanging.splice(0)) res.destroy();
+    const fds = await settle(
+      () => portico.fds(),
+      (n) => n <= baseline + 2,
+    );
+    assert.ok(fds <= baseline + 2, `descriptors: ${baseline} before, ${fds} after`);
+  });
+});
+
+/** One request on a fresh HTTP/2 connection: the body as text. */
+async function h2Get(sport: number, path: string): Promise<string> {
+  const session = http2Connect(`https://localhost:${sport}`, {
+    ca: TEST_CA,
+    host: '127.0.0.1',
+  } as never);
+  try {
+    const stream = session.request({ ':path': path }).setEncoding('utf8');
+    let body = '';
+    for await (const chunk of stream) body += chunk as string;
+    return body;
+  } finally {
+    session.close();
+  }
+}
+
+describe('one client connection and a backend', () => {
+  let backend: Backend;
+  let portico: PorticoProcess;
+
+  before(async () => {
+    backend = await startBackend();
+    portico = await spawnPortico(
+      `global:\n  loadModules: [rproxy]\n  proxyTo: ${backend.url}\n  proxyQueueTimeout: 2000\n`,
+      { tls: true },
+    );
+  });
+  after(async () => {
+    await portico?.stop();
+    await backend?.close();
+  });
+
+  it('an HTTP/2 connection that reads nothing holds only its share of the backend', async () => {
+    const baseline = portico.fds();
+    // A zero window: every response stalls at its first byte, and holds its backend connection.
+    const session = http2Connect(`https://localhost:${portico.sport}`, {
+      ca: TEST_CA,
+      host: '127.0.0.1',
+      settings: { initialWindowSize: 0 },
+    } as never);
+    session.on('error', () => undefined);
+    const statuses: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      const stream = session.request({ ':path': '/big' });
+      stream.on('response', (h) => statuses.push(Number(h[':status'])));
+      stream.on('error', () => undefined);
+    }
+    const held = await settle(
+      () => backend.big,
+      (n) => n >= 32,
+    );
+    assert.equal(held, 32);
+    // Another client is served at once meanwhile.
+    assert.equal(await h2Get(portico.sport!, '/ok'), 'ok /ok');
+    assert.equal(backend.big, 32);
+    // Those left waiting past proxyQueueTimeout are told to come back later.
+    const refused = await settle(
+      () => statuses.filter((s) => s === 503).length,
+      (n) => n === 68,
+    );
+    assert.equal(refused, 68);
+    assert.ok(portico.alive());
+    session.destroy();
+    const left = await settle(
+      () => backend.big,
+      (n) => n === 0,
+    );
+    assert.equal(left, 0);
+    const fds = await settle(
+      () => portico.fds(),
+      (n) => n <= baseline + 2,
+    );
+    assert.ok(fds <= baseline + 2, `descriptors: ${baseline} before, ${fds} after`);
+  });
+});
