@@ -1,9 +1,10 @@
 // The configuration as `/config` shows it: every sensitive value replaced by "[redacted]", which
 // cannot be switched off. What is sensitive comes from the property table (rows and fields marked
-// sensitive, mapping keys such as an `Authorization` custom header); credentials in any URL are
-// redacted too (`http://user:secret@host` → `http://[redacted]@host`).
+// sensitive; of a mapping, the values its spec names, such as an `X-Api-Key` custom header's or
+// every environment variable's, the names kept); credentials in any URL are redacted too
+// (`http://user:secret@host` → `http://[redacted]@host`).
 import { ALIASES, propertyRow } from './properties.js';
-import type { Spec } from './types.js';
+import { isSensitiveKey, type Spec } from './types.js';
 
 export const REDACTED = '[redacted]';
 // The userinfo runs to the authority's last `@` (a password may hold `@`); the authority ends at
@@ -38,15 +39,13 @@ function redactValue(spec: Spec, value: unknown): unknown {
       return Array.isArray(value)
         ? value.map((v) => redactValue(spec.of, v))
         : redactValue(spec.of, value);
-    case 'map': {
-      const secretKeys = new Set(spec.sensitiveKeys ?? []);
+    case 'map':
       return Object.fromEntries(
         Object.entries(value as Record<string, unknown>).map(([k, v]) => [
           k,
-          secretKeys.has(k.toLowerCase()) ? REDACTED : redactValue(spec.values, v),
+          isSensitiveKey(spec, k) ? REDACTED : redactValue(spec.values, v),
         ]),
       );
-    }
     case 'object':
       return Object.fromEntries(
         Object.entries(value as Record<string, unknown>).map(([k, v]) => {

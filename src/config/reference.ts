@@ -54,6 +54,25 @@ function objectOf(spec: Spec): ObjectSpec | undefined {
   return undefined;
 }
 
+function sensitiveText(row: PropertyRow): string {
+  if (row.sensitive) return 'yes';
+  if (row.type.kind === 'map' && row.type.sensitiveValues) return 'values';
+  return redactedPart(row.type) ? 'some values' : 'no';
+}
+
+/** Which values of a mapping `/config` hides, in words; empty when none. */
+function redactedPart(spec: Spec): string {
+  if (spec.kind !== 'map') return '';
+  if (spec.sensitiveValues) return `every value (each ${spec.keyLabel} is shown)`;
+  const names = (spec.sensitiveKeys ?? []).map((k) => `\`${k}\``);
+  const words = (spec.sensitiveKeyWords ?? []).map((w) => `\`${w}\``);
+  const parts = [
+    names.length ? `the values of ${names.join(', ')}` : '',
+    words.length ? `of any ${spec.keyLabel} containing ${words.join(', ')}` : '',
+  ].filter(Boolean);
+  return parts.length ? `${parts.join(' and ')}, compared case-insensitively` : '';
+}
+
 function detail(name: PropertyName): string {
   const row: PropertyRow = PROPERTIES[name];
   const lines = [`### \`${name}\``, '', row.summary, ''];
@@ -62,8 +81,10 @@ function detail(name: PropertyName): string {
     '|---|---|---|---|---|---|',
   );
   lines.push(
-    `| ${typeName(row.type)} | ${defaultText(row.default)} | ${row.scopes.join(', ')} | ${moduleText(row) || '—'} | ${row.since} | ${row.sensitive ? 'yes' : 'no'} |`,
+    `| ${typeName(row.type)} | ${defaultText(row.default)} | ${row.scopes.join(', ')} | ${moduleText(row) || '—'} | ${row.since} | ${sensitiveText(row)} |`,
   );
+  const redacted = redactedPart(row.type);
+  if (redacted) lines.push('', `Redacted in \`/config\`: ${redacted}.`);
   const aliases = Object.entries(ALIASES).filter(([, target]) => target === name);
   if (aliases.length > 0) {
     lines.push(
@@ -141,9 +162,10 @@ missing \`wwwroot\` or \`errorPages\` file, a certificate out of its validity pe
 - **Merging**: settings of global → host → location → errorConfig are merged when the configuration
   is loaded: scalars replace; \`proxyTo\` and \`secureProxyTo\` replace; other lists concatenate, parent
   first; mappings merge key by key, the child winning.
-- **Sensitive** values (private key paths, passwords, the admin token, \`Authorization\`,
-  \`Proxy-Authorization\` and \`Cookie\` custom headers, credentials in URLs) are shown as
-  \`"[redacted]"\` by the admin API's \`/config\`.
+- **Sensitive** values (private key paths, passwords, the admin token, every
+  \`environmentVariables\` value, custom headers that carry a credential such as \`Authorization\`,
+  \`Cookie\` or \`X-Api-Key\`, credentials in URLs) are shown as \`"[redacted]"\` by the admin API's
+  \`/config\`.
 - **Errors** are reported all at once as \`FILE:LINE:COL: path: message\`; warnings (exit status 0)
   as \`FILE:LINE:COL: warning: path: message\`.
 `;

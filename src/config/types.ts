@@ -69,6 +69,10 @@ export interface MapSpec<T = unknown> extends Typed<Record<string, T>> {
   readonly values: Spec;
   /** Keys (lower-case) whose values are secrets, e.g. an `Authorization` custom header. */
   readonly sensitiveKeys?: readonly string[];
+  /** Words (lower-case) that make a key's value secret wherever the key holds one (`X-Api-Key`). */
+  readonly sensitiveKeyWords?: readonly string[];
+  /** Every value is a secret and no key is (environment variables: names shown, values not). */
+  readonly sensitiveValues?: boolean;
   /** Keys (lower-case) that are refused, each with the reason the message gives. */
   readonly forbiddenKeys?: Readonly<Record<string, string>>;
   readonly keyLabel: string;
@@ -189,6 +193,8 @@ export const mapOf = <S extends Spec>(
   extra: {
     keyFormat?: StringFormat;
     sensitiveKeys?: readonly string[];
+    sensitiveKeyWords?: readonly string[];
+    sensitiveValues?: boolean;
     forbiddenKeys?: Readonly<Record<string, string>>;
   } = {},
 ): MapSpec<Infer<S>> => ({ kind: 'map', keyLabel, values, ...extra });
@@ -201,6 +207,16 @@ export const section = (scope: 'location' | 'errorConfig'): SectionSpec => ({
   kind: 'section',
   scope,
 });
+
+/** Whether the value under `key` of a mapping is a secret; keys compare case-insensitively. */
+export function isSensitiveKey(spec: MapSpec, key: string): boolean {
+  if (spec.sensitiveValues) return true;
+  const lower = key.toLowerCase();
+  return (
+    (spec.sensitiveKeys?.includes(lower) ?? false) ||
+    (spec.sensitiveKeyWords?.some((word) => lower.includes(word)) ?? false)
+  );
+}
 
 /** A short human name of a spec, for messages ("expected a u16 or a string"). */
 export function describe(spec: Spec): string {

@@ -48,7 +48,7 @@ export class CertificateContexts {
 
   /** The context for a server name (SNICallback). */
   forName(name: string): SecureContext | undefined {
-    const pair = this.tls?.certificates.select(name);
+    const pair = this.tls?.certificates.select(serverName(name));
     return pair && this.contextOf(pair);
   }
 
@@ -88,7 +88,7 @@ export class CertificateContexts {
       socket.unshift(buffered);
       const challenge =
         hello.name !== undefined && hello.alpn?.includes(ACME_TLS)
-          ? this.tls?.acmeChallenge?.(hello.name)
+          ? this.tls?.acmeChallenge?.(serverName(hello.name))
           : undefined;
       if (challenge) return answerChallenge(socket, challenge, this.helloTimeoutMs);
       this.handOver(socket, hello.name === undefined ? undefined : this.forName(hello.name));
@@ -109,6 +109,15 @@ export class CertificateContexts {
       server._sharedCreds = usual;
     }
   }
+}
+
+/**
+ * A server name as certificates are looked up by: lower case, without the one trailing dot of a
+ * fully qualified name (`a.test.` is `a.test`): RFC 6066 §3 forbids the dot, but clients send it.
+ */
+function serverName(name: string): string {
+  const lower = name.toLowerCase();
+  return lower.endsWith('.') ? lower.slice(0, -1) : lower;
 }
 
 /**
