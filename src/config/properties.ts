@@ -123,12 +123,29 @@ export const PROPERTIES = {
     type: object('HTTP/2 settings', {
       initialWindowSize: { spec: u32(0, 2147483647), summary: 'Initial flow-control window size.' },
       maxFrameSize: { spec: u32(16384, 16777215), summary: 'Largest accepted frame payload.' },
-      maxConcurrentStreams: { spec: u32(), summary: 'Maximum concurrent streams.' },
+      maxConcurrentStreams: {
+        spec: u32(),
+        default: 128,
+        summary:
+          'Maximum concurrent streams per connection, advertised to every client (nginx: 128, Caddy: 250).',
+      },
       maxHeaderListSize: { spec: u32(), summary: 'Maximum accepted header list size.' },
       enableConnectProtocol: {
         spec: bool(),
         default: false,
         summary: 'Supports CONNECT for tunneling TCP connections (RFC 8441 extended CONNECT).',
+      },
+      idleTimeout: {
+        spec: u32(1),
+        default: 120000,
+        summary:
+          'Portico: how long (ms) a connection may stay open without a stream before it gets GOAWAY (nginx’s `keepalive_timeout`, Caddy’s `idle_timeout`).',
+      },
+      pingTimeout: {
+        spec: u32(1),
+        default: 20000,
+        summary:
+          'Portico: a connection that has sent nothing for this long (ms) is pinged, and closed if the PING is not answered within as long again: a client that vanished holds nothing.',
       },
     }),
     scopes: G,
@@ -342,6 +359,14 @@ export const PROPERTIES = {
     since: '1.1.0',
     summary:
       'Removes the application’s directory from `sys.path` once it is loaded; imports inside functions must then not rely on it.',
+  }),
+  sendTimeout: row({
+    type: u32(1),
+    default: 60000,
+    scopes: G,
+    since: PORTICO,
+    summary:
+      'How long (ms) a response’s output may wait without moving on (a client that stopped reading, an HTTP/2 window left shut) before the connection (HTTP/1.1) or the stream (HTTP/2) is cut; nginx’s `send_timeout`.',
   }),
   shutdownTimeout: row({
     type: u32(),

@@ -38,7 +38,7 @@ export interface TlsSetup {
   readonly policy: SecureContextOptions;
   readonly requestCert: boolean;
   readonly http2: boolean;
-  readonly http2Settings: Http2Settings | undefined;
+  readonly http2Settings: Http2Settings;
   readonly onOcspRequest?: (
     certificate: Buffer,
     issuer: Buffer | null,
@@ -85,6 +85,9 @@ export interface AcmeUse {
   readonly names: readonly string[];
   readonly settings: AcmeSettings;
 }
+
+// HTTP/2 streams per connection unless http2Settings says otherwise.
+const MAX_CONCURRENT_STREAMS = 128;
 
 const LETS_ENCRYPT = {
   production: 'https://acme-v02.api.letsencrypt.org/directory',
@@ -195,18 +198,18 @@ function tlsSetup(
     policy: policyOptions(g),
     requestCert: g.useClientCertificate,
     http2: g.enableHTTP2,
-    http2Settings: settings && {
-      ...(settings.initialWindowSize === undefined
+    http2Settings: {
+      ...(settings?.initialWindowSize === undefined
         ? {}
         : { initialWindowSize: settings.initialWindowSize }),
-      ...(settings.maxFrameSize === undefined ? {} : { maxFrameSize: settings.maxFrameSize }),
-      ...(settings.maxConcurrentStreams === undefined
-        ? {}
-        : { maxConcurrentStreams: settings.maxConcurrentStreams }),
-      ...(settings.maxHeaderListSize === undefined
+      ...(settings?.maxFrameSize === undefined ? {} : { maxFrameSize: settings.maxFrameSize }),
+      // Always advertised: each stream may hold a file or a backend connection, and a client
+      // told no limit opened thousands (nginx's default; Caddy's is 250).
+      maxConcurrentStreams: settings?.maxConcurrentStreams ?? MAX_CONCURRENT_STREAMS,
+      ...(settings?.maxHeaderListSize === undefined
         ? {}
         : { maxHeaderListSize: settings.maxHeaderListSize }),
-      enableConnectProtocol: settings.enableConnectProtocol ?? false,
+      enableConnectProtocol: settings?.enableConnectProtocol ?? false,
     },
     ...(ocsp ? { onOcspRequest: ocsp.onOcspRequest } : {}),
     ...(acme ? { acmeChallenge: (name: string) => acme.manager.challengeFor(name) } : {}),

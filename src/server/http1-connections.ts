@@ -3,7 +3,9 @@
 // connection is closed under it; and a connection that never sent a request stays open until the
 // grace period ends. This keeps, per connection, whether a request is being served and whether
 // one ever was: once draining, every response says `Connection: close`, idle connections close,
-// and never-used ones get a short window for their first request.
+// and never-used ones get a short window for their first request. It also keeps the send timeout:
+// a connection whose output has waited without a 'drain' that long (a client that stopped reading
+// mid-download) is closed, and the file or backend behind its response with it.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
@@ -11,16 +13,25 @@ import type { Socket } from 'node:net';
 const FIRST_REQUEST_GRACE_MS = 1_000;
 // How often a draining server looks for connections that have become idle.
 const SWEEP_MS = 50;
+// The send timeout is kept to within a quarter of itself, and at least this often.
+const MAX_STALL_SWEEP_MS = 5_000;
 
 interface ConnectionState {
   readonly acceptedAt: number;
   /** The latest response (HTTP/1 serves one request at a time per connection); none yet if undefined. */
   response: ServerResponse | undefined;
+  /** Since when a sweep has seen output waiting with no 'drain' and no less of it since. */
+  waitingSince: number | undefined;
+  /** How much was waiting then. */
+  waiting: number;
 }
 
 export class Http1Connections {
   private readonly states = new Map<Socket, ConnectionState>();
   private draining = false;
+  private stallTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly sendTimeoutMs: number) {}
 
   get size(): number {
     return this.states.size;
@@ -28,8 +39,38 @@ export class Http1Connections {
 
   /** An HTTP/1 connection (the TLS socket for HTTPS). */
   add(socket: Socket): void {
-    this.states.set(socket, { acceptedAt: Date.now(), response: undefined });
+    const state: ConnectionState = {
+      acceptedAt: Date.now(),
+      response: undefined,
+      waitingSince: undefined,
+      waiting: 0,
+    };
+    this.states.set(socket, state);
     socket.once('close', () => this.states.delete(socket));
+    socket.on('drain', () => {
+      state.waitingSince = undefined;
+    });
+    this.stallTimer ??= setInterval(
+      () => this.cutStalled(),
+      Math.min(MAX_STALL_SWEEP_MS, Math.max(25, Math.floor(this.sendTimeoutMs / 4))),
+    ).unref();
+  }
+
+  /** Stops the send-timeout sweep (the server is closed). */
+  stop(): void {
+    clearInterval(this.stallTimer);
+  }
+
+  private cutStalled(): void {
+    const now = Date.now();
+    for (const [socket, state] of this.states) {
+      const waiting = socket.writableLength;
+      if (waiting === 0) state.waitingSince = undefined;
+      else if (state.waitingSince === undefined || waiting < state.waiting) {
+        state.waitingSince = now;
+        state.waiting = waiting;
+      } else if (now - state.waitingSince >= this.sendTimeoutMs) socket.destroy();
+    }
   }
 
   /**

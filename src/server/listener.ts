@@ -11,7 +11,7 @@ import {
   type IncomingMessage,
   type Server as HttpServer,
 } from 'node:http';
-import type { Http2SecureServer, ServerHttp2Session, ServerHttp2Stream } from 'node:http2';
+import type { Http2SecureServer, ServerHttp2Session } from 'node:http2';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { SecureContext, Server as TlsServer, TLSSocket } from 'node:tls';
@@ -21,6 +21,7 @@ import type { Request, Response } from '../http/ctx.js';
 import { normalizeAddress } from '../http/ip-list.js';
 import { CertificateContexts } from './certificate-contexts.js';
 import { Http1Connections } from './http1-connections.js';
+import { Http2Sessions } from './http2-sessions.js';
 import { http2Streams } from './http2-streams.js';
 import { http2Module, httpsModule } from '../tls/lazy-modules.js';
 
@@ -43,15 +44,20 @@ export interface ConnectionLimits {
   /** How often the two limits above are checked. */
   readonly checkIntervalMs: number;
   /**
-   * An HTTP/2 session with streams in flight that has read nothing for this long is pinged, and
-   * destroyed if the ping is not answered within as long again (default 30 s).
+   * An HTTP/2 session that has read nothing for this long is pinged, and destroyed if the ping is
+   * not answered within as long again (default 20 s).
    */
   readonly http2LivenessMs?: number;
   /**
-   * An HTTP/2 session without streams that sends nothing for this long is closed, at the first
-   * liveness check after (default 120 s); the HTTP/1.1 fallback's sockets get it as their timeout.
+   * An HTTP/2 session without streams for this long is closed, at the first check after
+   * (default 120 s); the HTTP/1.1 fallback's sockets get it as their timeout.
    */
   readonly http2IdleMs?: number;
+  /**
+   * A response whose output has waited this long without moving on (a client that stopped
+   * reading, or an HTTP/2 window left shut) is cut (default 60 s, nginx's send_timeout).
+   */
+  readonly sendTimeoutMs?: number;
 }
 
 export const DEFAULT_LIMITS: ConnectionLimits = {
@@ -94,21 +100,12 @@ function firstLine(packet: Buffer | undefined): string | undefined {
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 // The defaults of http2IdleMs and http2LivenessMs.
 const HTTP2_IDLE_MS = 120_000;
-const HTTP2_LIVENESS_MS = 30_000;
+const HTTP2_LIVENESS_MS = 20_000;
+const SEND_TIMEOUT_MS = 60_000;
 // How long an HTTP/1 CONNECT's or Upgrade request's socket may take to receive its answer.
 const BARE_ANSWER_MS = 10_000;
 // setTimeout's largest delay; shutdownTimeout (a u32) may exceed it.
 const MAX_TIMER_MS = 2 ** 31 - 1;
-
-interface SessionWatch {
-  /** The session's TLS socket: Node hands out only a proxy that refuses to be destroyed. */
-  readonly socket: TLSSocket | undefined;
-  streams: number;
-  bytesRead: number;
-  pingSentAt: number | undefined;
-  /** Since when (a liveness check's time) it has had no streams and sent nothing. */
-  quietSince: number | undefined;
-}
 
 type AnyServer = HttpServer | Http2SecureServer;
 
@@ -125,11 +122,9 @@ export class ProtocolServer {
   private readonly server: AnyServer;
   /** Every connection handed over, as accepted (before any TLS). */
   private readonly sockets = new Set<Socket>();
-  private readonly http1 = new Http1Connections();
-  private readonly sessions = new Map<ServerHttp2Session, SessionWatch>();
-  private readonly livenessMs: number;
+  private readonly http1: Http1Connections;
+  private readonly sessions: Http2Sessions;
   private readonly idleMs: number;
-  private livenessTimer: NodeJS.Timeout | undefined;
   private readonly headDeadlines = new WeakMap<Socket, NodeJS.Timeout>();
   private tls: TlsSetup | undefined;
   /** The certificates' contexts of an HTTPS listener. */
@@ -145,8 +140,14 @@ export class ProtocolServer {
     /** A request the HTTP parser refused, answered here: the access log records it too. */
     private readonly onRefused?: (refusal: Refusal) => void,
   ) {
-    this.livenessMs = limits.http2LivenessMs ?? HTTP2_LIVENESS_MS;
     this.idleMs = limits.http2IdleMs ?? HTTP2_IDLE_MS;
+    const sendTimeoutMs = limits.sendTimeoutMs ?? SEND_TIMEOUT_MS;
+    this.http1 = new Http1Connections(sendTimeoutMs);
+    this.sessions = new Http2Sessions({
+      livenessMs: limits.http2LivenessMs ?? HTTP2_LIVENESS_MS,
+      idleMs: this.idleMs,
+      sendTimeoutMs,
+    });
     const http1 = {
       headersTimeout: limits.headersTimeoutMs,
       requestTimeout: limits.requestTimeoutMs,
@@ -193,7 +194,7 @@ export class ProtocolServer {
         });
         h2.on(
           'stream',
-          http2Streams(handler, (stream) => this.streamOpened(stream)),
+          http2Streams(handler, (stream) => this.sessions.opened(stream)),
         );
         // No h2.setTimeout: Node's session timer is refreshed on every write of every stream, 9 %
         // of the CPU of a small HTTP/2 response (bench/h2.sh); idle sessions are closed by the
@@ -215,7 +216,9 @@ export class ProtocolServer {
         let connecting: TLSSocket | undefined;
         h2.prependListener('secureConnection', (socket: TLSSocket) => (connecting = socket));
         h2.on('session', (session: ServerHttp2Session) => {
-          this.trackSession(session, connecting);
+          this.sessions.add(session, connecting);
+          // A session whose handshake finished after draining began gets GOAWAY at once.
+          if (this.drained) session.close();
           connecting = undefined;
         });
         this.server = h2;
@@ -334,13 +337,13 @@ export class ProtocolServer {
   drain(graceMs: number): Promise<number> {
     this.drained ??= new Promise<number>((resolve) => {
       const stopSweeping = this.http1.drain();
-      for (const session of this.sessions.keys()) session.close();
+      this.sessions.closeAll();
       let cut = 0;
       const deadline = setTimeout(
         () => {
           cut = this.sockets.size;
           this.http1.destroyAll();
-          for (const [session, watch] of this.sessions) this.destroySession(session, watch);
+          this.sessions.destroyAll();
           for (const socket of this.sockets) socket.destroy();
         },
         Math.min(graceMs, MAX_TIMER_MS),
@@ -349,7 +352,8 @@ export class ProtocolServer {
         this.onEmpty = undefined;
         stopSweeping();
         clearTimeout(deadline);
-        clearInterval(this.livenessTimer);
+        this.sessions.stop();
+        this.http1.stop();
         // Stops Node's time-limit timer.
         this.server.close();
         resolve(cut);
@@ -357,75 +361,6 @@ export class ProtocolServer {
       if (this.sockets.size === 0) this.onEmpty();
     });
     return this.drained;
-  }
-
-  private trackSession(session: ServerHttp2Session, socket: TLSSocket | undefined): void {
-    const watch: SessionWatch = {
-      socket,
-      streams: 0,
-      bytesRead: 0,
-      pingSentAt: undefined,
-      quietSince: undefined,
-    };
-    this.sessions.set(session, watch);
-    session.once('close', () => this.sessions.delete(session));
-    // A session whose handshake finished after draining began gets GOAWAY at once.
-    if (this.drained) session.close();
-    this.livenessTimer ??= setInterval(() => this.checkLiveness(), this.livenessMs).unref();
-  }
-
-  /** Counted from the server's 'stream' event: a second listener on each session cost more. */
-  private streamOpened(stream: ServerHttp2Stream): void {
-    const watch = stream.session && this.sessions.get(stream.session as ServerHttp2Session);
-    if (watch === undefined) return;
-    watch.streams++;
-    // A stream closes once: no once() wrapper to make and remove. The listener returns nothing, or
-    // every emit would look at what it returned for a promise to catch.
-    stream.on('close', () => {
-      watch.streams--;
-    });
-  }
-
-  /**
-   * Node's HTTP/2 session stops reading its socket while a write is pending, so a client that
-   * dies in the middle of a download is never noticed: the session, its stream and the file it
-   * reads stay open for ever (seen with curl killed mid-download). A session with streams in
-   * flight that has read nothing since the last check is pinged; one that has not answered by
-   * the next check is destroyed with its socket (destroying the session alone waits for the
-   * stuck write). A session without streams that has sent nothing for the idle time is closed
-   * (GOAWAY): Node's own session timeout costs a timer refresh per write.
-   */
-  private checkLiveness(): void {
-    const now = Date.now();
-    for (const [session, watch] of this.sessions) {
-      // A closing session (GOAWAY sent, by a drain or in answer to the client's) refuses pings;
-      // the drain's deadline bounds it, and its client may be reading slowly on purpose.
-      if (session.destroyed || session.closed) continue;
-      const bytesRead = session.socket?.bytesRead ?? 0;
-      const heard = bytesRead !== watch.bytesRead;
-      watch.bytesRead = bytesRead;
-      if (watch.streams === 0 && !heard) {
-        watch.pingSentAt = undefined;
-        watch.quietSince ??= now;
-        if (now - watch.quietSince >= this.idleMs) session.close();
-        continue;
-      }
-      watch.quietSince = undefined;
-      if (heard) {
-        watch.pingSentAt = undefined;
-      } else if (watch.pingSentAt === undefined) {
-        watch.pingSentAt = now;
-        // Refused only by a session already on its way out, or one flooding with unanswered pings.
-        if (session.ping(() => undefined) === false) this.destroySession(session, watch);
-      } else if (now - watch.pingSentAt >= this.livenessMs) {
-        this.destroySession(session, watch);
-      }
-    }
-  }
-
-  private destroySession(session: ServerHttp2Session, watch: SessionWatch): void {
-    session.destroy();
-    watch.socket?.destroy();
   }
 
   private armHeadDeadline(socket: Socket, ms: number): void {

@@ -18,6 +18,7 @@ import { VERSION } from '../version.js';
 import { ErrorResponder } from './error-responder.js';
 import {
   bindingOf,
+  DEFAULT_LIMITS,
   Listener,
   ProtocolServer,
   type ConnectionLimits,
@@ -409,7 +410,14 @@ export class Server {
   }
 
   private protocolServer(spec: ListenerSpec, plan: Plan): ProtocolServer {
-    return new ProtocolServer(spec, this.dispatch, this.services.options.limits, plan.tls, (r) =>
+    const http2 = plan.global.http2Settings;
+    const limits: ConnectionLimits = {
+      sendTimeoutMs: plan.global.sendTimeout,
+      ...(http2?.idleTimeout === undefined ? {} : { http2IdleMs: http2.idleTimeout }),
+      ...(http2?.pingTimeout === undefined ? {} : { http2LivenessMs: http2.pingTimeout }),
+      ...(this.services.options.limits ?? DEFAULT_LIMITS),
+    };
+    return new ProtocolServer(spec, this.dispatch, limits, plan.tls, (r) =>
       this.current.logs.access?.log(refusedEntry(r)),
     );
   }

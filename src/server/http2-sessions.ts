@@ -1,0 +1,160 @@
+// The HTTP/2 sessions of one protocol server, watched by one sweeping timer rather than a timer per
+// session or stream (Node's own session timer is refreshed on every write of every stream, 9 % of
+// the CPU of a small response). Each sweep:
+// - a session that has read nothing for the liveness time is pinged, and destroyed if the ping is
+//   not answered within as long again: Node's session stops reading its socket while a write is
+//   pending, so a client that died mid-download (or flooded PINGs without reading the answers,
+//   then vanished) is never noticed otherwise;
+// - a session without streams for the idle time is closed (GOAWAY);
+// - a closing session left without streams that is still not closed after the liveness time is
+//   destroyed: its writes are stuck, and session.close() would wait for them for ever;
+// - a stream whose response has had output waiting, with no 'drain', for the send timeout is
+//   reset: a client that opens its flow-control window to no one holds nothing for long.
+import type { ServerHttp2Session, ServerHttp2Stream } from 'node:http2';
+import type { TLSSocket } from 'node:tls';
+
+export interface SessionLimits {
+  readonly livenessMs: number;
+  readonly idleMs: number;
+  readonly sendTimeoutMs: number;
+}
+
+interface Waiting {
+  /** Since when a sweep has seen output waiting with no 'drain' and no less of it since. */
+  readonly since: number;
+  /** How much was waiting then. */
+  readonly size: number;
+}
+
+interface SessionWatch {
+  /** The session's TLS socket: Node hands out only a proxy that refuses to be destroyed. */
+  readonly socket: TLSSocket | undefined;
+  /** Open streams, each with how long its output has waited (undefined: nothing waits). */
+  readonly streams: Map<ServerHttp2Stream, Waiting | undefined>;
+  bytesRead: number;
+  heardAt: number;
+  pingSentAt: number | undefined;
+  /** Since when a sweep has seen it without streams. */
+  quietSince: number | undefined;
+  /** Since when a sweep has seen it closing. */
+  closingSince: number | undefined;
+}
+
+// RST_STREAM's code for a stream the server gives up on (RFC 9113 §7).
+const CANCEL = 0x8;
+
+// Sweeps at least this often, so a limit is kept to within a few seconds.
+const MAX_SWEEP_MS = 5_000;
+
+export class Http2Sessions {
+  private readonly sessions = new Map<ServerHttp2Session, SessionWatch>();
+  private timer: NodeJS.Timeout | undefined;
+  private readonly sweepMs: number;
+
+  constructor(private readonly limits: SessionLimits) {
+    this.sweepMs = Math.min(
+      MAX_SWEEP_MS,
+      limits.livenessMs,
+      Math.max(25, Math.floor(limits.sendTimeoutMs / 4)),
+    );
+  }
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  add(session: ServerHttp2Session, socket: TLSSocket | undefined): void {
+    this.sessions.set(session, {
+      socket,
+      streams: new Map(),
+      bytesRead: 0,
+      heardAt: Date.now(),
+      pingSentAt: undefined,
+      quietSince: undefined,
+      closingSince: undefined,
+    });
+    session.once('close', () => this.sessions.delete(session));
+    this.timer ??= setInterval(() => this.sweep(), this.sweepMs).unref();
+  }
+
+  /** Told of every stream by the server's 'stream' event: a listener on each session cost more. */
+  opened(stream: ServerHttp2Stream): void {
+    const watch = stream.session && this.sessions.get(stream.session as ServerHttp2Session);
+    if (watch === undefined) return;
+    watch.streams.set(stream, undefined);
+    // A stream closes once: no once() wrapper to make and remove. The listener returns nothing, or
+    // every emit would look at what it returned for a promise to catch.
+    stream.on('close', () => {
+      watch.streams.delete(stream);
+    });
+    stream.on('drain', this.drained);
+  }
+
+  /** Shared by every stream ('drain' comes with the stream as `this`): output moved on. */
+  private readonly drained = ((sessions) =>
+    function (this: ServerHttp2Stream): void {
+      const watch = sessions.get(this.session as ServerHttp2Session);
+      if (watch?.streams.has(this)) watch.streams.set(this, undefined);
+    })(this.sessions);
+
+  /** GOAWAY to every session: each ends once its streams have. */
+  closeAll(): void {
+    for (const session of this.sessions.keys()) session.close();
+  }
+
+  destroyAll(): void {
+    for (const [session, watch] of this.sessions) destroy(session, watch);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    const { livenessMs, idleMs, sendTimeoutMs } = this.limits;
+    for (const [session, watch] of this.sessions) {
+      if (session.destroyed) continue;
+      const bytesRead = session.socket?.bytesRead ?? 0;
+      if (bytesRead !== watch.bytesRead) {
+        watch.bytesRead = bytesRead;
+        watch.heardAt = now;
+        watch.pingSentAt = undefined;
+      }
+      for (const [stream, waiting] of watch.streams) {
+        const size = stream.bufferSize;
+        if (size === 0) {
+          if (waiting !== undefined) watch.streams.set(stream, undefined);
+        } else if (waiting === undefined || size < waiting.size)
+          watch.streams.set(stream, { since: now, size });
+        else if (now - waiting.since >= sendTimeoutMs) stream.close(CANCEL);
+      }
+      if (session.closed) {
+        // GOAWAY sent (a drain, or the client's own): its streams may still be read slowly.
+        watch.closingSince ??= now;
+        if (watch.streams.size === 0 && now - watch.closingSince >= livenessMs)
+          destroy(session, watch);
+        continue;
+      }
+      // Idle is without streams: a client's PINGs (or answers to ours) do not keep it open.
+      if (watch.streams.size > 0) watch.quietSince = undefined;
+      else if (watch.quietSince === undefined) watch.quietSince = now;
+      else if (now - watch.quietSince >= idleMs) {
+        session.close();
+        continue;
+      }
+      if (watch.pingSentAt !== undefined) {
+        if (now - watch.pingSentAt >= livenessMs) destroy(session, watch);
+      } else if (now - watch.heardAt >= livenessMs) {
+        watch.pingSentAt = now;
+        // Refused only by a session already on its way out, or one flooding with unanswered pings.
+        if (session.ping(() => undefined) === false) destroy(session, watch);
+      }
+    }
+  }
+}
+
+function destroy(session: ServerHttp2Session, watch: SessionWatch): void {
+  session.destroy();
+  watch.socket?.destroy();
+}

@@ -1,0 +1,147 @@
+// Clients that hold what they are given: HTTP/2 streams opened by the thousand behind a shut
+// flow-control window, control frames flooded and never read, an HTTP/1.1 download never read.
+// Each must cost the server a bounded number of descriptors, for a bounded time.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { connect as http2Connect } from 'node:http2';
+import { connect as netConnect } from 'node:net';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import { assertRecovered, baseline, type Baseline } from './harness.js';
+import { spawnPortico, settle, TEST_CA, type PorticoProcess } from './portico-process.js';
+
+// Larger than every buffer between the two ends: a reader that stops holds its response.
+const BIG = Buffer.alloc(8 * 1024 * 1024, 'x');
+
+/** One GET on a fresh HTTP/2 connection: its body's length. */
+async function h2Length(sport: number, path: string): Promise<number> {
+  const session = http2Connect(`https://localhost:${sport}`, {
+    ca: TEST_CA,
+    host: '127.0.0.1',
+  } as never);
+  session.on('error', () => undefined);
+  try {
+    const stream = session.request({ ':path': path });
+    let length = 0;
+    for await (const chunk of stream) length += (chunk as Buffer).length;
+    return length;
+  } finally {
+    session.close();
+  }
+}
+
+/** Writes `chunk` up to `times` times as fast as the server reads it, for at most `ms`. */
+async function flood(socket: TLSSocket, chunk: Buffer, times: number, ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  for (let i = 0; i < times && Date.now() < until && !socket.destroyed; i++) {
+    if (socket.write(chunk)) continue;
+    await Promise.race([once(socket, 'drain'), sleep(until - Date.now())]);
+  }
+}
+
+describe('HTTP/2 and HTTP/1.1 clients that hold what they are given', () => {
+  let portico: PorticoProcess;
+  let base: Baseline;
+
+  before(async () => {
+    portico = await spawnPortico(
+      'global:\n  wwwroot: .\n  sendTimeout: 1500\n  http2Settings:\n    pingTimeout: 500\n',
+      { tls: true, files: { 'big.bin': BIG, 'index.html': 'hello' } },
+    );
+    base = await baseline(portico, async () => {
+      assert.equal(await h2Length(portico.sport!, '/big.bin'), BIG.length);
+      const r = await fetch(`${portico.url}/big.bin`, { redirect: 'manual' });
+      await r.arrayBuffer();
+    });
+  });
+  after(() => portico?.stop());
+
+  it('advertises a stream limit, and streams stalled by a shut window are reset at the send timeout', async (t) => {
+    const session = http2Connect(`https://localhost:${portico.sport}`, {
+      ca: TEST_CA,
+      host: '127.0.0.1',
+      settings: { initialWindowSize: 0 },
+    } as never);
+    session.on('error', () => undefined);
+    await once(session, 'remoteSettings');
+    assert.equal(session.remoteSettings.maxConcurrentStreams, 128);
+    const codes: number[] = [];
+    let opened = 0;
+    // More than the limit: the server refuses or the client holds back the rest.
+    for (let i = 0; i < 400; i++) {
+      const stream = session.request({ ':path': '/big.bin' });
+      stream.on('response', () => opened++);
+      stream.on('error', () => undefined);
+      stream.on('close', () => codes.push(stream.rstCode ?? 0));
+    }
+    await settle(
+      () => opened,
+      (n) => n >= 128,
+    );
+    // One descriptor per open file at most, and no more open streams than advertised.
+    assert.ok(portico.fds() <= base.fds + 1 + 128, `${portico.fds()} descriptors`);
+    // Another client is served meanwhile.
+    assert.equal(await h2Length(portico.sport!, '/index.html'), 5);
+    // The client answers PINGs (node:http2 does), so only the send timeout ends its streams.
+    const reset = await settle(
+      () => codes.filter((c) => c !== 0).length,
+      (n) => n >= 128,
+      10_000,
+    );
+    assert.ok(reset >= 128, `${reset} streams reset`);
+    assert.ok(!session.destroyed, 'the connection itself stays open');
+    session.destroy();
+    await assertRecovered(t, portico, base);
+  });
+
+  it('a PING flood whose answers are never read, then a vanished client, leaves no descriptor', async (t) => {
+    const ping = Buffer.concat(
+      Array.from({ length: 1000 }, () =>
+        Buffer.from([0, 0, 8, 6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
+      ),
+    );
+    const sockets = await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        const socket = tlsConnect({
+          host: '127.0.0.1',
+          port: portico.sport!,
+          ca: TEST_CA,
+          servername: 'localhost',
+          ALPNProtocols: ['h2'],
+        });
+        socket.on('error', () => undefined);
+        await once(socket, 'secureConnect');
+        socket.write('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
+        socket.write(Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]));
+        // Never read: the server's answers pile up until its writes stop.
+        socket.pause();
+        await flood(socket, ping, 200, 2000);
+        return socket;
+      }),
+    );
+    // Another client is served meanwhile.
+    assert.equal(await h2Length(portico.sport!, '/index.html'), 5);
+    for (const socket of sockets) socket.destroy();
+    await assertRecovered(t, portico, base, 10_000);
+  });
+
+  it('an HTTP/1.1 client that stops reading its download is cut at the send timeout', async (t) => {
+    const socket = netConnect(portico.port, '127.0.0.1', () =>
+      socket.write('GET /big.bin HTTP/1.1\r\nHost: localhost\r\n\r\n'),
+    );
+    socket.on('error', () => undefined);
+    // Reads the head, then nothing more.
+    await once(socket, 'data');
+    socket.pause();
+    const started = Date.now();
+    await settle(
+      () => portico.fds(),
+      (n) => n > base.fds,
+    );
+    await assertRecovered(t, portico, base, 8_000);
+    const ms = Date.now() - started;
+    assert.ok(ms >= 1000, `cut after ${ms} ms, before the send timeout`);
+    socket.destroy();
+  });
+});
