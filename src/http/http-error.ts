@@ -25,6 +25,7 @@ export type FailureCode =
   | 'range-not-satisfiable'
   | 'not-cached'
   | 'length-required'
+  | 'too-many-fields'
   // what the server made of it
   | 'redirect-without-host'
   | 'rewrite-invalid'

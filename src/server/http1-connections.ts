@@ -85,6 +85,12 @@ export class Http1Connections {
     if (this.draining) res.shouldKeepAlive = false;
   }
 
+  /** A response on this connection has begun and is still going out. */
+  responding(socket: Socket): boolean {
+    const response = this.states.get(socket)?.response;
+    return response !== undefined && response.headersSent && !response.writableFinished;
+  }
+
   /**
    * From now on every connection ends after its response in progress; idle ones are closed as
    * they become idle, new ones once they have had time to send a request. Returns the stop.

@@ -9,7 +9,10 @@
 // - a closing session left without streams that is still not closed after the liveness time is
 //   destroyed: its writes are stuck, and session.close() would wait for them for ever;
 // - a stream whose response has had output waiting, with no 'drain', for the send timeout is
-//   reset: a client that opens its flow-control window to no one holds nothing for long.
+//   reset: a client that opens its flow-control window to no one holds nothing for long;
+// - a session whose streams are reset faster than a budget allows is destroyed (rapid reset, CVE-
+//   2023-44487): nghttp2 answers such a flood with GOAWAY and stops reading, but nothing closes
+//   the connection, and the client's own close then goes unnoticed.
 import type { ServerHttp2Session, ServerHttp2Stream } from 'node:http2';
 import type { TLSSocket } from 'node:tls';
 
@@ -38,10 +41,20 @@ interface SessionWatch {
   quietSince: number | undefined;
   /** Since when a sweep has seen it closing. */
   closingSince: number | undefined;
+  /** Resets still allowed, and when that was counted. */
+  resetBudget: number;
+  resetAt: number;
 }
 
 // RST_STREAM's code for a stream the server gives up on (RFC 9113 §7).
 const CANCEL = 0x8;
+const ENHANCE_YOUR_CALM = 0xb;
+// Streams reset (by either side) a session may have in a burst, and per second after it: below
+// nghttp2's own (1,000, then 33 per second), so the session is cut before nghttp2 stops reading.
+const RESET_BURST = 500;
+const RESETS_PER_SECOND = 30;
+// How long a session cut for its resets has to send its GOAWAY.
+const GOAWAY_FLUSH_MS = 1_000;
 
 // Sweeps at least this often, so a limit is kept to within a few seconds.
 const MAX_SWEEP_MS = 5_000;
@@ -72,6 +85,8 @@ export class Http2Sessions {
       pingSentAt: undefined,
       quietSince: undefined,
       closingSince: undefined,
+      resetBudget: RESET_BURST,
+      resetAt: Date.now(),
     });
     session.once('close', () => this.sessions.delete(session));
     this.timer ??= setInterval(() => this.sweep(), this.sweepMs).unref();
@@ -79,13 +94,16 @@ export class Http2Sessions {
 
   /** Told of every stream by the server's 'stream' event: a listener on each session cost more. */
   opened(stream: ServerHttp2Stream): void {
-    const watch = stream.session && this.sessions.get(stream.session as ServerHttp2Session);
+    // Kept here: a closed stream no longer knows its session.
+    const session = stream.session as ServerHttp2Session | undefined;
+    const watch = session && this.sessions.get(session);
     if (watch === undefined) return;
     watch.streams.set(stream, undefined);
     // A stream closes once: no once() wrapper to make and remove. The listener returns nothing, or
     // every emit would look at what it returned for a promise to catch.
     stream.on('close', () => {
       watch.streams.delete(stream);
+      if (stream.rstCode !== 0) spendReset(session!, watch);
     });
     stream.on('drain', this.drained);
   }
@@ -151,6 +169,21 @@ export class Http2Sessions {
         if (session.ping(() => undefined) === false) destroy(session, watch);
       }
     }
+  }
+}
+
+function spendReset(session: ServerHttp2Session, watch: SessionWatch): void {
+  const now = Date.now();
+  watch.resetBudget = Math.min(
+    RESET_BURST,
+    watch.resetBudget + ((now - watch.resetAt) * RESETS_PER_SECOND) / 1000,
+  );
+  watch.resetAt = now;
+  if (--watch.resetBudget < 0) {
+    // GOAWAY says why; the socket is given a moment to carry it, not a moment more.
+    session.goaway(ENHANCE_YOUR_CALM);
+    session.destroy();
+    setTimeout(() => watch.socket?.destroy(), GOAWAY_FLUSH_MS).unref();
   }
 }
 

@@ -96,6 +96,8 @@ function firstLine(packet: Buffer | undefined): string | undefined {
   return end < 0 ? text : text.slice(0, end);
 }
 
+// How long a refused client may keep its end open after the answer (nginx's lingering_timeout is 5 s).
+const LINGER_MS = 2_000;
 // A TLS client must finish its handshake within this.
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 // The defaults of http2IdleMs and http2LivenessMs.
@@ -235,7 +237,7 @@ export class ProtocolServer {
         const raw = (socket as TLSSocket & { _parent?: Socket })._parent;
         if (err.code !== 'ERR_SSL_HTTP_REQUEST' || raw === undefined || !raw.writable)
           return void socket.destroy();
-        raw.end(PLAIN_HTTP_TO_HTTPS);
+        endRefused(raw, PLAIN_HTTP_TO_HTTPS);
         this.onRefused?.({
           address: normalizeAddress(raw.remoteAddress ?? ''),
           status: 400,
@@ -278,7 +280,10 @@ export class ProtocolServer {
     });
     // A client that sends garbage gets a 400 and is closed; nothing reaches the log as a crash.
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-      if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+      // A response whose head is out (a request pipelined behind it was refused): a refusal written
+      // now would land inside its body.
+      if (err.code === 'ECONNRESET' || !socket.writable || this.http1.responding(socket))
+        return void socket.destroy();
       const line = firstLine((err as NodeJS.ErrnoException & { rawPacket?: Buffer }).rawPacket);
       const status =
         err.code === 'HPE_HEADER_OVERFLOW'
@@ -288,7 +293,8 @@ export class ProtocolServer {
           : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
             ? 408
             : 400;
-      socket.end(
+      endRefused(
+        socket,
         `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Length: 0\r\nServer: Portico\r\n\r\n`,
       );
       this.onRefused?.({
@@ -298,6 +304,10 @@ export class ProtocolServer {
         protocol: 'HTTP/1.1',
       });
     });
+    // Node cuts a request's fields at its own count (a thousand or so) without a word, so a backend
+    // would see part of them; the header size limit bounds the count, and the pipeline refuses a
+    // request with too many (431).
+    (this.server as { maxHeadersCount: number | null }).maxHeadersCount = 0;
     // Node starts the HTTP/1 header and request time limits when a server starts listening; this
     // one never listens itself, so it is told it does.
     this.server.emit('listening');
@@ -481,6 +491,17 @@ export class Listener {
     const cut = await Promise.all([this.protocol, ...this.retired].map((p) => p.drain(graceMs)));
     return cut.reduce((a, b) => a + b, 0);
   }
+}
+
+/**
+ * Answers a refused connection and closes it. The client gets a moment to read the answer and close
+ * its end (closing at once with its bytes unread would reset the connection and could lose the
+ * answer), but not for ever: one that keeps its end open is cut after LINGER_MS.
+ */
+function endRefused(socket: Socket, answer: string): void {
+  socket.end(answer);
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  socket.once('close', () => clearTimeout(timer));
 }
 
 function explain(err: NodeJS.ErrnoException): string {

@@ -206,6 +206,12 @@ export class RequestHandler {
       ctx.resolved = resolved;
       throw new HttpError(403, 'blocked');
     }
+    // Node is told to keep every field (listener.ts), so none is dropped unseen on the way to a
+    // backend or a script; past this many the request is refused whole.
+    if (ctx.req.rawHeaders.length > 2 * MAX_HEADER_FIELDS) {
+      ctx.resolved = resolved;
+      throw new HttpError(431, 'too-many-fields');
+    }
     // Before a Resolved is set: the bare default page, as no host could be chosen (REFERENCE §1.1).
     if (!hostValid) throw new HttpError(400, 'bad-host');
     ctx.resolved = resolved;
@@ -223,6 +229,8 @@ export class RequestHandler {
 }
 
 const ACME_CHALLENGE_PATH = '/.well-known/acme-challenge/';
+// Header fields in one request at most (Apache's LimitRequestFields is 100; browsers send ~20).
+const MAX_HEADER_FIELDS = 1000;
 
 /** The key authorization for an HTTP-01 token being validated (RFC 8555 §8.3). */
 function http01Answer(manager: AcmeManager, path: string): Buffer | undefined {

@@ -105,6 +105,13 @@ class Relay implements Dispatcher.DispatchHandler {
   /** The request had started on a connection: the backend may have seen some of it. */
   private started = false;
   private headSent = false;
+  /**
+   * A head read but not yet relayed: it waits for its first body piece, its end, or the event
+   * loop's next turn, so a body the parser refuses at once (an invalid chunk size in the head's
+   * packet) still gets a 502 rather than a head with nothing after it. undici reports that failure
+   * when the backend's socket has closed, in the close phase after this turn's immediates.
+   */
+  private pendingHead: { readonly status: number; readonly raw: Buffer[] } | undefined;
   private target: BodyTarget | undefined;
   private written = 0;
   private kept: Kept | undefined;
@@ -151,11 +158,23 @@ class Relay implements Dispatcher.DispatchHandler {
       this.kept = { status, headers: loadUndici().util.parseHeaders(raw) as IncomingHttpHeaders };
       return true;
     }
-    this.headSent = true;
-    this.target = startResponse(this.ctx, status, relayedHeaders(raw));
-    this.target?.on('drain', this.resume);
+    this.pendingHead = { status, raw };
+    setImmediate(this.relayHeadNextTurn);
     return true;
   }
+
+  private readonly relayHeadNextTurn = (): void => {
+    if (this.pendingHead) setImmediate(this.relayHead);
+  };
+
+  private readonly relayHead = (): void => {
+    const head = this.pendingHead;
+    if (head === undefined || this.settled || this.ctx.clientGone) return;
+    this.pendingHead = undefined;
+    this.headSent = true;
+    this.target = startResponse(this.ctx, head.status, relayedHeaders(head.raw));
+    this.target?.on('drain', this.resume);
+  };
 
   onData(chunk: Buffer): boolean {
     if (this.kept) {
@@ -164,12 +183,14 @@ class Relay implements Dispatcher.DispatchHandler {
         this.abort?.(new Error('a kept response too large to drain'));
       return true;
     }
+    if (this.pendingHead) this.relayHead();
     if (!this.target) return true;
     this.written += chunk.length;
     return this.target.write(chunk);
   }
 
   onComplete(): void {
+    if (this.pendingHead) this.relayHead();
     this.settle();
     if (this.kept) return this.resolve(this.kept);
     this.target?.off('drain', this.resume);
@@ -179,6 +200,7 @@ class Relay implements Dispatcher.DispatchHandler {
   }
 
   onError(error: Error): void {
+    this.pendingHead = undefined;
     this.settle();
     this.target?.off('drain', this.resume);
     // Its head is all the caller needs; the rest of its body is not worth a failure.

@@ -3,16 +3,19 @@
 // Each must cost the server a bounded number of descriptors, for a bounded time.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import { truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { connect as http2Connect } from 'node:http2';
-import { connect as netConnect } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { assertRecovered, baseline, type Baseline } from './harness.js';
 import { spawnPortico, settle, TEST_CA, type PorticoProcess } from './portico-process.js';
 
-// Larger than every buffer between the two ends: a reader that stops holds its response.
-const BIG = Buffer.alloc(8 * 1024 * 1024, 'x');
+const BIG = Buffer.alloc(1024 * 1024, 'x');
+// Larger than every buffer between the two ends, so a reader that stops holds its response (a
+// sparse file: no disk, no memory).
+const HUGE = 256 * 1024 * 1024;
 
 /** One GET on a fresh HTTP/2 connection: its body's length. */
 async function h2Length(sport: number, path: string): Promise<number> {
@@ -49,6 +52,8 @@ describe('HTTP/2 and HTTP/1.1 clients that hold what they are given', () => {
       'global:\n  wwwroot: .\n  sendTimeout: 1500\n  http2Settings:\n    pingTimeout: 500\n',
       { tls: true, files: { 'big.bin': BIG, 'index.html': 'hello' } },
     );
+    writeFileSync(join(portico.dir, 'huge.bin'), '');
+    truncateSync(join(portico.dir, 'huge.bin'), HUGE);
     base = await baseline(portico, async () => {
       assert.equal(await h2Length(portico.sport!, '/big.bin'), BIG.length);
       const r = await fetch(`${portico.url}/big.bin`, { redirect: 'manual' });
@@ -70,7 +75,7 @@ describe('HTTP/2 and HTTP/1.1 clients that hold what they are given', () => {
     let opened = 0;
     // More than the limit: the server refuses or the client holds back the rest.
     for (let i = 0; i < 400; i++) {
-      const stream = session.request({ ':path': '/big.bin' });
+      const stream = session.request({ ':path': '/huge.bin' });
       stream.on('response', () => opened++);
       stream.on('error', () => undefined);
       stream.on('close', () => codes.push(stream.rstCode ?? 0));
@@ -127,8 +132,16 @@ describe('HTTP/2 and HTTP/1.1 clients that hold what they are given', () => {
   });
 
   it('an HTTP/1.1 client that stops reading its download is cut at the send timeout', async (t) => {
-    const socket = netConnect(portico.port, '127.0.0.1', () =>
-      socket.write('GET /big.bin HTTP/1.1\r\nHost: localhost\r\n\r\n'),
+    // HTTP/1.1 over TLS (the plain port redirects to HTTPS here).
+    const socket = tlsConnect(
+      {
+        host: '127.0.0.1',
+        port: portico.sport!,
+        ca: TEST_CA,
+        servername: 'localhost',
+        ALPNProtocols: ['http/1.1'],
+      },
+      () => socket.write('GET /huge.bin HTTP/1.1\r\nHost: localhost\r\n\r\n'),
     );
     socket.on('error', () => undefined);
     // Reads the head, then nothing more.

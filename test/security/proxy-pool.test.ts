@@ -24,19 +24,27 @@ const BIG = Buffer.alloc(16 * 1024 * 1024, 'x');
 /** /hang is never answered; /big is a 16 MB body; anything else is answered at once. */
 async function startBackend(): Promise<Backend> {
   const hanging: ServerResponse[] = [];
-  const server = http.createServer((req: IncomingMessage, res: ServerResponse) => {
-    if (req.url === '/hang') {
-      hanging.push(res);
-      return;
-    }
-    if (req.url === '/big') {
-      backend.big++;
-      res.on('close', () => backend.big--);
-      return void res.end(BIG);
-    }
-    req.resume();
-    req.on('end', () => res.end(`ok ${req.url}`));
-  });
+  const server = http.createServer(
+    { connectionsCheckingInterval: 100 },
+    (req: IncomingMessage, res: ServerResponse) => {
+      if (req.url === '/hang') {
+        hanging.push(res);
+        return;
+      }
+      if (req.url === '/big') {
+        backend.big++;
+        res.on('close', () => backend.big--);
+        return void res.end(BIG);
+      }
+      req.resume();
+      req.on('end', () => res.end(`ok ${req.url}`));
+    },
+  );
+  // Idle connections the proxy keeps (undici connects again after an abort) are closed soon, so
+  // its descriptors settle soon.
+  server.keepAliveTimeout = 200;
+  server.headersTimeout = 300;
+  server.requestTimeout = 0;
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
@@ -137,7 +145,7 @@ describe('one client connection and a backend', () => {
   before(async () => {
     backend = await startBackend();
     portico = await spawnPortico(
-      `global:\n  loadModules: [rproxy]\n  proxyTo: ${backend.url}\n  proxyQueueTimeout: 2000\n`,
+      `global:\n  loadModules: [rproxy]\n  proxyTo: ${backend.url}\n  proxyQueueTimeout: 1000\n`,
       { tls: true },
     );
   });
