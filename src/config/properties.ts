@@ -360,6 +360,14 @@ export const PROPERTIES = {
     summary:
       'Removes the application’s directory from `sys.path` once it is loaded; imports inside functions must then not rely on it.',
   }),
+  maxConnections: row({
+    type: u32(1),
+    default: 10000,
+    scopes: G,
+    since: PORTICO,
+    summary:
+      'Connections open at once per listening address; beyond, new ones are closed as they are accepted. Bounds the descriptors and memory a flood of connections can take (nginx: `worker_connections` × workers).',
+  }),
   sendTimeout: row({
     type: u32(1),
     default: 60000,

@@ -31,7 +31,16 @@ export class Http1Connections {
   private draining = false;
   private stallTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly sendTimeoutMs: number) {}
+  constructor(private sendTimeoutMs: number) {}
+
+  /** A reload's send timeout, for every connection from the next sweep on. */
+  setSendTimeout(ms: number): void {
+    if (ms === this.sendTimeoutMs) return;
+    this.sendTimeoutMs = ms;
+    clearInterval(this.stallTimer);
+    this.stallTimer = undefined;
+    if (this.states.size > 0) this.startSweeping();
+  }
 
   get size(): number {
     return this.states.size;
@@ -50,6 +59,10 @@ export class Http1Connections {
     socket.on('drain', () => {
       state.waitingSince = undefined;
     });
+    this.startSweeping();
+  }
+
+  private startSweeping(): void {
     this.stallTimer ??= setInterval(
       () => this.cutStalled(),
       Math.min(MAX_STALL_SWEEP_MS, Math.max(25, Math.floor(this.sendTimeoutMs / 4))),

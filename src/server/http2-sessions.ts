@@ -62,14 +62,20 @@ const MAX_SWEEP_MS = 5_000;
 export class Http2Sessions {
   private readonly sessions = new Map<ServerHttp2Session, SessionWatch>();
   private timer: NodeJS.Timeout | undefined;
-  private readonly sweepMs: number;
+  constructor(private limits: SessionLimits) {}
 
-  constructor(private readonly limits: SessionLimits) {
-    this.sweepMs = Math.min(
-      MAX_SWEEP_MS,
-      limits.livenessMs,
-      Math.max(25, Math.floor(limits.sendTimeoutMs / 4)),
-    );
+  /** A reload's limits, for every session from the next sweep on. */
+  setLimits(limits: SessionLimits): void {
+    this.limits = limits;
+    clearInterval(this.timer);
+    this.timer = undefined;
+    if (this.sessions.size > 0) this.startSweeping();
+  }
+
+  private startSweeping(): void {
+    const { livenessMs, sendTimeoutMs } = this.limits;
+    const ms = Math.min(MAX_SWEEP_MS, livenessMs, Math.max(25, Math.floor(sendTimeoutMs / 4)));
+    this.timer ??= setInterval(() => this.sweep(), ms).unref();
   }
 
   get size(): number {
@@ -89,7 +95,7 @@ export class Http2Sessions {
       resetAt: Date.now(),
     });
     session.once('close', () => this.sessions.delete(session));
-    this.timer ??= setInterval(() => this.sweep(), this.sweepMs).unref();
+    this.startSweeping();
   }
 
   /** Told of every stream by the server's 'stream' event: a listener on each session cost more. */

@@ -21,7 +21,7 @@ import type { Request, Response } from '../http/ctx.js';
 import { normalizeAddress } from '../http/ip-list.js';
 import { CertificateContexts } from './certificate-contexts.js';
 import { Http1Connections } from './http1-connections.js';
-import { Http2Sessions } from './http2-sessions.js';
+import { Http2Sessions, type SessionLimits } from './http2-sessions.js';
 import { http2Streams } from './http2-streams.js';
 import { http2Module, httpsModule } from '../tls/lazy-modules.js';
 
@@ -132,6 +132,7 @@ export class ProtocolServer {
   /** The certificates' contexts of an HTTPS listener. */
   private certificates: CertificateContexts | undefined;
   private drained: Promise<number> | undefined;
+  private peak = 0;
   private onEmpty: (() => void) | undefined;
 
   constructor(
@@ -143,13 +144,8 @@ export class ProtocolServer {
     private readonly onRefused?: (refusal: Refusal) => void,
   ) {
     this.idleMs = limits.http2IdleMs ?? HTTP2_IDLE_MS;
-    const sendTimeoutMs = limits.sendTimeoutMs ?? SEND_TIMEOUT_MS;
-    this.http1 = new Http1Connections(sendTimeoutMs);
-    this.sessions = new Http2Sessions({
-      livenessMs: limits.http2LivenessMs ?? HTTP2_LIVENESS_MS,
-      idleMs: this.idleMs,
-      sendTimeoutMs,
-    });
+    this.http1 = new Http1Connections(limits.sendTimeoutMs ?? SEND_TIMEOUT_MS);
+    this.sessions = new Http2Sessions(sessionLimits(limits));
     const http1 = {
       headersTimeout: limits.headersTimeoutMs,
       requestTimeout: limits.requestTimeoutMs,
@@ -316,6 +312,7 @@ export class ProtocolServer {
   /** A connection the Listener accepted. */
   accept(socket: Socket): void {
     this.sockets.add(socket);
+    if (this.sockets.size > this.peak) this.peak = this.sockets.size;
     socket.once('close', () => {
       this.sockets.delete(socket);
       if (this.sockets.size === 0) this.onEmpty?.();
@@ -327,6 +324,22 @@ export class ProtocolServer {
 
   get connections(): number {
     return this.sockets.size;
+  }
+
+  /** The most connections open at once since the last call. */
+  takePeak(): number {
+    const peak = this.peak;
+    this.peak = this.sockets.size;
+    return peak;
+  }
+
+  /**
+   * A reload's send timeout and HTTP/2 session limits, for open connections too. The HTTP/1 header,
+   * request and keep-alive limits stay those the server was made with.
+   */
+  updateLimits(limits: ConnectionLimits): void {
+    this.http1.setSendTimeout(limits.sendTimeoutMs ?? SEND_TIMEOUT_MS);
+    this.sessions.setLimits(sessionLimits(limits));
   }
 
   /** New certificates and policy for new handshakes (reload); open connections are not touched. */
@@ -438,6 +451,13 @@ export class Listener {
     return n;
   }
 
+  /** The most connections open at once since the last call (protocol servers summed). */
+  takePeak(): number {
+    let n = this.protocol.takePeak();
+    for (const p of this.retired) n += p.takePeak();
+    return n;
+  }
+
   /** The bound port (useful when a test asked for an ephemeral one). */
   get port(): number {
     const address = this.server.address();
@@ -472,6 +492,12 @@ export class Listener {
     this.protocol.updateTls(tls);
   }
 
+  /** A reload's connection limits: the cap at accept, and the protocol server's time limits. */
+  updateLimits(limits: ConnectionLimits, maxConnections: number): void {
+    this.server.maxConnections = maxConnections;
+    this.protocol.updateLimits(limits);
+  }
+
   /** From now on connections go to `next`; the current protocol server drains within `graceMs`. */
   async replace(next: ProtocolServer, graceMs: number): Promise<void> {
     const previous = this.protocol;
@@ -502,6 +528,14 @@ function endRefused(socket: Socket, answer: string): void {
   socket.end(answer);
   const timer = setTimeout(() => socket.destroy(), LINGER_MS).unref();
   socket.once('close', () => clearTimeout(timer));
+}
+
+function sessionLimits(limits: ConnectionLimits): SessionLimits {
+  return {
+    livenessMs: limits.http2LivenessMs ?? HTTP2_LIVENESS_MS,
+    idleMs: limits.http2IdleMs ?? HTTP2_IDLE_MS,
+    sendTimeoutMs: limits.sendTimeoutMs ?? SEND_TIMEOUT_MS,
+  };
 }
 
 function explain(err: NodeJS.ErrnoException): string {

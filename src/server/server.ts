@@ -26,6 +26,7 @@ import {
   type Refusal,
 } from './listener.js';
 import { RequestHandler, type AccessRecord } from './request-handler.js';
+import { SurgeGc } from './surge-gc.js';
 
 /** What runs beside the listeners and follows the configuration: the admin API (admin/admin-api.ts). */
 export interface ControlPlane {
@@ -70,6 +71,7 @@ export class Server {
   draining = false;
   private readonly listeners = new Map<string, Listener>();
   private readonly handler: RequestHandler;
+  private readonly surgeGc: SurgeGc;
   private readonly dispatch: Dispatch;
   private stopping: Promise<void> | undefined;
   private readonly control: ControlPlane | undefined;
@@ -92,6 +94,14 @@ export class Server {
     this.listenForAccessLog();
     this.dispatch = this.handler.handle.bind(this.handler);
     this.control = services.options.controlPlane?.(this);
+    this.surgeGc = new SurgeGc(
+      () => {
+        let n = 0;
+        for (const l of this.listeners.values()) n += l.takePeak();
+        return n;
+      },
+      () => this.connectionsActive,
+    );
   }
 
   static async start(config: Config, options: ServerOptions = {}): Promise<Server> {
@@ -233,6 +243,8 @@ export class Server {
     for (const l of removed) this.retire(l.close(grace));
     for (const [l, protocol] of replaced) this.retire(l.replace(protocol, grace));
     if (plan.tls) for (const l of this.listeners.values()) l.updateTls(plan.tls);
+    const limits = this.connectionLimits(plan);
+    for (const l of this.listeners.values()) l.updateLimits(limits, plan.global.maxConnections);
     this.prefetchOcsp(plan);
     this.manageCertificates(plan);
     this.reloads++;
@@ -371,6 +383,7 @@ export class Server {
       // The admin listener goes last, so /health can say "shutting_down" while requests drain.
       await this.control?.close();
       this.handler.close();
+      this.surgeGc.stop();
       // Whatever is still in flight was cut by the drain deadline: every lease goes now.
       await Promise.all([this.plan, ...this.retiredPlans].map((plan) => plan.leases.release()));
       this.errorLog.log('Portico stopped');
@@ -410,16 +423,20 @@ export class Server {
   }
 
   private protocolServer(spec: ListenerSpec, plan: Plan): ProtocolServer {
+    return new ProtocolServer(spec, this.dispatch, this.connectionLimits(plan), plan.tls, (r) =>
+      this.current.logs.access?.log(refusedEntry(r)),
+    );
+  }
+
+  /** The configuration's connection limits; a test's own (Server options) take precedence. */
+  private connectionLimits(plan: Plan): ConnectionLimits {
     const http2 = plan.global.http2Settings;
-    const limits: ConnectionLimits = {
+    return {
       sendTimeoutMs: plan.global.sendTimeout,
       ...(http2?.idleTimeout === undefined ? {} : { http2IdleMs: http2.idleTimeout }),
       ...(http2?.pingTimeout === undefined ? {} : { http2LivenessMs: http2.pingTimeout }),
       ...(this.services.options.limits ?? DEFAULT_LIMITS),
     };
-    return new ProtocolServer(spec, this.dispatch, limits, plan.tls, (r) =>
-      this.current.logs.access?.log(refusedEntry(r)),
-    );
   }
 
   /** Binds every spec or none. */
@@ -428,6 +445,7 @@ export class Server {
     try {
       for (const spec of specs) {
         const listener = new Listener(this.protocolServer(spec, plan), {
+          maxConnections: plan.global.maxConnections,
           log: (message) => this.log(message),
         });
         await listener.start();
