@@ -368,6 +368,30 @@ export const PROPERTIES = {
     summary:
       'Connections open at once per listening address; beyond, new ones are closed as they are accepted. Bounds the descriptors and memory a flood of connections can take (nginx: `worker_connections` × workers).',
   }),
+  requestHeaderTimeout: row({
+    type: u32(1),
+    default: 30000,
+    scopes: G,
+    since: PORTICO,
+    summary:
+      'How long (ms) a client has to send a whole request head, from its connection or its previous response; beyond, 408 and the connection is closed (slowloris). nginx’s `client_header_timeout`.',
+  }),
+  requestTimeout: row({
+    type: u32(1),
+    default: 300000,
+    scopes: G,
+    since: PORTICO,
+    summary:
+      'How long (ms) a client has to send a whole request, body included; beyond, the request is cut off (slow POST).',
+  }),
+  keepAliveTimeout: row({
+    type: u32(1),
+    default: 5000,
+    scopes: G,
+    since: PORTICO,
+    summary:
+      'How long (ms) an HTTP/1.1 connection may stay idle between two requests before it is closed. nginx’s `keepalive_timeout`.',
+  }),
   sendTimeout: row({
     type: u32(1),
     default: 60000,
@@ -867,27 +891,28 @@ export const PROPERTIES = {
     type: u32(1),
     default: 10000,
     scopes: G,
-    module: ['rproxy', 'fauth'],
+    module: ['rproxy', 'fauth', 'fcgi', 'scgi'],
     since: PORTICO,
-    summary: 'How long (ms) connecting to a backend may take; beyond, 504.',
+    summary:
+      'How long (ms) connecting to a backend or to a FastCGI or SCGI application may take; beyond, 504. (A CGI script or a Python process has no connection to wait for.)',
   }),
   proxyResponseTimeout: row({
     type: u32(1),
     default: 60000,
     scopes: G,
-    module: ['rproxy', 'fauth'],
+    module: ['rproxy', 'fauth', 'fcgi', 'scgi', 'cgi', 'wsgi', 'wsgid', 'asgi'],
     since: PORTICO,
     summary:
-      'How long (ms) a backend may take to send its response head once the request is sent; beyond, 504 and an error-log line naming the backend.',
+      'How long (ms) any backend or gateway (proxied server, FastCGI, SCGI or Python application, CGI script) may take to send its response head once the request is sent; beyond, 504 and an error-log line naming it. A CGI script is killed; a Python application is told to stop, and its process replaced if it does not.',
   }),
   proxyIdleTimeout: row({
     type: u32(1),
     default: 300000,
     scopes: G,
-    module: ['rproxy', 'fauth'],
+    module: ['rproxy', 'fauth', 'fcgi', 'scgi', 'cgi', 'wsgi', 'wsgid', 'asgi'],
     since: PORTICO,
     summary:
-      'How long (ms) a backend’s response body may pause between two pieces; beyond, the response is cut (a stream such as Server-Sent Events must send something more often).',
+      'How long (ms) the response body of any backend or gateway may pause between two pieces; beyond, the response is cut and the error log says so (a stream such as Server-Sent Events must send something more often). Time a slow client takes does not count.',
   }),
   disableProxyCertificateVerification: row({
     type: bool(),

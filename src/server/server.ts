@@ -18,7 +18,6 @@ import { VERSION } from '../version.js';
 import { ErrorResponder } from './error-responder.js';
 import {
   bindingOf,
-  DEFAULT_LIMITS,
   Listener,
   ProtocolServer,
   type ConnectionLimits,
@@ -51,7 +50,7 @@ export type ReloadOutcome =
 export interface ServerOptions {
   /** Where the error log goes when `errorLogFilePath` is not set. */
   readonly stderr?: NodeJS.WritableStream;
-  /** Connection time limits (defaults: DEFAULT_LIMITS). */
+  /** Connection time limits, in place of the configuration's (tests). */
   readonly limits?: ConnectionLimits;
   /** Where a reload reads the configuration from (SIGHUP, the admin API's /reload). */
   readonly reloadSource?: () => Promise<LoadResult>;
@@ -430,12 +429,18 @@ export class Server {
 
   /** The configuration's connection limits; a test's own (Server options) take precedence. */
   private connectionLimits(plan: Plan): ConnectionLimits {
-    const http2 = plan.global.http2Settings;
+    const g = plan.global;
+    const http2 = g.http2Settings;
     return {
-      sendTimeoutMs: plan.global.sendTimeout,
+      headersTimeoutMs: g.requestHeaderTimeout,
+      requestTimeoutMs: g.requestTimeout,
+      keepAliveTimeoutMs: g.keepAliveTimeout,
+      // Node checks the first two this often: a tenth of the head's limit, within 25 ms and 2 s.
+      checkIntervalMs: Math.min(2000, Math.max(25, Math.floor(g.requestHeaderTimeout / 10))),
+      sendTimeoutMs: g.sendTimeout,
       ...(http2?.idleTimeout === undefined ? {} : { http2IdleMs: http2.idleTimeout }),
       ...(http2?.pingTimeout === undefined ? {} : { http2LivenessMs: http2.pingTimeout }),
-      ...(this.services.options.limits ?? DEFAULT_LIMITS),
+      ...this.services.options.limits,
     };
   }
 

@@ -1,25 +1,19 @@
 // Slow clients over HTTP/1.1: a head sent a byte at a time (slowloris) is cut at the header limit
 // with a 408, a body trickled in (slow POST) at the request limit, and neither keeps a connection,
-// a backend request or a descriptor beyond that. The limits are shortened for the spawned server
-// (short-limits.ts) so the test takes seconds; the defaults are the same code with larger numbers.
+// a backend request or a descriptor beyond that. The limits are shortened in the configuration so
+// the test takes seconds; the defaults are the same code with larger numbers.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import type { ConnectionLimits } from '../../src/server/listener.js';
 import { request } from '../helpers/http.js';
 import { assertRecovered, baseline, type Baseline, type Exchange } from './harness.js';
 import { spawnPortico, type PorticoProcess } from './portico-process.js';
 
-const LIMITS: ConnectionLimits = {
-  headersTimeoutMs: 1000,
-  requestTimeoutMs: 2000,
-  keepAliveTimeoutMs: 1000,
-  checkIntervalMs: 100,
-};
+// The configuration's requestHeaderTimeout and requestTimeout below.
+const HEAD_MS = 1000;
+const REQUEST_MS = 2000;
 const TIMEOUT =
   'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\nServer: Portico\r\n\r\n';
 
@@ -46,22 +40,16 @@ before(async () => {
     `global:
   wwwroot: www
   loadModules: [rproxy]
+  requestHeaderTimeout: ${HEAD_MS}
+  requestTimeout: ${REQUEST_MS}
+  keepAliveTimeout: 1000
 hosts:
   - domain: localhost
     locations:
       - path: /proxy
         proxyTo: http://127.0.0.1:${port}
 `,
-    {
-      files: { 'www/index.html': 'hello' },
-      nodeArgs: [
-        '--import',
-        import.meta.resolve('tsx'),
-        '--import',
-        pathToFileURL(join(import.meta.dirname, 'short-limits.ts')).href,
-      ],
-      env: { ...process.env, PORTICO_TEST_LIMITS: JSON.stringify(LIMITS) },
-    },
+    { files: { 'www/index.html': 'hello' } },
   );
   base = await baseline(p, () => assertServed());
 });
@@ -132,7 +120,7 @@ describe('slow clients', () => {
     const answers = await Promise.all(attacks);
     for (const [i, answer] of answers.entries()) {
       assert.equal(answer.data, TIMEOUT, `connection ${i}`);
-      assertCutAt(answer, LIMITS.headersTimeoutMs, `connection ${i}`);
+      assertCutAt(answer, HEAD_MS, `connection ${i}`);
     }
     t.diagnostic(
       `cut after ${Math.min(...answers.map((a) => a.ms))}-${Math.max(...answers.map((a) => a.ms))} ms`,
@@ -155,7 +143,7 @@ describe('slow clients', () => {
     const answers = await Promise.all(attacks);
     for (const [i, answer] of answers.entries()) {
       assert.equal(answer.data, TIMEOUT, `connection ${i}`);
-      assertCutAt(answer, LIMITS.requestTimeoutMs, `connection ${i}`);
+      assertCutAt(answer, REQUEST_MS, `connection ${i}`);
     }
     await assertServed();
     assert.deepEqual(
@@ -174,7 +162,7 @@ describe('slow clients', () => {
       'a',
       50,
     );
-    assertCutAt(answer, LIMITS.requestTimeoutMs, 'the connection');
+    assertCutAt(answer, REQUEST_MS, 'the connection');
     assert.match(answer.data, /^HTTP\/1\.1 200 OK\r\n[^]*?\r\n\r\nhello/);
     const after = answer.data.slice(answer.data.indexOf('\r\n\r\nhello') + 9);
     assert.ok(['', TIMEOUT].includes(after), `after the response: ${JSON.stringify(after)}`);
