@@ -2,7 +2,8 @@
 # Instructions per request under callgrind: Portico against the minimal servers of bench/static.sh
 # and bench/h2.sh (bench/minimal-server.mjs, bench/minimal-h2-server.mjs), with the least head and
 # with a static server's head (minimal-head), for a 1 KiB file and a 404 over HTTP/1.1 and the
-# 1 KiB file over HTTP/2 (TLS 1.3). callgrind counts the same instructions for the same program
+# 1 KiB file over HTTP/2 (TLS 1.3); and the reverse proxy (h1-proxy: a 1 KiB answer of
+# bench/fast-backend.mjs on CPU 1) against bench/minimal-proxy.mjs (minimal; no minimal-head). callgrind counts the same instructions for the same program
 # and load whatever else the machine is doing, so it settles differences of a few percent that
 # requests/s on a shared machine cannot (there the same server moves by a third between spells);
 # it says nothing of cache misses or system calls, which requests/s includes. Each server runs
@@ -18,7 +19,7 @@ cd "$(dirname "$0")/.."
 REQUESTS=${1:-20000}
 WARM=${2:-40000}
 for case in ${CASES:-}; do
-  [[ $case == @(h1-1k|h1-404|h2-1k) ]] || { echo "CASES: no case $case (h1-1k h1-404 h2-1k)" >&2; exit 2; }
+  [[ $case == @(h1-1k|h1-404|h2-1k|h1-proxy) ]] || { echo "CASES: no case $case (h1-1k h1-404 h2-1k h1-proxy)" >&2; exit 2; }
 done
 for server in ${SERVERS:-}; do
   [[ $server == @(minimal|minimal-head|portico) ]] || { echo "SERVERS: no server $server (minimal minimal-head portico)" >&2; exit 2; }
@@ -33,6 +34,9 @@ random_text "$tmp/www/1k.html" 1024
 # Over HTTP/1.1 a plain listener; over HTTP/2 a secure one (its plain port, unused, redirects).
 printf 'global:\n  port: "127.0.0.1:%s"\n  wwwroot: %s\n' "$PORT" "$tmp/www" >"$tmp/portico-h1.yaml"
 portico_tls_yaml "$tmp/portico-h2.yaml" "$((PORT + 2))" "$((PORT + 1))" "$tmp/www"
+BACKEND=$((PORT + 3))
+printf 'global:\n  port: "127.0.0.1:%s"\n  loadModules: [rproxy]\n  proxyTo: http://127.0.0.1:%s\n' \
+  "$PORT" "$BACKEND" >"$tmp/portico-proxy.yaml"
 
 # count NAME PROTOCOL STATUS URL COMMAND… — "instructions/request TurboFan/request" of COMMAND's
 # process while it answers REQUESTS requests for URL (h1 or h2), each with STATUS (2xx, 4xx).
@@ -71,20 +75,29 @@ count() {
 
 declare -A ir tf
 minimal=(bench/minimal-server.mjs "$PORT" "$tmp/www")
+minimal_proxy=(bench/minimal-proxy.mjs "$PORT" "http://127.0.0.1:$BACKEND")
 minimal_h2=(bench/minimal-h2-server.mjs "$((PORT + 1))" "$tmp/www" "$TLS/server.crt" "$TLS/server.key")
 portico=("${PORTICO_ARGS[@]}" run -c)
 printf '%-22s %12s %10s %18s\n' case 'Ir/request' TurboFan 'Ir without TurboFan'
-for case in ${CASES:-h1-1k h1-404 h2-1k}; do
+for case in ${CASES:-h1-1k h1-404 h2-1k h1-proxy}; do
   protocol=${case%%-*}
   path=/1k.html status=2xx
   [[ $case == h1-404 ]] && path=/missing status=4xx
+  if [[ $case == h1-proxy ]]; then
+    taskset -c 1 node bench/fast-backend.mjs "$BACKEND" &
+    pids+=($!)
+  fi
   for server in ${SERVERS:-minimal minimal-head portico}; do
+    [[ $case == h1-proxy && $server == minimal-head ]] && continue
     url="http://127.0.0.1:$PORT$path"
     [[ $protocol == h2 ]] && url="https://127.0.0.1:$((PORT + 1))$path"
     case $server in
       portico) command=("${portico[@]}" "$tmp/portico-$protocol.yaml") ;;
       minimal*) [[ $protocol == h2 ]] && command=("${minimal_h2[@]}") || command=("${minimal[@]}") ;;
     esac
+    if [[ $case == h1-proxy ]]; then
+      [[ $server == portico ]] && command=("${portico[@]}" "$tmp/portico-proxy.yaml") || command=("${minimal_proxy[@]}")
+    fi
     [[ $server == minimal-head ]] && command+=(static-head)
     result=$(count "$case-$server" "$protocol" "$status" "$url" "${command[@]}")
     read -r total turbofan <<<"$result"
@@ -95,7 +108,11 @@ for case in ${CASES:-h1-1k h1-404 h2-1k}; do
 done
 echo
 echo "Ratios of instructions per request without TurboFan (the fewer, the higher; 1 is equal work):"
-for case in ${CASES:-h1-1k h1-404 h2-1k}; do
+for case in ${CASES:-h1-1k h1-404 h2-1k h1-proxy}; do
+  if [[ $case == h1-proxy && -n ${ir[$case minimal]:-} && -n ${ir[$case portico]:-} ]]; then
+    echo "$case: minimal / portico $(ratio "${ir[$case minimal]}" "${ir[$case portico]}")"
+    continue
+  fi
   [[ -n ${ir[$case minimal]:-} && -n ${ir[$case minimal-head]:-} && -n ${ir[$case portico]:-} ]] || continue
   echo "$case: minimal / portico $(ratio "${ir[$case minimal]}" "${ir[$case portico]}")   minimal-head / portico $(ratio "${ir[$case minimal-head]}" "${ir[$case portico]}")   minimal / minimal-head $(ratio "${ir[$case minimal]}" "${ir[$case minimal-head]}")"
 done
