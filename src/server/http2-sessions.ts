@@ -62,6 +62,7 @@ const MAX_SWEEP_MS = 5_000;
 export class Http2Sessions {
   private readonly sessions = new Map<ServerHttp2Session, SessionWatch>();
   private timer: NodeJS.Timeout | undefined;
+
   constructor(private limits: SessionLimits) {}
 
   /** A reload's limits, for every session from the next sweep on. */
@@ -109,7 +110,8 @@ export class Http2Sessions {
     // every emit would look at what it returned for a promise to catch.
     stream.on('close', () => {
       watch.streams.delete(stream);
-      if (stream.rstCode !== 0) spendReset(session!, watch);
+      // 0 (NO_ERROR) for a stream that ended as it should.
+      if (stream.rstCode) spendReset(session!, watch);
     });
     stream.on('drain', this.drained);
   }

@@ -6,6 +6,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect as http2Connect } from 'node:http2';
 import { connect as netConnect, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { freePort } from '../helpers/server.js';
 import { spawnPortico, settle, TEST_CA, type PorticoProcess } from './portico-process.js';
 
 interface Backend {
@@ -141,11 +142,14 @@ async function h2Get(sport: number, path: string): Promise<string> {
 describe('one client connection and a backend', () => {
   let backend: Backend;
   let portico: PorticoProcess;
+  let adminPort: number;
 
   before(async () => {
     backend = await startBackend();
+    adminPort = await freePort();
     portico = await spawnPortico(
-      `global:\n  loadModules: [rproxy]\n  proxyTo: ${backend.url}\n  proxyQueueTimeout: 1000\n`,
+      `global:\n  loadModules: [rproxy]\n  proxyTo: ${backend.url}\n  proxyQueueTimeout: 1000\n` +
+        `  admin:\n    listen: "127.0.0.1:${adminPort}"\n    status: true\n`,
       { tls: true },
     );
   });
@@ -177,6 +181,12 @@ describe('one client connection and a backend', () => {
     // Another client is served at once meanwhile.
     assert.equal(await h2Get(portico.sport!, '/ok'), 'ok /ok');
     assert.equal(backend.big, 32);
+    // /status shows the backend's gate: the share in flight, the rest waiting.
+    const status = (await (await fetch(`http://127.0.0.1:${adminPort}/status`)).json()) as {
+      modules: { rproxy: { backends: { inFlight: number; queued: number }[] }[] };
+    };
+    const [gate] = status.modules.rproxy[0]!.backends;
+    assert.deepEqual([gate!.inFlight, gate!.queued], [32, 68]);
     // Those left waiting past proxyQueueTimeout are told to come back later.
     const refused = await settle(
       () => statuses.filter((s) => s === 503).length,

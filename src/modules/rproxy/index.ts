@@ -53,7 +53,7 @@ export const rproxy = defineModule<RproxyOptions>({
     const plain = route(o.proxyTo);
     const secure = route(o.secureProxyTo) ?? plain;
     const health = o.health && { book, ...o.health };
-    const all = [...new Set([...(plain?.backends ?? []), ...(secure?.backends ?? [])])];
+    const upstreams = new Map([...(plain?.upstreams ?? []), ...(secure?.upstreams ?? [])]);
     return {
       stage: proxyStage({
         plain,
@@ -64,12 +64,14 @@ export const rproxy = defineModule<RproxyOptions>({
         errorLog,
       }),
       status: () => ({
-        backends: all.map((b) => {
+        backends: [...upstreams].map(([b, { gate }]) => {
           const failures = book.failures(b, o.health?.windowMs ?? 0);
           return {
             url: b.shown,
             healthy: o.health === undefined || failures <= o.health.maximumFails,
             failures,
+            inFlight: gate.inFlight,
+            queued: gate.queued,
           };
         }),
       }),
