@@ -4,6 +4,7 @@
 // (`admin:`, `health:`, `locations:`) as what it stands for, since KDL has no null for a block.
 import { Document, isMap, isPair, isScalar, isSeq } from 'yaml';
 import { writeKdl } from './kdl-write.js';
+import { own } from './own.js';
 import { ALIASES, propertyRow } from './properties.js';
 import {
   rawList,
@@ -73,7 +74,7 @@ function scope(node: RawNode): RawNode {
   if (node.kind !== 'map') return node;
   return rawMap(
     node.entries.flatMap((e): RawEntry[] => {
-      const key = ALIASES[e.key] ?? e.key;
+      const key = own(ALIASES, e.key) ?? e.key;
       const spec = propertyRow(key)?.type;
       if (spec?.kind === 'section') {
         // `locations:` without a value holds no blocks.
@@ -116,8 +117,8 @@ function fields(spec: Spec, node: RawNode): RawNode {
         Object.entries(spec.fields).find(([, f]) => f.aliases?.includes(key))?.[0] ?? key;
       return rawMap(
         node.entries.map((e) => {
-          const key = spec.fields[e.key] ? e.key : rename(e.key);
-          const field = spec.fields[key];
+          const key = own(spec.fields, e.key) ? e.key : rename(e.key);
+          const field = own(spec.fields, key);
           return { ...e, key, value: field ? fields(field.spec, e.value) : e.value };
         }),
         node.pos,

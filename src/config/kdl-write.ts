@@ -2,6 +2,7 @@
 // reads it back: scalars as one argument, lists as several, mappings and the admin block as
 // children, lists of objects as repeated nodes with key=value properties.
 import { propertyRow } from './properties.js';
+import { own } from './own.js';
 import { entryOf, type RawEntry, type RawMap, type RawNode, type RawScalarValue } from './raw.js';
 import type { ObjectSpec, Spec } from './types.js';
 
@@ -158,7 +159,7 @@ function property(name: string, node: RawNode, spec: Spec | undefined, depth: nu
           id,
           node.entries.flatMap((e) => [
             commentLines([e], depth + 1),
-            ...property(e.key, e.value, s.fields[e.key]?.spec, depth + 1),
+            ...property(e.key, e.value, own(s.fields, e.key)?.spec, depth + 1),
           ]),
           depth,
         ),
@@ -193,7 +194,7 @@ function objectNode(id: string, node: RawNode, spec: ObjectSpec, depth: number):
       head,
       nested.flatMap((e) => [
         commentLines([e], depth + 1),
-        ...property(e.key, e.value, spec.fields[e.key]?.spec, depth + 1),
+        ...property(e.key, e.value, own(spec.fields, e.key)?.spec, depth + 1),
       ]),
       depth,
     )

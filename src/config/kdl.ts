@@ -8,6 +8,7 @@ import { parse as parseV1 } from '@bgotink/kdl/v1-compat';
 import { parse as parseV2 } from '@bgotink/kdl';
 import { clip, type Diagnostics } from './diagnostics.js';
 import { openBlocks } from './kdl-scan.js';
+import { own } from './own.js';
 import { ALIASES, PROPERTIES, PROPERTY_NAMES, propertyRow, type Scope } from './properties.js';
 import {
   rawList,
@@ -260,7 +261,7 @@ class KdlReader {
     let firstErrorConfig: Node | undefined;
     for (const child of node.children?.nodes ?? []) {
       const name = child.getName();
-      const at = `${path}.${clip(ALIASES[name] ?? name)}`;
+      const at = `${path}.${clip(own(ALIASES, name) ?? name)}`;
       if (name === 'location' && scope === 'host') {
         firstLocation ??= child;
         locations.push(this.location(child, `${path}.locations[${locations.length}]`));
@@ -275,7 +276,7 @@ class KdlReader {
         this.diags.error(this.pos(child), at, `${name} blocks belong directly inside a host`);
         continue;
       }
-      const row = propertyRow(ALIASES[name] ?? name);
+      const row = propertyRow(own(ALIASES, name) ?? name);
       if (row?.type.kind === 'section') {
         this.diags.error(
           this.pos(child),
@@ -426,7 +427,7 @@ class KdlReader {
     for (const child of node.children?.nodes ?? []) {
       const key = child.getName();
       const field =
-        spec.fields[key] ?? Object.values(spec.fields).find((f) => f.aliases?.includes(key));
+        own(spec.fields, key) ?? Object.values(spec.fields).find((f) => f.aliases?.includes(key));
       const value = field ? this.shaped(child, field.spec, `${path}.${key}`) : this.generic(child);
       if (value) entries.push({ key, keyPos: this.pos(child), value });
     }

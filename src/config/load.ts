@@ -100,11 +100,16 @@ export function loadConfigText(
 ): LoadResult {
   const diags = new Diagnostics();
   const raw = parseText(text, syntax, label, diags);
-  if (!raw || raw.kind !== 'map')
-    return { config: undefined, diagnostics: diags.list, files: [], raw: undefined };
+  if (!raw) return { config: undefined, diagnostics: diags.list, files: [], raw: undefined };
   interpolate(raw, env, diags);
+  // A text that is not a mapping (a lone scalar or list) is refused by the validator, with a message.
   const config = validate(raw, diags, { baseDir: () => baseDir, checks });
-  return { config, diagnostics: sorted(diags), files: [], raw };
+  return {
+    config,
+    diagnostics: sorted(diags),
+    files: [],
+    raw: raw.kind === 'map' ? raw : undefined,
+  };
 }
 
 /** Diagnostics grouped by file (in the order files were first named), then by position. */

@@ -3,6 +3,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { clip, type Diagnostics } from './diagnostics.js';
 import { checkFormat, HIDDEN, shown } from './formats.js';
+import { own } from './own.js';
 import {
   ALIASES,
   PROPERTIES,
@@ -228,7 +229,7 @@ class Validator {
   }
 
   canonicalName(entry: RawEntry, path: string): string {
-    const alias = ALIASES[entry.key];
+    const alias = own(ALIASES, entry.key);
     if (!alias) return entry.key;
     this.diags.warn(
       entry.keyPos,
@@ -338,7 +339,7 @@ class Validator {
         const seen = new Map<string, Pos>();
         for (const e of node.entries) {
           const at = `${path}.${clip(e.key)}`;
-          const forbidden = spec.forbiddenKeys?.[e.key.toLowerCase()];
+          const forbidden = spec.forbiddenKeys && own(spec.forbiddenKeys, e.key.toLowerCase());
           const problem =
             (spec.keyFormat && checkFormat(spec.keyFormat, e.key)) ||
             (forbidden && `${shown(e.key)} is not allowed here: ${forbidden}`);
@@ -351,7 +352,14 @@ class Validator {
           else seen.set(folded, e.keyPos);
           // A wrong name does not hide what is wrong with its value.
           const v = this.value(spec.values, e.value, at, secret || isSensitiveKey(spec, e.key));
-          if (!problem && !first && v !== undefined) out[e.key] = v;
+          // Defined, not assigned: assigning a key "__proto__" would set the prototype instead.
+          if (!problem && !first && v !== undefined)
+            Object.defineProperty(out, e.key, {
+              value: v,
+              enumerable: true,
+              writable: true,
+              configurable: true,
+            });
         }
         return out;
       }
@@ -410,7 +418,7 @@ class Validator {
 }
 
 function findField(spec: ObjectSpec, key: string): [string, FieldSpec | undefined] {
-  const direct = spec.fields[key];
+  const direct = own(spec.fields, key);
   if (direct) return [key, direct];
   for (const [name, field] of Object.entries(spec.fields)) {
     if (field.aliases?.includes(key)) return [name, field];

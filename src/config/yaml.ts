@@ -49,7 +49,13 @@ export function parseYaml(text: string, file: string, diags: Diagnostics): RawNo
       '',
       'only the first YAML document is read; this one and any after it are ignored',
     );
-  if (doc.contents === null) return rawMap([], at(0));
+  // A document with nothing in it (a lone `---`) has a null scalar written as no text at all.
+  const contents = doc.contents;
+  if (
+    contents === null ||
+    (isScalar(contents) && contents.value === null && contents.source === '')
+  )
+    return rawMap([], at(0));
   const walk: Walk = {
     anchors: anchorsOf(doc),
     at,
