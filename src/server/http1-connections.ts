@@ -98,10 +98,9 @@ export class Http1Connections {
     if (this.draining) res.shouldKeepAlive = false;
   }
 
-  /** A response on this connection has begun and is still going out. */
-  responding(socket: Socket): boolean {
-    const response = this.states.get(socket)?.response;
-    return response !== undefined && response.headersSent && !response.writableFinished;
+  /** The latest response on this connection (finished or not), if any. */
+  latest(socket: Socket): ServerResponse | undefined {
+    return this.states.get(socket)?.response;
   }
 
   /**

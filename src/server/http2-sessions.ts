@@ -173,8 +173,10 @@ export class Http2Sessions {
         if (now - watch.pingSentAt >= livenessMs) destroy(session, watch);
       } else if (now - watch.heardAt >= livenessMs) {
         watch.pingSentAt = now;
-        // Refused only by a session already on its way out, or one flooding with unanswered pings.
-        if (session.ping(() => undefined) === false) destroy(session, watch);
+        // Refused, or failed, only by a session already on its way out (nghttp2 may have ended it
+        // after a protocol error without a word), or one flooding with unanswered pings.
+        const answered = (error: Error | null) => error && destroy(session, watch);
+        if (session.ping(answered) === false) destroy(session, watch);
       }
     }
   }

@@ -276,10 +276,7 @@ export class ProtocolServer {
     });
     // A client that sends garbage gets a 400 and is closed; nothing reaches the log as a crash.
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-      // A response whose head is out (a request pipelined behind it was refused): a refusal written
-      // now would land inside its body.
-      if (err.code === 'ECONNRESET' || !socket.writable || this.http1.responding(socket))
-        return void socket.destroy();
+      if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
       const line = firstLine((err as NodeJS.ErrnoException & { rawPacket?: Buffer }).rawPacket);
       const status =
         err.code === 'HPE_HEADER_OVERFLOW'
@@ -289,10 +286,19 @@ export class ProtocolServer {
           : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
             ? 408
             : 400;
-      endRefused(
-        socket,
-        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Length: 0\r\nServer: Portico\r\n\r\n`,
-      );
+      const answer = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Length: 0\r\nServer: Portico\r\n\r\n`;
+      const latest = this.http1.latest(socket);
+      const answering = latest !== undefined && !latest.writableFinished;
+      if (latest?.req.complete && !latest.shouldKeepAlive) {
+        // That answer closes the connection (Node ends it once the answer is out): nothing follows.
+      } else if (latest?.req.complete && answering) {
+        // The refused request was pipelined behind one still being answered: its refusal follows
+        // that answer, never cuts into it.
+        latest.once('finish', () => socket.writable && endRefused(socket, answer));
+      } else if (answering && latest.headersSent) {
+        // The request being answered is the one refused (its body broke off): its answer is cut.
+        return void socket.destroy();
+      } else endRefused(socket, answer);
       this.onRefused?.({
         address: normalizeAddress(socket.remoteAddress ?? ''),
         status,
