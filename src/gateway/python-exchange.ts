@@ -1,7 +1,10 @@
 // One HTTP request through a Python bridge process: the head out, the body streamed under the
 // bridge's credit, the response written to the client as it comes (credit given back as the
 // client takes it, so a slow client holds the application back, not Portico's memory). An exception in the application is a 500 (its traceback in the error log), a process
-// that dies mid-request a 502; a client that goes away cancels the work in Python.
+// that dies mid-request a 502; a client that goes away cancels the work in Python. The proxy's
+// time limits apply, also once the client has gone: no head within proxyResponseTimeout is a 504,
+// a body that pauses past proxyIdleTimeout is cut, and either way the application is told to stop
+// and its process is replaced if it does not (python-worker.ts).
 import type { Ctx } from '../http/ctx.js';
 import { connectionListed, isHopByHop } from '../http/hop-by-hop.js';
 import { HttpError } from '../http/http-error.js';
@@ -11,6 +14,7 @@ import { CREDIT_STEP, WINDOW } from '../process/python-frames.js';
 import type { PythonPool } from '../process/python-pool.js';
 import type { PythonStream } from '../process/python-worker.js';
 import { discardRest } from '../upstream/request-body.js';
+import { lateError, ResponseClock, type GatewayLimits } from './timeouts.js';
 
 /** The application's header list, without the connection-specific fields it may not set (PEP 3333). */
 function responseHeaders(pairs: [string, string][]): RawHeaders {
@@ -29,6 +33,7 @@ export async function exchangeWithPython(
   head: object,
   hasBody: boolean,
   what: string,
+  limits: GatewayLimits,
 ): Promise<void> {
   const worker = await pool.worker();
   if (worker === undefined)
@@ -41,9 +46,13 @@ export async function exchangeWithPython(
   if (ctx.clientGone) return;
   const req = ctx.body;
   let stream: PythonStream | undefined;
+  let clock: ResponseClock | undefined;
+  /** A limit ran out: the application is given up on. */
+  let late = false;
   const onClose = () => stream?.cancel();
   const onData = (chunk: Buffer) => {
     stream!.body(chunk);
+    clock!.sent();
     if (stream!.outstanding >= WINDOW) req.pause();
   };
   const onEnd = () => stream!.end();
@@ -65,6 +74,7 @@ export async function exchangeWithPython(
       const drained = () => {
         draining = false;
         target!.off('drain', drained);
+        clock!.piece();
         credit();
       };
       const write = (chunk: Buffer) => {
@@ -116,14 +126,28 @@ export async function exchangeWithPython(
         }
         resolve();
       };
+      // A client gone holds nothing up: the limits still end an application that does not stop.
+      clock = new ResponseClock(
+        limits,
+        // Before the head: its body still coming, and the application has credited all of it.
+        () => hasBody && !ctx.clientGone && !req.readableEnded && !req.isPaused(),
+        (which) => {
+          late = true;
+          ctx.length = written;
+          // After the head, the error responder cuts the response and logs this.
+          reject(lateError(what, which, limits, written));
+        },
+      );
       stream = worker.open(head, {
         start(code, pairs) {
           status = code;
           headers = responseHeaders(pairs);
           early = [];
+          clock!.head(undefined, () => draining && !ctx.clientGone);
           queueMicrotask(writeHead);
         },
         body(chunk) {
+          clock!.piece();
           if (early !== undefined) early.push(chunk);
           else if (target !== undefined) write(chunk);
         },
@@ -152,10 +176,12 @@ export async function exchangeWithPython(
       req.once('end', onEnd);
     });
   } finally {
+    clock?.stop();
     ctx.res.off('close', onClose);
     req.off('data', onData).off('end', onEnd);
     if (hasBody) discardRest(req);
     // A HEAD, a 304 or a refused head leaves the application's body unread: it stops.
-    stream?.cancel();
+    if (late && stream) worker.abandon(stream);
+    else stream?.cancel();
   }
 }

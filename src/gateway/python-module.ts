@@ -13,6 +13,7 @@ import type { Leases } from '../plan/resources.js';
 import { PythonPool } from '../process/python-pool.js';
 import type { PythonMode } from '../process/python-worker.js';
 import { pythonStage } from './python-stage.js';
+import { gatewayLimits, type GatewayLimits } from './timeouts.js';
 
 export interface PythonOptions {
   readonly executable: string;
@@ -22,6 +23,7 @@ export interface PythonOptions {
   readonly clearImportPath: boolean;
   /** `environmentVariables`: given to the processes, which a reload starts before it sets them in Portico's own environment. */
   readonly environment: Readonly<Record<string, string>>;
+  readonly limits: GatewayLimits;
 }
 
 /** What one module reads of a Resolved's settings. */
@@ -76,6 +78,7 @@ export function pythonModule(
         path: p.path,
         clearImportPath: p.clearImportPath,
         environment: s.environmentVariables ?? {},
+        limits: gatewayLimits(s),
       };
     },
     provision(o, leases, { errorLog }) {
@@ -90,7 +93,14 @@ export function pythonModule(
       const key = `python:${planNumber(leases)}:${mode}:${o.executable}:${o.application}:${o.clearImportPath}`;
       const pool = leases.take(key, () => new PythonPool({ spec, processes, errorLog }));
       return {
-        stage: pythonStage({ mode, pool, path: o.path, application: o.application, errorLog }),
+        stage: pythonStage({
+          mode,
+          pool,
+          path: o.path,
+          application: o.application,
+          limits: o.limits,
+          errorLog,
+        }),
         ready: () => pool.start(),
         status: () => ({ ...pool.status(), path: o.path }),
       };

@@ -9,6 +9,7 @@ import { hasBody } from '../upstream/request-body.js';
 import { exchangeWithPython } from './python-exchange.js';
 import { asgiScope, mounted, mountPrefix, wsgiEnviron } from './python-heads.js';
 import { isWebSocketRequest, serveWebSocket } from './python-websocket.js';
+import type { GatewayLimits } from './timeouts.js';
 
 export interface PythonStageSetup {
   readonly mode: PythonMode;
@@ -16,6 +17,7 @@ export interface PythonStageSetup {
   /** `wsgiPath`, `wsgidPath` or `asgiPath`. */
   readonly path: string;
   readonly application: string;
+  readonly limits: GatewayLimits;
   readonly errorLog: Logger;
 }
 
@@ -26,12 +28,12 @@ export function pythonStage(setup: PythonStageSetup): Stage {
     const mount = mounted(prefix, decodePath(ctx.path));
     if (mount === undefined) return next(ctx);
     if (setup.mode === 'asgi' && isWebSocketRequest(ctx))
-      return serveWebSocket(ctx, setup.pool, mount, what);
+      return serveWebSocket(ctx, setup.pool, mount, what, setup.limits);
     const body = hasBody(ctx.req);
     const head =
       setup.mode === 'asgi'
         ? asgiScope(ctx, mount, body)
         : wsgiEnviron(ctx, mount, setup.application, body);
-    return exchangeWithPython(ctx, setup.pool, head, body, what);
+    return exchangeWithPython(ctx, setup.pool, head, body, what, setup.limits);
   };
 }

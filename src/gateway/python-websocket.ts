@@ -1,7 +1,8 @@
 // A WebSocket served by an ASGI application (ASGI 3 WebSocket scope): the handshake goes to the
 // application first, and only its websocket.accept switches protocols (an HTTP/1.1 101 or an
-// HTTP/2 extended CONNECT's 200, RFC 8441); a close before it is a 403, as the ASGI spec says.
-// Messages then flow both ways under the bridge's credit, and either side closing closes both.
+// HTTP/2 extended CONNECT's 200, RFC 8441); a close before it is a 403, as the ASGI spec says, and
+// no answer within proxyResponseTimeout a 504. Messages then flow both ways under the bridge's
+// credit, and either side closing closes both.
 import type { Ctx } from '../http/ctx.js';
 import { HttpError } from '../http/http-error.js';
 import { switchProtocols, type SwitchedConnection } from '../http/respond.js';
@@ -9,6 +10,7 @@ import { WINDOW } from '../process/python-frames.js';
 import type { PythonPool } from '../process/python-pool.js';
 import type { PythonStream } from '../process/python-worker.js';
 import { asgiScope, type Mount } from './python-heads.js';
+import { lateError, ResponseClock, type GatewayLimits } from './timeouts.js';
 import { acceptKey, closeFrame, encodeFrame, Opcode, WebSocketReader } from './websocket-frames.js';
 
 const WEBSOCKET = /^websocket$/i;
@@ -25,6 +27,7 @@ export async function serveWebSocket(
   pool: PythonPool,
   mount: Mount,
   what: string,
+  limits: GatewayLimits,
 ): Promise<void> {
   const headers = ctx.req.headers;
   const extended = ctx.method === 'CONNECT';
@@ -58,10 +61,23 @@ export async function serveWebSocket(
   };
   const onClose = () => stream?.cancel();
   ctx.res.once('close', onClose);
+  let clock: ResponseClock | undefined;
+  let late = false;
   try {
     await new Promise<void>((resolve, reject) => {
+      // The handshake's answer is the head; after it, a WebSocket may be quiet as long as it likes.
+      clock = new ResponseClock(
+        limits,
+        () => false,
+        () => {
+          late = true;
+          reject(lateError(what, 'head', limits, 0));
+        },
+      );
+      const answered = () => clock!.stop();
       stream = worker.open(scope, {
         wsAccept(subprotocol, extra) {
+          answered();
           const raw: string[] = [];
           for (const [name, value] of extra) raw.push(name, value);
           if (!extended) raw.push('Sec-WebSocket-Accept', acceptKey(key as string));
@@ -87,6 +103,7 @@ export async function serveWebSocket(
           else out.once('drain', () => stream!.credit(data.length));
         },
         wsClose(code, reason) {
+          answered();
           if (connection === undefined)
             return reject(
               new HttpError(403, 'forbidden', {
@@ -100,6 +117,7 @@ export async function serveWebSocket(
           if (stream!.outstanding < WINDOW) connection?.input.resume();
         },
         start() {
+          answered();
           reject(
             new HttpError(403, 'forbidden', {
               detail: `${what}: the application answered the WebSocket with an HTTP response`,
@@ -108,6 +126,7 @@ export async function serveWebSocket(
         },
         body: () => undefined,
         end() {
+          answered();
           if (connection === undefined)
             return reject(
               new HttpError(500, 'application-error', {
@@ -117,6 +136,7 @@ export async function serveWebSocket(
           sendClose(1000);
         },
         fail(message) {
+          answered();
           if (connection === undefined)
             return reject(
               new HttpError(500, 'application-error', { detail: `${what}: ${message}` }),
@@ -124,6 +144,7 @@ export async function serveWebSocket(
           sendClose(1011);
         },
         gone(reason) {
+          answered();
           if (connection === undefined)
             return reject(new HttpError(502, 'gateway-exited', { detail: reason }));
           sendClose(1011);
@@ -131,7 +152,9 @@ export async function serveWebSocket(
       });
     });
   } finally {
+    clock?.stop();
     ctx.res.off('close', onClose);
+    if (late && stream) worker.abandon(stream);
   }
 }
 

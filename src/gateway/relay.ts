@@ -1,12 +1,13 @@
 // A gateway's output to the client, shared by CGI, SCGI and FastCGI: the header block read and
 // checked, the body streamed at the client's pace. A client that goes away mid-body ends quietly
-// (the caller's abort ends the work on the other side).
+// (the caller's abort ends the work on the other side); a body cut by a time limit does not.
 import type { Readable } from 'node:stream';
 import type { Ctx } from '../http/ctx.js';
 import { HttpError } from '../http/http-error.js';
 import type { Logger } from '../http/logger.js';
 import { send, sendStream } from '../http/respond.js';
 import { readHead, splitOutput, type CgiHead } from './cgi-response.js';
+import type { ResponseClock } from './timeouts.js';
 
 export interface RelayOptions {
   /** Names the gateway in log lines: `FastCGI unix:///run/php/php-fpm.sock`. */
@@ -19,13 +20,18 @@ export interface RelayOptions {
   readonly withoutHead: 'body' | 'error';
 }
 
-/** Resolves once the response is sent, or the client has gone. */
+/**
+ * Resolves once the response is sent, or the client has gone. `clock` times the body's pieces
+ * once the head is read; the caller stops it.
+ */
 export async function relayOutput(
   ctx: Ctx,
   output: Readable,
   options: RelayOptions,
+  clock?: ResponseClock,
 ): Promise<void> {
   const { head, body } = await readHead(output);
+  clock?.head(body);
   if (!usable(head, options)) {
     body.destroy();
     throw withoutHead(options);
@@ -34,7 +40,8 @@ export async function relayOutput(
     await sendStream(ctx, head?.status ?? 200, head?.headers ?? [], body);
   } catch (error) {
     body.destroy();
-    if (!ctx.clientGone) throw error;
+    // An HttpError in the body is the gateway's own (a time limit): the response it cut is logged.
+    if (!ctx.clientGone || error instanceof HttpError) throw error;
   }
 }
 

@@ -31,17 +31,25 @@ export function connectTo(address: SocketAddress, onread?: ReadInto): Socket {
   return socket;
 }
 
-/** How long a new connection to a gateway may take. */
-export const CONNECT_TIMEOUT_MS = 10_000;
-
-/** A connection to the address once it is open; ETIMEDOUT after CONNECT_TIMEOUT_MS. */
-export function connectWithin(address: SocketAddress, onread?: ReadInto): Promise<Socket> {
+/**
+ * A connection to the address once it is open; ETIMEDOUT after `timeoutMs`
+ * (proxyConnectTimeout), which gatewayError makes a 504.
+ */
+export function connectWithin(
+  address: SocketAddress,
+  timeoutMs: number,
+  onread?: ReadInto,
+): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const socket = connectTo(address, onread);
     const timer = setTimeout(() => {
       socket.destroy();
-      reject(Object.assign(new Error('connect timed out'), { code: 'ETIMEDOUT' }));
-    }, CONNECT_TIMEOUT_MS);
+      reject(
+        Object.assign(new Error(`no connection within ${timeoutMs} ms (proxyConnectTimeout)`), {
+          code: 'ETIMEDOUT',
+        }),
+      );
+    }, timeoutMs);
     const onError = (e: Error) => {
       clearTimeout(timer);
       reject(e);

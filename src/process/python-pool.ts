@@ -1,9 +1,11 @@
 // The bridge processes of one Python application (ARCHITECTURE.md, src/process/): all started and
 // ready before a Plan that uses them goes live, each request given to the less busy of two at
 // random, a process that dies replaced while the others serve (with a back-off when it keeps
-// dying), and all ended when the Plan that started them is retired or the server stops.
+// dying), a process stuck on a request it was told to give up replaced too (it ends once its other
+// requests are done), and all ended when the Plan that started them is retired or the server stops.
 import type { Logger } from '../http/logger.js';
 import {
+  GIVE_UP_MS,
   PythonStartError,
   PythonWorker,
   type BridgeInfo,
@@ -33,6 +35,8 @@ export class PythonPool {
   private readonly backoff: number[];
   /** Processes starting as replacements, not serving yet. */
   private readonly starting = new Set<PythonWorker>();
+  /** Stuck processes replaced already, finishing their other requests. */
+  private readonly retiring = new Set<PythonWorker>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly waiters = new Set<(worker: PythonWorker | undefined) => void>();
   private started: Promise<void> | undefined;
@@ -99,7 +103,7 @@ export class PythonPool {
     this.timers.clear();
     for (const waiter of [...this.waiters]) waiter(undefined);
     await this.started?.catch(() => undefined);
-    const all = [...this.slots, ...this.starting].filter((w) => w !== undefined);
+    const all = [...this.slots, ...this.starting, ...this.retiring].filter((w) => w !== undefined);
     await Promise.all(all.map((w) => w.stop(STOP_GRACE_MS)));
   }
 
@@ -121,7 +125,26 @@ export class PythonPool {
     // One that died between its READY and now (while the others were starting) is replaced too.
     if (worker.gone) return this.lost(slot, worker, 'exited before it served');
     worker.onExit = (reason) => this.lost(slot, worker, reason);
+    worker.onStuck = () => this.retire(slot, worker);
     for (const waiter of [...this.waiters]) waiter(worker);
+  }
+
+  /**
+   * A process that did not stop a request it was told to give up: a new one takes its place at
+   * once, and it ends when its other requests are done (HTTP ones within their time limits; a
+   * WebSocket when it closes).
+   */
+  private retire(slot: number, worker: PythonWorker): void {
+    if (this.slots[slot] !== worker || this.closed) return;
+    this.slots[slot] = undefined;
+    this.retiring.add(worker);
+    worker.onExit = () => this.retiring.delete(worker);
+    this.options.errorLog.log(
+      `${worker.spec.mode} ${worker.spec.application} (pid ${worker.pid}) did not stop a request ` +
+        `it was told to give up within ${GIVE_UP_MS} ms; a new process takes its place`,
+    );
+    worker.retire();
+    void this.startReplacement(slot);
   }
 
   private lost(slot: number, worker: PythonWorker, reason: string): void {

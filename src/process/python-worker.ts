@@ -1,6 +1,8 @@
 // One bridge process (python/portico_bridge.py) serving one application: started, told apart from
 // a failed import, given streams, and ended. Its error output goes to the error log line by line;
-// when it dies, every stream it held learns so at once.
+// when it dies, every stream it held learns so at once. A stream given up on (a time limit ran
+// out) that the application does not end soon after it is told to is stuck: a thread, a task or,
+// for wsgid, the whole process lost to it; the pool replaces such a process.
 import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { realpath } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -51,6 +53,22 @@ export interface StreamEvents {
   wsMessage?(binary: boolean, data: Buffer): void;
   wsClose?(code: number, reason: string): void;
 }
+
+/**
+ * How long an application has to end a request it was told to give up before its process counts
+ * as stuck; also how long a process retired for that has to exit once its other requests are done.
+ */
+export const GIVE_UP_MS = 1_000;
+
+/** Where what a stream given up on still sends goes: nowhere. */
+const IGNORED: StreamEvents = {
+  start: () => undefined,
+  body: () => undefined,
+  credit: () => undefined,
+  end: () => undefined,
+  fail: () => undefined,
+  gone: () => undefined,
+};
 
 /** Longest error-output line kept whole; the rest of it is cut. */
 const MAX_LINE = 16 * 1024;
@@ -121,9 +139,16 @@ export class PythonWorker {
   readonly ready: Promise<BridgeInfo>;
   /** Called once when the process has exited, whatever the reason. */
   onExit: ((reason: string) => void) | undefined;
+  /** Called once when a stream given up on is still open GIVE_UP_MS after. */
+  onStuck: (() => void) | undefined;
   readonly startedAt = Date.now();
   private readonly child: ChildProcessWithoutNullStreams;
   private readonly streams = new Map<number, StreamEvents>();
+  /** Streams given up on that the application has not ended yet. */
+  private readonly abandoned = new Set<number>();
+  /** Retired: it ends once only streams given up on are left. */
+  private retiring = false;
+  private stopping: Promise<void> | undefined;
   private nextId = 1;
   private exited: string | undefined;
   private readonly exit: Promise<void>;
@@ -180,6 +205,7 @@ export class PythonWorker {
         settle = undefined;
         for (const [, events] of this.streams) events.gone(`${this.label} ${reason}`);
         this.streams.clear();
+        this.abandoned.clear();
         this.onExit?.(reason);
         resolve();
       };
@@ -200,7 +226,7 @@ export class PythonWorker {
     return this.child.pid;
   }
 
-  /** Streams open: how busy the process is. */
+  /** Streams open, those given up on too: how busy the process is. */
   get load(): number {
     return this.streams.size;
   }
@@ -228,6 +254,53 @@ export class PythonWorker {
     return new PythonStream(this, id);
   }
 
+  /**
+   * The exchange gave up on the stream (a time limit ran out): the application is told to stop,
+   * what it still sends goes nowhere, and if the application has had it in hand for GIVE_UP_MS
+   * since without ending it, the process is stuck (`onStuck`).
+   */
+  abandon(stream: PythonStream): void {
+    const id = stream.id;
+    if (!this.streams.has(id)) return;
+    stream.cancel();
+    this.streams.set(id, IGNORED);
+    this.abandoned.add(id);
+    this.watchAbandoned(id);
+  }
+
+  private watchAbandoned(id: number): void {
+    setTimeout(() => {
+      if (!this.abandoned.has(id) || this.exited !== undefined) return;
+      // Still waiting its turn behind others (which have limits of their own): the bridge ends it
+      // as soon as it comes up.
+      if (!this.serving(id)) return this.watchAbandoned(id);
+      const stuck = this.onStuck;
+      this.onStuck = undefined;
+      stuck?.();
+    }, GIVE_UP_MS).unref();
+  }
+
+  /**
+   * Whether the application has the stream in hand rather than waiting its turn: the bridge takes
+   * requests in order, one at a time (wsgid), `threads` at a time (wsgi) or all at once (asgi).
+   */
+  private serving(id: number): boolean {
+    const { mode, threads } = this.spec;
+    const atOnce = mode === 'wsgid' ? 1 : mode === 'wsgi' ? threads : Infinity;
+    let before = 0;
+    for (const open of this.streams.keys()) {
+      if (open === id) return before < atOnce;
+      before++;
+    }
+    return false;
+  }
+
+  /** Serves the streams it has, then ends; streams given up on are not waited for. */
+  retire(): void {
+    this.retiring = true;
+    this.endIfRetired();
+  }
+
   /** @internal PythonStream's frames. */
   write(data: Buffer): void {
     if (this.exited === undefined) this.child.stdin.write(data);
@@ -237,12 +310,15 @@ export class PythonWorker {
    * Ends the process: its input closes (the bridge finishes, an ASGI application runs its
    * lifespan shutdown), and after `graceMs` it is killed.
    */
-  async stop(graceMs: number): Promise<void> {
-    if (this.exited !== undefined) return;
-    this.child.stdin.end();
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
-    await this.exit;
-    clearTimeout(timer);
+  stop(graceMs: number): Promise<void> {
+    if (this.exited !== undefined) return Promise.resolve();
+    this.stopping ??= (async () => {
+      this.child.stdin.end();
+      const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
+      await this.exit;
+      clearTimeout(timer);
+    })();
+    return this.stopping;
   }
 
   /** Kills at once (a failed start). */
@@ -274,11 +350,11 @@ export class PythonWorker {
         events.credit(payload.readUInt32BE(0));
         break;
       case Frame.End:
-        this.streams.delete(id);
+        this.ended(id);
         events.end();
         break;
       case Frame.Fail:
-        this.streams.delete(id);
+        this.ended(id);
         events.fail(payload.toString('utf8'));
         break;
       case Frame.WsAccept: {
@@ -297,6 +373,16 @@ export class PythonWorker {
         events.wsClose?.(payload.readUInt16BE(0), payload.subarray(2).toString('utf8'));
         break;
     }
+  }
+
+  private ended(id: number): void {
+    this.streams.delete(id);
+    this.abandoned.delete(id);
+    this.endIfRetired();
+  }
+
+  private endIfRetired(): void {
+    if (this.retiring && this.streams.size === this.abandoned.size) void this.stop(GIVE_UP_MS);
   }
 
   private async startError(payload: Buffer): Promise<PythonStartError> {

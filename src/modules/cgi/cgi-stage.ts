@@ -2,13 +2,17 @@
 // with a `cgiScriptExtensions` extension run as a process in their own directory, in a process
 // group of their own, so that the whole group is killed when the client goes away (or the request
 // times out, which resets the client). The body streams to stdin; stdout is the response; stderr
-// goes to the error log. A script that exits non-zero before its headers gets 500.
+// goes to the error log. A script that exits non-zero before its headers gets 500; one that keeps
+// its header block past proxyResponseTimeout gets 504, and one whose output pauses past
+// proxyIdleTimeout has its response cut, both killed with their group. (proxyConnectTimeout has
+// nothing to time: spawn() returns once the program runs, or fails, blocking until then.)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { cgiVariables } from '../../gateway/cgi-variables.js';
 import { readHead } from '../../gateway/cgi-response.js';
 import { byExtension, findScript, inCgiBin, type ScriptRule } from '../../gateway/script-path.js';
+import { lateError, ResponseClock, type GatewayLimits } from '../../gateway/timeouts.js';
 import type { Ctx } from '../../http/ctx.js';
 import { HttpError } from '../../http/http-error.js';
 import type { Logger } from '../../http/logger.js';
@@ -30,6 +34,7 @@ export interface CgiSetup {
   readonly extensions: readonly string[];
   readonly interpreters: Readonly<Record<string, readonly string[]>>;
   readonly slots: ProcessSlots;
+  readonly limits: GatewayLimits;
   readonly errorLog: Logger;
 }
 
@@ -56,7 +61,7 @@ export function cgiStage(setup: CgiSetup): Stage {
     try {
       // A client gone while the request waited for a slot is not answered: nothing is run for it.
       if (ctx.clientGone) return;
-      await run(ctx, setup.errorLog, what, command, script.filename, cgiVariables(ctx, script));
+      await run(ctx, setup, what, command, script.filename, cgiVariables(ctx, script));
     } finally {
       release();
     }
@@ -65,7 +70,7 @@ export function cgiStage(setup: CgiSetup): Stage {
 
 async function run(
   ctx: Ctx,
-  log: Logger,
+  { errorLog: log, limits }: CgiSetup,
   what: string,
   command: readonly string[],
   filename: string,
@@ -101,10 +106,20 @@ async function run(
   ctx.res.once('close', kill);
   child.stdin!.on('error', () => undefined);
   const upload = hasBody(ctx.req) ? ctx.body : undefined;
-  if (upload) upload.pipe(child.stdin!);
+  // Before the head, the client holds things up while its body is still coming and the script
+  // has taken all of it so far.
+  const uploading = () =>
+    upload !== undefined && !upload.readableEnded && !child.stdin!.writableNeedDrain;
+  const clock = new ResponseClock(limits, uploading, (late) => {
+    kill();
+    child.stdout!.destroy(lateError(what, late, limits, ctx.length ?? 0));
+  });
+  const sent = () => clock.sent();
+  if (upload) upload.on('data', sent).pipe(child.stdin!);
   else child.stdin!.end();
   try {
     const { head, body } = await readHead(child.stdout!);
+    clock.head(body);
     // Output that ended without headers: the exit status, due any moment, decides.
     const code = head === undefined && child.stdout!.readableEnded ? await exited : child.exitCode;
     if (code !== null && code !== 0)
@@ -118,7 +133,9 @@ async function run(
     kill();
     if (e instanceof HttpError || !ctx.clientGone) throw e;
   } finally {
+    clock.stop();
     ctx.res.off('close', kill);
+    upload?.off('data', sent);
     if (upload) discardRest(upload);
     // Output nobody will read (the answer failed before its body was sent) would keep 'close',
     // and with it the exit status and the process slot, waiting for ever.

@@ -1,6 +1,7 @@
 // The CGI gateway (`cgi`, RFC 3875 and REFERENCE-behaviour.md §16.1): scripts under `cgi-bin/` and
 // files with a `cgiScriptExtensions` extension run as processes, at most 64 at once per server.
 import type { ResolvedSettings } from '../../config/defaults.js';
+import { gatewayLimits, type GatewayLimits } from '../../gateway/timeouts.js';
 import { defineModule } from '../../plan/module.js';
 import { cgiStage } from './cgi-stage.js';
 import { interpretersWith } from './interpreters.js';
@@ -9,6 +10,7 @@ import { ProcessSlots } from './process-slots.js';
 export interface CgiOptions {
   readonly extensions: readonly string[];
   readonly interpreters: Readonly<Record<string, readonly string[]>>;
+  readonly limits: GatewayLimits;
 }
 
 function options(s: ResolvedSettings): CgiOptions | undefined {
@@ -16,6 +18,7 @@ function options(s: ResolvedSettings): CgiOptions | undefined {
   return {
     extensions: s.cgiScriptExtensions ?? [],
     interpreters: interpretersWith(s.cgiScriptInterpreters),
+    limits: gatewayLimits(s),
   };
 }
 
@@ -28,6 +31,7 @@ export const cgi = defineModule<CgiOptions>({
       interpreters: o.interpreters,
       // One bound for the whole server, kept across reloads.
       slots: leases.take('cgi:slots', () => new ProcessSlots()),
+      limits: o.limits,
       errorLog,
     }),
   }),

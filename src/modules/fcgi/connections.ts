@@ -109,7 +109,11 @@ export class FcgiConnections {
   /** Set while requests wait: fires when the first in line has waited WAIT_MS. */
   private expiry: NodeJS.Timeout | undefined;
 
-  constructor(readonly address: SocketAddress) {}
+  /** `connectMs`: how long a new connection may take (proxyConnectTimeout). */
+  constructor(
+    readonly address: SocketAddress,
+    private readonly connectMs: number,
+  ) {}
 
   /**
    * A connection for one exchange: an idle one, or a new one (always new when `fresh`, a retry),
@@ -345,7 +349,7 @@ export class FcgiConnections {
    */
   private async connect(): Promise<FcgiConnection> {
     let connection: FcgiConnection | undefined;
-    const socket = await connectWithin(this.address, {
+    const socket = await connectWithin(this.address, this.connectMs, {
       buffer: READ_BUFFER,
       callback: (length, buffer) => {
         const user = connection?.user;

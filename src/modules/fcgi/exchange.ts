@@ -3,9 +3,11 @@
 // is full), and STDOUT records back. A small output that comes whole with END_REQUEST in one read
 // is handed over as one buffer; a longer one becomes a stream the response reads at the client's
 // pace (the connection pauses while it is full). STDERR goes to the error log; END_REQUEST says
-// how it ended and, when everything was read and sent, the connection goes back to the pool.
+// how it ended and, when everything was read and sent, the connection goes back to the pool. An
+// application that takes longer than the proxy's time limits loses the connection.
 import type { Socket } from 'node:net';
 import { PassThrough, type Readable } from 'node:stream';
+import { ResponseClock, type GatewayLimits, type Late } from '../../gateway/timeouts.js';
 import type { ConnectionUser, FcgiConnection } from './connections.js';
 import {
   ProtocolStatus,
@@ -34,6 +36,12 @@ export class StaleConnection extends Error {
 
 type Settled = { readonly ending: Ending } | { readonly error: unknown };
 
+export interface ExchangeTiming {
+  readonly limits: GatewayLimits;
+  /** The failure a limit that ran out becomes. */
+  readonly late: (late: Late) => Error;
+}
+
 /** Errors are made only when they are one: an Error's stack costs more than a small response. */
 function failure(message: string, code: string): Error {
   return Object.assign(new Error(message), { code });
@@ -61,22 +69,39 @@ export class FcgiExchange implements ConnectionUser {
   private onSettled: (() => void)[] = [];
   /** Stops reading the client's body, leaving what is unread to another attempt. */
   private stopBody: (() => void) | undefined;
+  /** Sending the body waits for the application to read what it has. */
+  private bodyBlocked: () => boolean = () => false;
+  /** The head, then the body, within the proxy's limits; the relay starts the body's part. */
+  readonly clock: ResponseClock;
 
   constructor(
     private readonly connection: FcgiConnection,
     vars: ReadonlyMap<string, string>,
     body: Readable | undefined,
+    timing: ExchangeTiming,
   ) {
     this.socket = connection.socket;
     this.bodySent = body === undefined;
     this.first = new Promise((resolve) => (this.decide = resolve));
+    // Before the head, the client holds things up while the application has taken all of its body
+    // that came so far.
+    this.clock = new ResponseClock(
+      timing.limits,
+      () => !this.bodySent && !this.bodyBlocked(),
+      // Not a stale connection to try again: the application had the request all that time.
+      (late) => this.fail(timing.late(late), false),
+    );
     connection.user = this;
     // A request without a body goes out in one write: BEGIN_REQUEST, PARAMS, the empty STDIN.
     this.socket.write(requestHead(vars, body === undefined), 'latin1');
     if (body === undefined) connection.sent();
     else {
-      const sending = sendBody(this.socket, body, () => (this.bodyStarted = true));
+      const sending = sendBody(this.socket, body, () => {
+        this.bodyStarted = true;
+        this.clock.sent();
+      });
       this.stopBody = sending.stop;
+      this.bodyBlocked = sending.blocked;
       void sending.done.then(
         () => {
           this.bodySent = true;
@@ -163,11 +188,11 @@ export class FcgiExchange implements ConnectionUser {
     );
   }
 
-  private fail(error: unknown): void {
+  private fail(error: unknown, retryable = true): void {
     if (this.settled !== undefined) return;
     // Nothing came back and nothing of the body was read: a pooled connection the application
     // had closed. The caller may send the request again on a new one.
-    const retry = this.connection.reused && !this.gotAnswer && !this.bodyStarted;
+    const retry = retryable && this.connection.reused && !this.gotAnswer && !this.bodyStarted;
     const reason = retry ? new StaleConnection(error) : error;
     this.decided(undefined);
     this.settle({ error: reason });
@@ -179,6 +204,7 @@ export class FcgiExchange implements ConnectionUser {
     // Ended or failed, the exchange reads no more of the client's body: a retry or the stage
     // (which drops what is left) takes it from here.
     this.stopBody?.();
+    this.clock.stop();
     this.settled = settled;
     for (const report of this.onSettled.splice(0)) report();
   }
@@ -222,13 +248,14 @@ export class FcgiExchange implements ConnectionUser {
 function sendBody(
   socket: Socket,
   body: Readable,
-  started: () => void,
-): { readonly done: Promise<void>; readonly stop: () => void } {
+  sentPiece: () => void,
+): { readonly done: Promise<void>; readonly stop: () => void; readonly blocked: () => boolean } {
   let stop = (): void => undefined;
+  let blocked = false;
   const done = new Promise<void>((resolve, reject) => {
     const onReadable = (): void => {
       for (let chunk = body.read() as Buffer | null; chunk !== null; chunk = body.read()) {
-        started();
+        sentPiece();
         let full = false;
         for (let at = 0; at < chunk.length; at += MAX_CONTENT) {
           const piece = chunk.subarray(at, at + MAX_CONTENT);
@@ -236,6 +263,7 @@ function sendBody(
         }
         if (full) {
           // The rest waits in the body (and the client) until the application has read this.
+          blocked = true;
           body.off('readable', onReadable);
           socket.once('drain', onDrain);
           return;
@@ -243,6 +271,7 @@ function sendBody(
       }
     };
     const onDrain = (): void => {
+      blocked = false;
       body.on('readable', onReadable);
       onReadable();
     };
@@ -265,5 +294,5 @@ function sendBody(
     };
     body.on('readable', onReadable).once('end', onEnd).once('error', onError);
   });
-  return { done, stop };
+  return { done, stop, blocked: () => blocked };
 }

@@ -7,6 +7,7 @@ import { addConfigured, cgiVariables, configuredVariables } from '../../gateway/
 import { gatewayError } from '../../gateway/gateway-errors.js';
 import { relayOutput, relayWhole, type RelayOptions } from '../../gateway/relay.js';
 import { byExtension, findScript, prefixScript, RootResolver } from '../../gateway/script-path.js';
+import { lateError, type GatewayLimits } from '../../gateway/timeouts.js';
 import type { ScriptTarget } from '../../gateway/cgi-variables.js';
 import type { Ctx } from '../../http/ctx.js';
 import { HttpError } from '../../http/http-error.js';
@@ -23,6 +24,7 @@ export interface FcgiSetup {
   readonly path: string | undefined;
   readonly extensions: readonly string[] | undefined;
   readonly environment: Readonly<Record<string, string>>;
+  readonly limits: GatewayLimits;
   readonly errorLog: Logger;
 }
 
@@ -83,7 +85,11 @@ async function serveOnce(
   } catch (e) {
     throw gatewayError(what, e);
   }
-  const exchange = new FcgiExchange(connection, vars, body);
+  const limits = setup.limits;
+  const exchange = new FcgiExchange(connection, vars, body, {
+    limits,
+    late: (late) => lateError(what, late, limits, ctx.length ?? 0),
+  });
   const onClose = () => exchange.abort();
   ctx.res.on('close', onClose);
   // The client left while the request waited for a connection.
@@ -93,7 +99,7 @@ async function serveOnce(
     if (Buffer.isBuffer(first)) relayWhole(ctx, first, relay);
     // Failed before anything came: `ended()` says how.
     else if (first === undefined) throw await exchange.ended().then(cutShort, (e: unknown) => e);
-    else await relayOutput(ctx, first, relay);
+    else await relayOutput(ctx, first, relay, exchange.clock);
   } catch (e) {
     const ending = await exchange.ended().catch((reason: unknown) => reason);
     if (ending instanceof StaleConnection) throw ending;

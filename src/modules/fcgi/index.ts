@@ -3,6 +3,7 @@
 // Plan that names it.
 import type { ResolvedSettings } from '../../config/defaults.js';
 import { parseSocketAddress } from '../../gateway/socket-address.js';
+import { gatewayLimits, type GatewayLimits } from '../../gateway/timeouts.js';
 import { defineModule } from '../../plan/module.js';
 import { FcgiConnections } from './connections.js';
 import { fcgiStage } from './fcgi-stage.js';
@@ -12,6 +13,7 @@ export interface FcgiOptions {
   readonly path: string | undefined;
   readonly extensions: readonly string[] | undefined;
   readonly environment: Readonly<Record<string, string>>;
+  readonly limits: GatewayLimits;
 }
 
 function options(s: ResolvedSettings): FcgiOptions | undefined {
@@ -22,6 +24,7 @@ function options(s: ResolvedSettings): FcgiOptions | undefined {
     path: s.fcgiPath,
     extensions,
     environment: s.environmentVariables ?? {},
+    limits: gatewayLimits(s),
   };
 }
 
@@ -30,13 +33,18 @@ export const fcgi = defineModule<FcgiOptions>({
   options,
   provision: (o, leases, { errorLog }) => {
     const address = parseSocketAddress(o.to);
-    const connections = leases.take(`fcgi:${o.to}`, () => new FcgiConnections(address));
+    const connect = o.limits.connectMs;
+    const connections = leases.take(
+      `fcgi:${o.to} connect=${connect}`,
+      () => new FcgiConnections(address, connect),
+    );
     return {
       stage: fcgiStage({
         connections,
         path: o.path,
         extensions: o.extensions,
         environment: o.environment,
+        limits: o.limits,
         errorLog,
       }),
     };

@@ -2,6 +2,7 @@
 // application over TCP or a Unix socket.
 import type { ResolvedSettings } from '../../config/defaults.js';
 import { parseSocketAddress } from '../../gateway/socket-address.js';
+import { gatewayLimits, type GatewayLimits } from '../../gateway/timeouts.js';
 import { defineModule } from '../../plan/module.js';
 import { scgiStage } from './scgi-stage.js';
 
@@ -9,11 +10,17 @@ export interface ScgiOptions {
   readonly to: string;
   readonly path: string;
   readonly environment: Readonly<Record<string, string>>;
+  readonly limits: GatewayLimits;
 }
 
 function options(s: ResolvedSettings): ScgiOptions | undefined {
   if (s.scgiPath === undefined) return undefined;
-  return { to: s.scgiTo, path: s.scgiPath, environment: s.environmentVariables ?? {} };
+  return {
+    to: s.scgiTo,
+    path: s.scgiPath,
+    environment: s.environmentVariables ?? {},
+    limits: gatewayLimits(s),
+  };
 }
 
 export const scgi = defineModule<ScgiOptions>({
@@ -24,6 +31,7 @@ export const scgi = defineModule<ScgiOptions>({
       address: parseSocketAddress(o.to),
       path: o.path,
       environment: o.environment,
+      limits: o.limits,
       errorLog,
     }),
   }),

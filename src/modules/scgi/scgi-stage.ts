@@ -1,7 +1,8 @@
 // The SCGI stage (REFERENCE-behaviour.md §16.2): `scgiPath` as a plain prefix, a new connection
 // per request, the variables as a netstring with CONTENT_LENGTH first, the body after it as the
-// client sends it, and the answer parsed as CGI output. SCGI needs the body's length up front: a
-// body sent without Content-Length is refused with 411 rather than buffered whole.
+// client sends it, and the answer parsed as CGI output, under the proxy's time limits. SCGI needs
+// the body's length up front: a body sent without Content-Length is refused with 411 rather than
+// buffered whole.
 import type { Socket } from 'node:net';
 import {
   addConfigured,
@@ -13,6 +14,7 @@ import { gatewayError } from '../../gateway/gateway-errors.js';
 import { relayOutput } from '../../gateway/relay.js';
 import { prefixScript, RootResolver } from '../../gateway/script-path.js';
 import { connectWithin, type SocketAddress } from '../../gateway/socket-address.js';
+import { lateError, ResponseClock, type GatewayLimits } from '../../gateway/timeouts.js';
 import { HttpError } from '../../http/http-error.js';
 import type { Logger } from '../../http/logger.js';
 import { decodePath } from '../../http/paths.js';
@@ -23,6 +25,7 @@ export interface ScgiSetup {
   readonly address: SocketAddress;
   readonly path: string;
   readonly environment: Readonly<Record<string, string>>;
+  readonly limits: GatewayLimits;
   readonly errorLog: Logger;
 }
 
@@ -55,20 +58,35 @@ export function scgiStage(setup: ScgiSetup): Stage {
     addConfigured(vars, configured);
     let socket: Socket;
     try {
-      socket = await connect(setup.address);
+      socket = await connect(setup.address, setup.limits.connectMs);
     } catch (e) {
       throw gatewayError(what, e);
     }
     const abort = () => socket.destroy();
     ctx.res.once('close', abort);
+    const { limits } = setup;
+    // Before the head, the client holds things up while its body is still coming and the
+    // application has taken all of it so far.
+    const uploading = () => body !== undefined && !body.readableEnded && !socket.writableNeedDrain;
+    const clock = new ResponseClock(limits, uploading, (late) =>
+      socket.destroy(lateError(what, late, limits, ctx.length ?? 0)),
+    );
+    const sent = () => clock.sent();
     try {
       socket.write(netstring(vars));
-      body?.pipe(socket, { end: false });
-      await relayOutput(ctx, socket, { what, errorLog: setup.errorLog, withoutHead: 'error' });
+      body?.on('data', sent).pipe(socket, { end: false });
+      await relayOutput(
+        ctx,
+        socket,
+        { what, errorLog: setup.errorLog, withoutHead: 'error' },
+        clock,
+      );
     } catch (e) {
       if (ctx.responded || e instanceof HttpError) throw e;
       throw gatewayError(what, e);
     } finally {
+      clock.stop();
+      body?.off('data', sent);
       ctx.res.off('close', abort);
       if (body) discardRest(body);
       socket.destroy();
@@ -76,8 +94,8 @@ export function scgiStage(setup: ScgiSetup): Stage {
   };
 }
 
-async function connect(address: SocketAddress): Promise<Socket> {
-  const socket = await connectWithin(address);
+async function connect(address: SocketAddress, timeoutMs: number): Promise<Socket> {
+  const socket = await connectWithin(address, timeoutMs);
   // Errors after this reach the relay through the stream.
   socket.on('error', () => undefined);
   return socket;
