@@ -213,8 +213,13 @@ class Relay implements Dispatcher.DispatchHandler {
     }
     ctx.length = this.written;
     if (!ctx.clientGone) {
+      // The same word as the gateways' idle limit, so log tools match both.
+      const code =
+        (error as NodeJS.ErrnoException).code === 'UND_ERR_BODY_TIMEOUT'
+          ? 'upstream-timeout'
+          : 'upstream-failed';
       this.options.errorLog.log(
-        `[upstream-failed] proxy to ${this.backend.shown}: the response was cut after ${this.written} body bytes: ${error.message}`,
+        `[${code}] proxy to ${this.backend.shown}: the response was cut after ${this.written} body bytes: ${error.message}`,
       );
       ctx.res.destroy();
     }

@@ -47,6 +47,7 @@ interface RawBackend {
 describe('backends that fail the proxy', () => {
   let silent: RawBackend;
   let garbled: RawBackend;
+  let stalled: RawBackend;
   let portico: PorticoProcess;
   let base: Baseline;
   const get = (path: string) => request(portico.port, path, { headers: { host: 'localhost' } });
@@ -56,12 +57,15 @@ describe('backends that fail the proxy', () => {
     garbled = await rawBackend(
       'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz-not-a-size\r\nhello\r\n0\r\n\r\n',
     );
+    // A head and the first of 100 bytes, then nothing.
+    stalled = await rawBackend('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nfirst');
     portico = await spawnPortico(
-      'global:\n  loadModules: [rproxy]\n  proxyResponseTimeout: 500\n' +
+      'global:\n  loadModules: [rproxy]\n  proxyResponseTimeout: 500\n  proxyIdleTimeout: 700\n' +
         '  proxyMaxConnections: 1\n  proxyQueueLimit: 1\n  proxyQueueTimeout: 3000\n' +
         'hosts:\n  - domain: localhost\n    locations:\n' +
         `      - path: /silent\n        proxyTo: ${silent.url}\n` +
-        `      - path: /garbled\n        proxyTo: ${garbled.url}\n`,
+        `      - path: /garbled\n        proxyTo: ${garbled.url}\n` +
+        `      - path: /stalled\n        proxyTo: ${stalled.url}\n`,
     );
     base = await baseline(portico, async () => {
       await get('/garbled');
@@ -71,6 +75,7 @@ describe('backends that fail the proxy', () => {
     await portico?.stop();
     silent?.server.close();
     garbled?.server.close();
+    stalled?.server.close();
   });
 
   it('a backend that never answers: 504 at proxyResponseTimeout, and a log line naming it', async (t) => {
@@ -90,6 +95,25 @@ describe('backends that fail the proxy', () => {
     const r = await get('/garbled');
     assert.equal(r.status, 502);
     assert.match(portico.stderr(), new RegExp(`\\[upstream-failed\\] proxy to ${garbled.url}`));
+    await assertRecovered(t, portico, base);
+  });
+
+  it('a body that stalls after its head: cut at proxyIdleTimeout, never completed', async (t) => {
+    const cut = await get('/stalled').then(
+      () => false,
+      () => true,
+    );
+    assert.ok(cut, 'the response looked complete');
+    const log = await settle(
+      () => portico.stderr(),
+      (text) => text.includes(`proxy to ${stalled.url}: the response was cut`),
+    );
+    assert.match(
+      log,
+      new RegExp(
+        `\\[upstream-timeout\\] proxy to ${stalled.url}: the response was cut after 5 body bytes`,
+      ),
+    );
     await assertRecovered(t, portico, base);
   });
 
