@@ -26,8 +26,9 @@ export class ErrorResponder {
         });
     ctx.failure = e.code;
     // Nobody is waiting for a page: what failed for want of a client (a gateway's work cut when it
-    // left) is not a failure to log.
-    if (!ctx.responded && ctx.clientGone) return;
+    // left, a write to the stream of a session Node closed for the client's abuse) is not a failure
+    // to log. A limit's HttpError that cut an answer under way still is.
+    if (ctx.clientGone && (!ctx.responded || !isHttpError(error))) return;
     if (e.detail && (e.status >= 500 || e.status === 400)) this.logFailure(e);
     if (ctx.responded) {
       // Too late for a page: the head (and maybe part of the body) is out. Cut the response so the

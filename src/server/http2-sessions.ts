@@ -53,6 +53,8 @@ const ENHANCE_YOUR_CALM = 0xb;
 // nghttp2's own (1,000, then 33 per second), so the session is cut before nghttp2 stops reading.
 const RESET_BURST = 500;
 const RESETS_PER_SECOND = 30;
+// How long the client of a closed session has to close its side of the connection.
+const CLOSE_LINGER_MS = 2_000;
 // How long a session cut for its resets has to send its GOAWAY.
 const GOAWAY_FLUSH_MS = 1_000;
 
@@ -140,7 +142,14 @@ export class Http2Sessions {
     const now = Date.now();
     const { livenessMs, idleMs, sendTimeoutMs } = this.limits;
     for (const [session, watch] of this.sessions) {
-      if (session.destroyed) continue;
+      if (session.destroyed) {
+        // Node ends the socket of a closed session and waits for the client to end its side before
+        // the session's 'close'; a client that never does (half-open after GOAWAY) would keep the
+        // descriptor for ever.
+        watch.closingSince ??= now;
+        if (now - watch.closingSince >= CLOSE_LINGER_MS) watch.socket?.destroy();
+        continue;
+      }
       const bytesRead = session.socket?.bytesRead ?? 0;
       if (bytesRead !== watch.bytesRead) {
         watch.bytesRead = bytesRead;

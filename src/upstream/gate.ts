@@ -69,7 +69,7 @@ export class BackendGate {
    */
   wait(client: object, response: Closing): Promise<void> {
     if (this.waiting.size >= this.limits.queue)
-      return Promise.reject(this.refusal(`${this.waiting.size} requests already wait`));
+      return Promise.reject(this.refusal(client, `the queue is full (${this.waiting.size} wait)`));
     return new Promise<void>((resolve, reject) => {
       const left = () => {
         clearTimeout(waiter.timer);
@@ -85,7 +85,7 @@ export class BackendGate {
         timer: setTimeout(() => {
           this.waiting.delete(waiter);
           response.off('close', left);
-          reject(this.refusal(`no connection was free within ${this.limits.waitMs} ms`));
+          reject(this.refusal(client, `no turn came within ${this.limits.waitMs} ms`));
         }, this.limits.waitMs),
       };
       this.waiting.add(waiter);
@@ -115,11 +115,15 @@ export class BackendGate {
     this.held.set(client, held + 1);
   }
 
-  private refusal(why: string): HttpError {
+  private refusal(client: object, why: string): HttpError {
+    const { connections, perClient, waitMs } = this.limits;
+    const held = this.held.get(client) ?? 0;
     return new HttpError(503, 'upstream-busy', {
       // One connection's worth of patience: the queue turns over within the wait limit.
-      headers: [['Retry-After', String(Math.max(1, Math.ceil(this.limits.waitMs / 1000)))]],
-      detail: `proxy to ${this.name}: every connection is busy (${this.limits.connections} in flight), ${why}`,
+      headers: [['Retry-After', String(Math.max(1, Math.ceil(waitMs / 1000)))]],
+      detail:
+        `proxy to ${this.name}: ${why}; ${this.active} of ${connections} connections in flight, ` +
+        `${held} of them this client's (its share: ${perClient})`,
     });
   }
 }

@@ -15,6 +15,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { hashPassword } from '../../src/auth/password.js';
 import { BIN, ROOT } from '../helpers/cli.js';
+import { blackhole } from '../helpers/blackhole.js';
 import { request, uploadThenAsk } from '../helpers/http.js';
 import { freePort, type RunningServer, type StartOptions, startServer } from '../helpers/server.js';
 
@@ -104,34 +105,6 @@ const echo: Handler = (req, res) => {
 function proxyConfig(proxyTo: string | string[], extra = ''): string {
   const list = (Array.isArray(proxyTo) ? proxyTo : [proxyTo]).map((u) => `      - ${u}\n`).join('');
   return `global:\n  loadModules: [rproxy]\n${extra}hosts:\n  - domain: localhost\n    proxyTo:\n${list}`;
-}
-
-/**
- * A loopback port whose listen queue is full and never drained: SYNs are dropped, so a connection
- * attempt hangs as it does to a host that is down (Node accepts every connection, Python need not).
- */
-async function blackhole(t: TestContext): Promise<number | undefined> {
-  const script = [
-    'import socket, sys',
-    "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(0)",
-    'port = s.getsockname()[1]; held = []',
-    'for _ in range(8):',
-    '    c = socket.socket(); c.setblocking(False)',
-    "    try: c.connect(('127.0.0.1', port))",
-    '    except BlockingIOError: pass',
-    '    held.append(c)',
-    'print(port, flush=True); sys.stdin.read()',
-  ].join('\n');
-  const child = spawn('python3', ['-c', script], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const spawned = await Promise.race([
-    once(child.stdout, 'data').then(([chunk]) => Number(String(chunk).trim())),
-    once(child, 'error').then(() => undefined),
-  ]);
-  t.after(() => {
-    child.kill();
-  });
-  if (spawned === undefined && process.env.CI) throw new Error('CI must have python3');
-  return spawned;
 }
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -474,8 +447,10 @@ describe('rproxy: failures', () => {
   });
 
   it('answers 504 when the backend accepts no connection within the connect timeout (10 s)', async (t) => {
-    const port = await blackhole(t);
-    if (port === undefined) return t.skip('python3 is needed for a listener that never accepts');
+    const hole = await blackhole();
+    if (hole === undefined) return t.skip('python3 is needed for a listener that never accepts');
+    t.after(() => hole.child.kill());
+    const port = hole.port;
     const s = await proxy(t, proxyConfig(`http://127.0.0.1:${port}`, '  timeout: 30000\n'));
     const started = Date.now();
     const res = await request(s.port, '/', { headers: { host: 'localhost' } });

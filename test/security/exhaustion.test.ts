@@ -5,34 +5,16 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { connect as http2Connect } from 'node:http2';
-import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { assertRecovered, baseline, type Baseline } from './harness.js';
+import { assertRecovered, baseline, h2Body, h2Connect, type Baseline } from './harness.js';
 import { spawnPortico, settle, TEST_CA, type PorticoProcess } from './portico-process.js';
 
 const BIG = Buffer.alloc(1024 * 1024, 'x');
 // Larger than every buffer between the two ends, so a reader that stops holds its response (a
 // sparse file: no disk, no memory).
 const HUGE = 256 * 1024 * 1024;
-
-/** One GET on a fresh HTTP/2 connection: its body's length. */
-async function h2Length(sport: number, path: string): Promise<number> {
-  const session = http2Connect(`https://localhost:${sport}`, {
-    ca: TEST_CA,
-    host: '127.0.0.1',
-  } as never);
-  session.on('error', () => undefined);
-  try {
-    const stream = session.request({ ':path': path });
-    let length = 0;
-    for await (const chunk of stream) length += (chunk as Buffer).length;
-    return length;
-  } finally {
-    session.close();
-  }
-}
 
 /** Writes `chunk` up to `times` times as fast as the server reads it, for at most `ms`. */
 async function flood(socket: TLSSocket, chunk: Buffer, times: number, ms: number): Promise<void> {
@@ -43,19 +25,40 @@ async function flood(socket: TLSSocket, chunk: Buffer, times: number, ms: number
   }
 }
 
+/** Answers every PING the server sends (with its ACK) and SETTINGS with theirs; reads the rest. */
+function answerPings(socket: TLSSocket): void {
+  let pending = Buffer.alloc(0);
+  socket.on('data', (data: Buffer) => {
+    pending = Buffer.concat([pending, data]);
+    while (pending.length >= 9 && pending.length >= 9 + pending.readUIntBE(0, 3)) {
+      const length = pending.readUIntBE(0, 3);
+      const [type, flags] = [pending[3], pending[4]! & 1];
+      if (!flags && (type === 6 || type === 4) && socket.writable) {
+        const head = Buffer.from(pending.subarray(0, 9));
+        head[4] = 1;
+        if (type === 4) head.writeUIntBE(0, 0, 3);
+        socket.write(
+          Buffer.concat([head, type === 6 ? pending.subarray(9, 9 + length) : Buffer.alloc(0)]),
+        );
+      }
+      pending = pending.subarray(9 + length);
+    }
+  });
+}
+
 describe('HTTP/2 and HTTP/1.1 clients that hold what they are given', () => {
   let portico: PorticoProcess;
   let base: Baseline;
 
   before(async () => {
     portico = await spawnPortico(
-      'global:\n  wwwroot: .\n  sendTimeout: 1500\n  http2Settings:\n    pingTimeout: 500\n',
+      'global:\n  wwwroot: .\n  sendTimeout: 1500\n  http2Settings:\n    pingTimeout: 500\n    idleTimeout: 1000\n',
       { tls: true, files: { 'big.bin': BIG, 'index.html': 'hello' } },
     );
     writeFileSync(join(portico.dir, 'huge.bin'), '');
     truncateSync(join(portico.dir, 'huge.bin'), HUGE);
     base = await baseline(portico, async () => {
-      assert.equal(await h2Length(portico.sport!, '/big.bin'), BIG.length);
+      assert.equal((await h2Body(portico.sport!, '/big.bin')).length, BIG.length);
       const r = await fetch(`${portico.url}/big.bin`, { redirect: 'manual' });
       await r.arrayBuffer();
     });
@@ -63,12 +66,7 @@ describe('HTTP/2 and HTTP/1.1 clients that hold what they are given', () => {
   after(() => portico?.stop());
 
   it('advertises a stream limit, and streams stalled by a shut window are reset at the send timeout', async (t) => {
-    const session = http2Connect(`https://localhost:${portico.sport}`, {
-      ca: TEST_CA,
-      host: '127.0.0.1',
-      settings: { initialWindowSize: 0 },
-    } as never);
-    session.on('error', () => undefined);
+    const session = h2Connect(portico.sport!, { initialWindowSize: 0 });
     await once(session, 'remoteSettings');
     assert.equal(session.remoteSettings.maxConcurrentStreams, 128);
     const codes: number[] = [];
@@ -87,7 +85,7 @@ describe('HTTP/2 and HTTP/1.1 clients that hold what they are given', () => {
     // One descriptor per open file at most, and no more open streams than advertised.
     assert.ok(portico.fds() <= base.fds + 1 + 128, `${portico.fds()} descriptors`);
     // Another client is served meanwhile.
-    assert.equal(await h2Length(portico.sport!, '/index.html'), 5);
+    assert.equal((await h2Body(portico.sport!, '/index.html')).length, 5);
     // The client answers PINGs (node:http2 does), so only the send timeout ends its streams.
     const reset = await settle(
       () => codes.filter((c) => c !== 0).length,
@@ -126,9 +124,36 @@ describe('HTTP/2 and HTTP/1.1 clients that hold what they are given', () => {
       }),
     );
     // Another client is served meanwhile.
-    assert.equal(await h2Length(portico.sport!, '/index.html'), 5);
+    assert.equal((await h2Body(portico.sport!, '/index.html')).length, 5);
     for (const socket of sockets) socket.destroy();
     await assertRecovered(t, portico, base, 10_000);
+  });
+
+  it('a client that answers PINGs but never closes its side after GOAWAY leaves no descriptor', async (t) => {
+    const clients = await Promise.all(
+      Array.from({ length: 5 }, async () => {
+        const socket = tlsConnect({
+          host: '127.0.0.1',
+          port: portico.sport!,
+          ca: TEST_CA,
+          servername: 'localhost',
+          ALPNProtocols: ['h2'],
+          allowHalfOpen: true,
+        } as ConnectionOptions);
+        socket.on('error', () => undefined);
+        await once(socket, 'secureConnect');
+        socket.write('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
+        socket.write(Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]));
+        answerPings(socket);
+        return socket;
+      }),
+    );
+    try {
+      // Idle past idleTimeout: GOAWAY and the server's FIN come, the client's never does.
+      await assertRecovered(t, portico, base, 8_000);
+    } finally {
+      for (const socket of clients) socket.destroy();
+    }
   });
 
   it('an HTTP/1.1 client that stops reading its download is cut at the send timeout', async (t) => {

@@ -6,7 +6,7 @@
 // meanwhile, its descriptors come back, and no script or stuck Python process is left. A client
 // that uploads or reads slowly is not counted against the gateway.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { chmodSync, existsSync, readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
@@ -14,6 +14,7 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
+import { blackhole, type Blackhole } from '../helpers/blackhole.js';
 import { request } from '../helpers/http.js';
 import { assertRecovered, baseline, type Baseline } from './harness.js';
 import { settle, spawnPortico, type PorticoProcess } from './portico-process.js';
@@ -208,27 +209,6 @@ async def application(scope, receive, send):
     await send({'type': 'http.response.body', 'body': body})
 `;
 
-/**
- * A port whose listener accepts nothing (its backlog is full of connections it never takes), so a
- * connection to it waits: Node always accepts, hence Python.
- */
-async function blackhole(python: string): Promise<{ port: number; child: ChildProcess }> {
-  const script = [
-    'import socket, sys',
-    "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(0)",
-    'port = s.getsockname()[1]; held = []',
-    'for _ in range(8):',
-    '    c = socket.socket(); c.setblocking(False)',
-    "    try: c.connect(('127.0.0.1', port))",
-    '    except BlockingIOError: pass',
-    '    held.append(c)',
-    'print(port, flush=True); sys.stdin.read()',
-  ].join('\n');
-  const child = spawn(python, ['-c', script], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const [chunk] = (await once(child.stdout!, 'data')) as [Buffer];
-  return { port: Number(String(chunk).trim()), child };
-}
-
 /** Whether the process runs (a zombie left to an init that does not reap counts as gone). */
 function running(pid: number): boolean {
   try {
@@ -329,7 +309,7 @@ function get(port: number, path: string): Promise<Answer> {
 describe('gateways that exceed the proxy time limits', () => {
   let fcgi: Awaited<ReturnType<typeof peer>>;
   let scgi: Awaited<ReturnType<typeof peer>>;
-  let nowhere: Awaited<ReturnType<typeof blackhole>> | undefined;
+  let nowhere: Blackhole | undefined;
   let portico: PorticoProcess;
   let base: Baseline;
   const www = () => join(portico.dir, 'www');

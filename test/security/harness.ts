@@ -2,9 +2,10 @@
 // its descriptors back to what they were before, its memory within a bound of that), and a raw
 // HTTP/1.1 exchange that tells a connection the server closed from one the test gave up on.
 import assert from 'node:assert/strict';
+import { connect as http2Connect, type ClientHttp2Session, type Settings } from 'node:http2';
 import { connect } from 'node:net';
 import type { TestContext } from 'node:test';
-import { settle, type PorticoProcess } from './portico-process.js';
+import { settle, TEST_CA, type PorticoProcess } from './portico-process.js';
 
 /**
  * How far resident memory may stay above the baseline after an attack. V8 keeps for a while the
@@ -97,4 +98,27 @@ export function exchange(port: number, bytes: string | Buffer, ms = 3000): Promi
 /** The status lines of every response in `data`. */
 export function statusLines(data: string): string[] {
   return data.match(/HTTP\/1\.1 \d{3} [^\r\n]*/g) ?? [];
+}
+
+/** An HTTP/2 connection to a `tls` server's `sport`, named localhost; its errors are ignored. */
+export function h2Connect(sport: number, settings: Settings = {}): ClientHttp2Session {
+  const session = http2Connect(`https://localhost:${sport}`, {
+    ca: TEST_CA,
+    host: '127.0.0.1',
+    settings,
+  } as never);
+  session.on('error', () => undefined);
+  return session;
+}
+
+/** One GET on a fresh HTTP/2 connection: the body. */
+export async function h2Body(sport: number, path: string): Promise<Buffer> {
+  const session = h2Connect(sport);
+  try {
+    const chunks: Buffer[] = [];
+    for await (const chunk of session.request({ ':path': path })) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  } finally {
+    session.close();
+  }
 }

@@ -3,11 +3,11 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import { connect as http2Connect } from 'node:http2';
 import { connect as netConnect, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { freePort } from '../helpers/server.js';
-import { spawnPortico, settle, TEST_CA, type PorticoProcess } from './portico-process.js';
+import { h2Body, h2Connect } from './harness.js';
+import { spawnPortico, settle, type PorticoProcess } from './portico-process.js';
 
 interface Backend {
   readonly url: string;
@@ -123,22 +123,6 @@ describe('a backend pool under attack', () => {
   });
 });
 
-/** One request on a fresh HTTP/2 connection: the body as text. */
-async function h2Get(sport: number, path: string): Promise<string> {
-  const session = http2Connect(`https://localhost:${sport}`, {
-    ca: TEST_CA,
-    host: '127.0.0.1',
-  } as never);
-  try {
-    const stream = session.request({ ':path': path }).setEncoding('utf8');
-    let body = '';
-    for await (const chunk of stream) body += chunk as string;
-    return body;
-  } finally {
-    session.close();
-  }
-}
-
 describe('one client connection and a backend', () => {
   let backend: Backend;
   let portico: PorticoProcess;
@@ -161,12 +145,7 @@ describe('one client connection and a backend', () => {
   it('an HTTP/2 connection that reads nothing holds only its share of the backend', async () => {
     const baseline = portico.fds();
     // A zero window: every response stalls at its first byte, and holds its backend connection.
-    const session = http2Connect(`https://localhost:${portico.sport}`, {
-      ca: TEST_CA,
-      host: '127.0.0.1',
-      settings: { initialWindowSize: 0 },
-    } as never);
-    session.on('error', () => undefined);
+    const session = h2Connect(portico.sport!, { initialWindowSize: 0 });
     const statuses: number[] = [];
     for (let i = 0; i < 100; i++) {
       const stream = session.request({ ':path': '/big' });
@@ -179,7 +158,7 @@ describe('one client connection and a backend', () => {
     );
     assert.equal(held, 32);
     // Another client is served at once meanwhile.
-    assert.equal(await h2Get(portico.sport!, '/ok'), 'ok /ok');
+    assert.equal((await h2Body(portico.sport!, '/ok')).toString(), 'ok /ok');
     assert.equal(backend.big, 32);
     // /status shows the backend's gate: the share in flight, the rest waiting.
     const status = (await (await fetch(`http://127.0.0.1:${adminPort}/status`)).json()) as {

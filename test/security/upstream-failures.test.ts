@@ -131,7 +131,10 @@ describe('backends that fail the proxy', () => {
     assert.deepEqual(answers.map((a) => a.status).sort(), [503, 504, 504]);
     assert.equal(refused[0]!.headers['retry-after'], '3');
     assert.ok(Date.now() - started < 2500, 'nobody waited for the queue timeout');
-    assert.match(portico.stderr(), /\[upstream-busy\] proxy to .*every connection is busy/);
+    assert.match(
+      portico.stderr(),
+      /\[upstream-busy\] proxy to .*: the queue is full \(1 wait\); 1 of 1 connections in flight, 0 of them this client.s/,
+    );
     await assertRecovered(t, portico, base);
   });
 });
