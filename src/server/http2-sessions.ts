@@ -57,6 +57,8 @@ const RESETS_PER_SECOND = 30;
 const CLOSE_LINGER_MS = 2_000;
 // How long a session cut for its resets has to send its GOAWAY.
 const GOAWAY_FLUSH_MS = 1_000;
+// The reset budget of a session already cut.
+const SPENT = Number.NEGATIVE_INFINITY;
 
 // Sweeps at least this often, so a limit is kept to within a few seconds.
 const MAX_SWEEP_MS = 5_000;
@@ -192,18 +194,19 @@ export class Http2Sessions {
 }
 
 function spendReset(session: ServerHttp2Session, watch: SessionWatch): void {
+  if (watch.resetBudget === SPENT) return;
   const now = Date.now();
   watch.resetBudget = Math.min(
     RESET_BURST,
     watch.resetBudget + ((now - watch.resetAt) * RESETS_PER_SECOND) / 1000,
   );
   watch.resetAt = now;
-  if (--watch.resetBudget < 0) {
-    // GOAWAY says why; the socket is given a moment to carry it, not a moment more.
-    session.goaway(ENHANCE_YOUR_CALM);
-    session.destroy();
-    setTimeout(() => watch.socket?.destroy(), GOAWAY_FLUSH_MS).unref();
-  }
+  if (--watch.resetBudget >= 0) return;
+  watch.resetBudget = SPENT;
+  // GOAWAY says why, and is given a moment to go out (destroying the session at once can drop
+  // it); then the session and its socket go, whatever the client does meanwhile.
+  session.goaway(ENHANCE_YOUR_CALM);
+  setTimeout(() => destroy(session, watch), GOAWAY_FLUSH_MS).unref();
 }
 
 function destroy(session: ServerHttp2Session, watch: SessionWatch): void {
