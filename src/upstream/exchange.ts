@@ -61,10 +61,11 @@ export function exchange(
   backend: Backend,
   options: ExchangeOptions,
 ): Promise<Kept | undefined> {
+  // Taken once: an HTTP/2 stream no longer knows its session's socket once the session is gone.
   const client = ctx.req.socket;
-  if (upstream.gate.enter(client)) return send(ctx, upstream, backend, options);
+  if (upstream.gate.enter(client)) return send(ctx, upstream, client, backend, options);
   return upstream.gate.wait(client, ctx.res).then(
-    () => send(ctx, upstream, backend, options),
+    () => send(ctx, upstream, client, backend, options),
     (error: unknown) => {
       if (error instanceof ClientLeft) return undefined;
       throw { error, started: false } satisfies ExchangeFailure;
@@ -76,6 +77,7 @@ export function exchange(
 function send(
   ctx: Ctx,
   upstream: Upstream,
+  client: object,
   backend: Backend,
   options: ExchangeOptions,
 ): Promise<Kept | undefined> {
@@ -88,7 +90,7 @@ function send(
         body: options.body ?? null,
         ...(options.upgrade ? { upgrade: options.upgrade } : {}),
       },
-      new Relay(ctx, upstream, backend, options, resolve, reject),
+      new Relay(ctx, upstream, client, backend, options, resolve, reject),
     );
   });
 }
@@ -121,6 +123,8 @@ class Relay implements Dispatcher.DispatchHandler {
   constructor(
     private readonly ctx: Ctx,
     private readonly upstream: Upstream,
+    /** Whose slot of the gate this exchange holds. */
+    private readonly client: object,
     private readonly backend: Backend,
     private readonly options: ExchangeOptions,
     private readonly resolve: (kept: Kept | undefined) => void,
@@ -230,6 +234,6 @@ class Relay implements Dispatcher.DispatchHandler {
     if (this.settled) return;
     this.settled = true;
     this.ctx.res.off('close', this.onClientClose);
-    this.upstream.gate.leave(this.ctx.req.socket);
+    this.upstream.gate.leave(this.client);
   }
 }
