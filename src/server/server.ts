@@ -93,14 +93,16 @@ export class Server {
     this.listenForAccessLog();
     this.dispatch = this.handler.handle.bind(this.handler);
     this.control = services.options.controlPlane?.(this);
-    this.surgeGc = new SurgeGc(
-      () => {
+    this.surgeGc = new SurgeGc({
+      takePeak: () => {
         let n = 0;
         for (const l of this.listeners.values()) n += l.takePeak();
         return n;
       },
-      () => this.connectionsActive,
-    );
+      open: () => this.connectionsActive,
+      requests: () => this.requestsTotal,
+      rss: () => process.memoryUsage.rss(),
+    });
   }
 
   static async start(config: Config, options: ServerOptions = {}): Promise<Server> {

@@ -52,15 +52,13 @@ describe('HTTP/2 and HTTP/1.1 clients that hold what they are given', () => {
 
   before(async () => {
     portico = await spawnPortico(
-      'global:\n  wwwroot: .\n  sendTimeout: 1500\n  http2Settings:\n    pingTimeout: 500\n    idleTimeout: 1000\n',
+      'global:\n  wwwroot: .\n  sendTimeout: 1500\n  http2Settings:\n    pingTimeout: 500\n    idleTimeout: 500\n',
       { tls: true, files: { 'big.bin': BIG, 'index.html': 'hello' } },
     );
     writeFileSync(join(portico.dir, 'huge.bin'), '');
     truncateSync(join(portico.dir, 'huge.bin'), HUGE);
     base = await baseline(portico, async () => {
       assert.equal((await h2Body(portico.sport!, '/big.bin')).length, BIG.length);
-      const r = await fetch(`${portico.url}/big.bin`, { redirect: 'manual' });
-      await r.arrayBuffer();
     });
   });
   after(() => portico?.stop());

@@ -48,8 +48,13 @@ export async function assertRecovered(
   const fds = await settle(p.fds, (n) => n <= base.fds, ms);
   t.diagnostic(`descriptors ${fds} (baseline ${base.fds})`);
   assert.ok(fds <= base.fds, `${fds} descriptors open, ${base.fds} before the attack`);
+  // What an attack left dead in the heap goes at the server's collection after a surge, within
+  // two of its 2 s checks once no request comes in.
+  await settle(p.rss, (n) => n <= base.rss + RSS_SLACK, MEMORY_SETTLE_MS);
   assertMemory(t, p, base);
 }
+
+const MEMORY_SETTLE_MS = 10_000;
 
 /** Alive, and resident memory within RSS_SLACK of the baseline. */
 export function assertMemory(t: TestContext, p: PorticoProcess, base: Baseline): void {

@@ -14,6 +14,12 @@ const MAIN = resolve(import.meta.dirname, 'portico-main.ts');
 // Resolved here: the server runs in its configuration's folder, where no node_modules is.
 const TSX = import.meta.resolve('tsx');
 const FIXTURES = resolve(import.meta.dirname, '../fixtures/tls');
+// The V8 flags users get (bin/portico.js's first line): memory is judged as it behaves for them.
+const LAUNCHER_FLAGS = /node (.*)$/
+  .exec(
+    readFileSync(resolve(import.meta.dirname, '../../bin/portico.js'), 'utf8').split('\n')[0]!,
+  )![1]!
+  .split(' ');
 /** The CA of the fixture certificates, for clients of a `tls` server. */
 export const TEST_CA = readFileSync(join(FIXTURES, 'ca.crt'));
 
@@ -78,7 +84,7 @@ export async function spawnPortico(
   writeFileSync(file, stringify(doc));
   const child: ChildProcess = spawn(
     process.execPath,
-    [...(options.nodeArgs ?? []), '--import', TSX, MAIN, 'run', '-c', file],
+    [...LAUNCHER_FLAGS, ...(options.nodeArgs ?? []), '--import', TSX, MAIN, 'run', '-c', file],
     { cwd: dir, env: options.env ?? process.env, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let errors = '';
