@@ -25,6 +25,23 @@ async function flood(socket: TLSSocket, chunk: Buffer, times: number, ms: number
   }
 }
 
+/** A TLS connection that negotiated h2 and sent its preface and an empty SETTINGS, nothing more. */
+async function rawH2(sport: number, allowHalfOpen: boolean): Promise<TLSSocket> {
+  const socket = tlsConnect({
+    host: '127.0.0.1',
+    port: sport,
+    ca: TEST_CA,
+    servername: 'localhost',
+    ALPNProtocols: ['h2'],
+    allowHalfOpen,
+  } as ConnectionOptions);
+  socket.on('error', () => undefined);
+  await once(socket, 'secureConnect');
+  socket.write('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
+  socket.write(Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]));
+  return socket;
+}
+
 /** Answers every PING the server sends (with its ACK) and SETTINGS with theirs; reads the rest. */
 function answerPings(socket: TLSSocket): void {
   let pending = Buffer.alloc(0);
@@ -104,17 +121,7 @@ describe('HTTP/2 and HTTP/1.1 clients that hold what they are given', () => {
     );
     const sockets = await Promise.all(
       Array.from({ length: 10 }, async () => {
-        const socket = tlsConnect({
-          host: '127.0.0.1',
-          port: portico.sport!,
-          ca: TEST_CA,
-          servername: 'localhost',
-          ALPNProtocols: ['h2'],
-        });
-        socket.on('error', () => undefined);
-        await once(socket, 'secureConnect');
-        socket.write('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
-        socket.write(Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]));
+        const socket = await rawH2(portico.sport!, false);
         // Never read: the server's answers pile up until its writes stop.
         socket.pause();
         await flood(socket, ping, 200, 2000);
@@ -130,18 +137,7 @@ describe('HTTP/2 and HTTP/1.1 clients that hold what they are given', () => {
   it('a client that answers PINGs but never closes its side after GOAWAY leaves no descriptor', async (t) => {
     const clients = await Promise.all(
       Array.from({ length: 5 }, async () => {
-        const socket = tlsConnect({
-          host: '127.0.0.1',
-          port: portico.sport!,
-          ca: TEST_CA,
-          servername: 'localhost',
-          ALPNProtocols: ['h2'],
-          allowHalfOpen: true,
-        } as ConnectionOptions);
-        socket.on('error', () => undefined);
-        await once(socket, 'secureConnect');
-        socket.write('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
-        socket.write(Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]));
+        const socket = await rawH2(portico.sport!, true);
         answerPings(socket);
         return socket;
       }),

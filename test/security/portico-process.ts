@@ -130,14 +130,18 @@ export async function spawnPortico(
 /**
  * Polls `read` until `ok` holds of its value or `ms` pass; resolves with the last value read, so
  * the assertion after it shows what was seen. For states with no event to wait on (another
- * process's descriptors and memory).
+ * process's descriptors and memory, what its admin API reports).
  */
-export async function settle<T>(read: () => T, ok: (value: T) => boolean, ms = 10_000): Promise<T> {
+export async function settle<T>(
+  read: () => T | Promise<T>,
+  ok: (value: T) => boolean,
+  ms = 10_000,
+): Promise<T> {
   const until = Date.now() + ms;
-  let value = read();
+  let value = await read();
   while (!ok(value) && Date.now() < until) {
     await sleep(100);
-    value = read();
+    value = await read();
   }
   return value;
 }

@@ -62,6 +62,14 @@ async function startBackend(): Promise<Backend> {
   return backend;
 }
 
+/** The first backend's gate as the admin API's /status shows it. */
+async function gateOf(adminPort: number): Promise<{ inFlight: number; queued: number }> {
+  const status = (await (await fetch(`http://127.0.0.1:${adminPort}/status`)).json()) as {
+    modules: { rproxy: { backends: { inFlight: number; queued: number }[] }[] };
+  };
+  return status.modules.rproxy[0]!.backends[0]!;
+}
+
 function openHanging(port: number, count: number): Socket[] {
   return Array.from({ length: count }, () => {
     const s = netConnect(port, '127.0.0.1', () =>
@@ -75,11 +83,15 @@ function openHanging(port: number, count: number): Socket[] {
 describe('a backend pool under attack', () => {
   let backend: Backend;
   let portico: PorticoProcess;
+  let adminPort: number;
 
   before(async () => {
     backend = await startBackend();
+    adminPort = await freePort();
     portico = await spawnPortico(
-      `global:\n  loadModules: [rproxy]\n  wwwroot: .\nhosts:\n  - domain: localhost\n    locations:\n` +
+      `global:\n  loadModules: [rproxy]\n  wwwroot: .\n` +
+        `  admin:\n    listen: "127.0.0.1:${adminPort}"\n    status: true\n` +
+        `hosts:\n  - domain: localhost\n    locations:\n` +
         `      - path: /static\n      - path: /\n        proxyTo: ${backend.url}\n`,
       { files: { 'static/index.html': 'served' } },
     );
@@ -103,8 +115,12 @@ describe('a backend pool under attack', () => {
     );
     post.on('error', () => undefined);
     await once(post, 'connect');
-    // Long enough for the request to reach the proxy and queue; there is no event to wait on.
-    await new Promise((r) => setTimeout(r, 300));
+    // Destroyed once it waits in the backend's queue (/status says so).
+    const queued = await settle(
+      async () => (await gateOf(adminPort)).queued,
+      (n) => n === 1,
+    );
+    assert.equal(queued, 1);
     post.destroy();
     await once(post, 'close');
     const alive = await fetch(`${portico.url}/static/`, { headers: { host: 'localhost' } }).then(
@@ -161,11 +177,8 @@ describe('one client connection and a backend', () => {
     assert.equal((await h2Body(portico.sport!, '/ok')).toString(), 'ok /ok');
     assert.equal(backend.big, 32);
     // /status shows the backend's gate: the share in flight, the rest waiting.
-    const status = (await (await fetch(`http://127.0.0.1:${adminPort}/status`)).json()) as {
-      modules: { rproxy: { backends: { inFlight: number; queued: number }[] }[] };
-    };
-    const [gate] = status.modules.rproxy[0]!.backends;
-    assert.deepEqual([gate!.inFlight, gate!.queued], [32, 68]);
+    const gate = await gateOf(adminPort);
+    assert.deepEqual([gate.inFlight, gate.queued], [32, 68]);
     // Those left waiting past proxyQueueTimeout are told to come back later.
     const refused = await settle(
       () => statuses.filter((s) => s === 503).length,
