@@ -1,10 +1,13 @@
-// One full garbage collection after a surge has passed. The launcher turns V8's memory reducer off
-// (its idle-time collections dropped the request path's compiled code), so an idle server never
+// Memory given back after a surge has passed. The launcher turns V8's memory reducer off (its
+// idle-time collections dropped the request path's compiled code), so an idle server never
 // collects the tens of megabytes a flood left dead in its heap (its connections' objects, the
-// buffers of streams it reset); one collection once the surge is over gives them back, at the cost
-// of a pause of tens of ms per surge. A surge is either many connections that have since closed,
-// or memory grown since the last collection while no request has come in for a whole check.
-// Needs `--expose-gc` (bin/portico.js passes it); without it this does nothing.
+// buffers of streams it reset). Once the surge is over, one full collection frees them; a second,
+// a few seconds later, finds allocation slow, which is when V8 shrinks the young generation the
+// surge grew and compacts the old one; then the C allocator's free pages go back too, since closed
+// connections freed as much there. A pause of tens of ms each, once per surge. A surge is either
+// many connections that have since closed, or memory grown since the last collection while no
+// request has come in for a whole check. Needs `--expose-gc` (bin/portico.js passes it).
+import { trimAllocator } from './allocator-trim.js';
 
 /** A surge of connections is at least this many open at once… */
 const SURGE = 1000;
@@ -13,6 +16,8 @@ const PASSED = 0.25;
 /** Resident memory grown by this much since the last collection, on an idle server, is one too. */
 const GROWTH = 16 * 1024 * 1024;
 const CHECK_MS = 2_000;
+/** Checks from the first collection to the second: past V8's five-second allocation window. */
+const SETTLE_CHECKS = 4;
 
 export interface SurgeWatch {
   /** The highest count of open connections since the last call, which starts a new count. */
@@ -23,22 +28,32 @@ export interface SurgeWatch {
   readonly rss: () => number;
 }
 
+export interface Collector {
+  /** A full collection of the JavaScript heap. */
+  readonly collect: () => void;
+  /** The C allocator's free pages given back to the system. */
+  readonly trim: () => void;
+}
+
 export class SurgeGc {
   private readonly timer: NodeJS.Timeout | undefined;
   private peak = 0;
   private lastRequests = -1;
   /** Resident memory after the last collection (measured a check later, once pages are freed). */
   private floor: number | undefined;
+  /** Checks left until the second collection; 0 when none is due. */
+  private settleIn = 0;
 
   constructor(
     private readonly watch: SurgeWatch,
-    private readonly collect: (() => void) | undefined = globalThis.gc,
+    private readonly collector: Collector | undefined = runtimeCollector(),
   ) {
-    if (collect !== undefined) this.timer = setInterval(() => this.check(), CHECK_MS).unref();
+    if (collector !== undefined) this.timer = setInterval(() => this.check(), CHECK_MS).unref();
   }
 
   private check(): void {
     const { takePeak, open, requests, rss } = this.watch;
+    if (this.settleIn > 0 && --this.settleIn === 0) this.settle();
     this.peak = Math.max(this.peak, takePeak());
     const served = requests();
     const idle = served === this.lastRequests;
@@ -49,10 +64,23 @@ export class SurgeGc {
     if (!connectionsPassed && !(idle && resident - this.floor >= GROWTH)) return;
     this.peak = 0;
     this.floor = undefined;
-    this.collect!();
+    this.collector!.collect();
+    this.settleIn = SETTLE_CHECKS;
+  }
+
+  private settle(): void {
+    this.collector!.collect();
+    this.collector!.trim();
+    this.floor = undefined;
   }
 
   stop(): void {
     clearInterval(this.timer);
   }
+}
+
+function runtimeCollector(): Collector | undefined {
+  const gc = globalThis.gc;
+  if (gc === undefined) return undefined;
+  return { collect: () => gc(), trim: () => trimAllocator?.() };
 }

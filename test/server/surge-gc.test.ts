@@ -1,5 +1,6 @@
-// One collection once a surge has passed (many connections, or memory grown while idle), none for
-// ordinary traffic.
+// Memory given back once a surge has passed (many connections, or memory grown while idle): one
+// collection at once, a second with the allocator's trim four checks later; nothing for ordinary
+// traffic.
 import assert from 'node:assert/strict';
 import { it, mock } from 'node:test';
 import { SurgeGc } from '../../src/server/surge-gc.js';
@@ -13,11 +14,11 @@ interface Sample {
   readonly rssMb?: number;
 }
 
-/** How many collections a check per sample makes. */
-function run(samples: readonly Sample[]): number {
+/** What each check did, one letter per action: "c" a collection, "t" the allocator's trim. */
+function run(samples: readonly Sample[]): string[] {
   mock.timers.enable({ apis: ['setInterval'] });
   let i = 0;
-  let collections = 0;
+  const done = samples.map(() => '');
   const gc = new SurgeGc(
     {
       takePeak: () => samples[i]!.peak,
@@ -25,7 +26,7 @@ function run(samples: readonly Sample[]): number {
       requests: () => samples[i]!.requests ?? i,
       rss: () => (samples[i]!.rssMb ?? 100) * MB,
     },
-    () => collections++,
+    { collect: () => (done[i] += 'c'), trim: () => (done[i] += 't') },
   );
   try {
     for (i = 0; i < samples.length; i++) mock.timers.tick(2_000);
@@ -33,57 +34,75 @@ function run(samples: readonly Sample[]): number {
     gc.stop();
     mock.timers.reset();
   }
-  return collections;
+  return done;
 }
 
-it('collects once after ten thousand connections came and went', () => {
-  assert.equal(
+const quiet = (n: number): Sample[] => Array.from({ length: n }, () => ({ peak: 30, open: 20 }));
+
+it('collects once after ten thousand connections came and went, then settles and trims', () => {
+  assert.deepEqual(
     run([
       { peak: 10_000, open: 9_000 },
       { peak: 10_000, open: 4_000 },
       { peak: 100, open: 20 },
-      { peak: 30, open: 20 },
+      ...quiet(5),
     ]),
-    1,
+    ['', '', 'c', '', '', '', 'ct', ''],
   );
 });
 
 it('does not collect while the surge lasts, nor for a few hundred connections', () => {
-  assert.equal(
+  assert.deepEqual(
     run([
       { peak: 10_000, open: 9_000 },
       { peak: 9_500, open: 5_000 },
     ]),
-    0,
+    ['', ''],
   );
-  assert.equal(
+  assert.deepEqual(
     run([
       { peak: 900, open: 10 },
       { peak: 900, open: 10 },
     ]),
-    0,
+    ['', ''],
+  );
+});
+
+it('a second surge before the first settled collects again and settles once', () => {
+  assert.deepEqual(
+    run([
+      { peak: 10_000, open: 100 },
+      { peak: 10_000, open: 9_000 },
+      { peak: 10_000, open: 100 },
+      ...quiet(5),
+    ]),
+    ['c', '', 'c', '', '', '', 'ct', ''],
   );
 });
 
 it('collects once when memory grew and no request came in for a check, not under load', () => {
   // Under load (a new request count at each check) memory may grow: V8 collects as it goes.
-  assert.equal(
+  assert.deepEqual(
     run([
       { peak: 10, open: 10, rssMb: 100 },
       { peak: 10, open: 10, rssMb: 150 },
       { peak: 10, open: 10, rssMb: 160 },
     ]),
-    0,
+    ['', '', ''],
   );
   // Idle after growing 40 MB: one collection, then the floor is measured again.
-  assert.equal(
+  const idle = (rssMb: number): Sample => ({ peak: 10, open: 10, requests: 5, rssMb });
+  assert.deepEqual(
     run([
       { peak: 10, open: 10, requests: 1, rssMb: 100 },
-      { peak: 10, open: 10, requests: 5, rssMb: 140 },
-      { peak: 10, open: 10, requests: 5, rssMb: 140 },
-      { peak: 10, open: 10, requests: 5, rssMb: 110 },
-      { peak: 10, open: 10, requests: 5, rssMb: 112 },
+      idle(140),
+      idle(140),
+      idle(110),
+      idle(112),
+      idle(112),
+      idle(100),
+      idle(100),
     ]),
-    1,
+    ['', '', 'c', '', '', '', 'ct', ''],
   );
 });
