@@ -1,7 +1,7 @@
-// OCSP stapling (RFC 6960, RFC 6066 status_request). A handshake is answered at once from a
-// cache keyed by certificate fingerprint; responses are fetched from the responder named in the
-// certificate's Authority Information Access extension, in the background, and refreshed before
-// their nextUpdate. The responder's signature is not verified here: the client does that.
+// OCSP stapling (RFC 6066 status_request). A handshake is answered at once from a cache keyed by
+// certificate fingerprint; responses are fetched from the responder named in the certificate's
+// Authority Information Access extension, in the background, and refreshed before their
+// nextUpdate. The responder's signature is not verified here: the client does that.
 //
 // Only a `good` status is stapled. A `revoked` or `unknown` answer is logged and the certificate
 // is served without a staple (as nginx does): a stapled "revoked" would make strict clients
@@ -9,32 +9,18 @@
 // operator learns of it from the log and has to replace the certificate either way.
 
 import { createHash, X509Certificate } from 'node:crypto';
-import http, { type IncomingMessage } from 'node:http';
-import { httpsModule } from './lazy-modules.js';
-
 import {
-  children,
-  contextTag,
-  decode,
-  encode,
-  encodeOid,
-  expectTag,
-  explicit,
-  readBitString,
-  readGeneralizedTime,
-  readNull,
-  readOid,
-  readSmallInteger,
-  Tag,
-  type DerElement,
-} from './der.js';
-
-const OID = {
-  authorityInfoAccess: '1.3.6.1.5.5.7.1.1',
-  ocsp: '1.3.6.1.5.5.7.48.1',
-  ocspBasic: '1.3.6.1.5.5.7.48.1.1',
-  sha1: '1.3.14.3.2.26',
-} as const;
+  certIdFor,
+  encodeOcspRequest,
+  parseCertificate,
+  parseOcspResponse,
+  pemCertificates,
+  responderUrl,
+  type CertId,
+  type CertificateFields,
+  type OcspStatus,
+} from './ocsp-codec.js';
+import { postOcspRequest } from './ocsp-fetch.js';
 
 const HOUR_MS = 3_600_000;
 /** The first retry after a failure; each further failure doubles it, up to an hour. */
@@ -42,270 +28,6 @@ const RETRY_FIRST_MS = 60_000;
 const MAX_ENTRIES = 1000;
 /** setTimeout fires at once for longer delays, so long-lived responses are refreshed this soon. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
-export const MAX_RESPONSE_BYTES = 64 * 1024;
-
-// ---- Certificates -------------------------------------------------------------------------------
-
-export interface CertificateFields {
-  /** The contents of the serialNumber INTEGER. */
-  readonly serialNumber: Buffer;
-  /** The DER-encoded issuer and subject Names. */
-  readonly issuer: Buffer;
-  readonly subject: Buffer;
-  /** The contents of the subjectPublicKey BIT STRING. */
-  readonly publicKey: Buffer;
-  /** Every URI of an OCSP access description in Authority Information Access, in order. */
-  readonly ocspUris: readonly string[];
-}
-
-/** The fields OCSP needs from a DER-encoded X.509 certificate. */
-export function parseCertificate(der: Buffer): CertificateFields {
-  const [tbs] = children(
-    expectTag(decode(der, 'Certificate'), Tag.SEQUENCE, 'Certificate'),
-    'Certificate',
-  );
-  const fields = children(expectTag(tbs, Tag.SEQUENCE, 'TBSCertificate'), 'TBSCertificate');
-  // version [0] is absent from v1 certificates.
-  const at = fields[0]?.tag === contextTag(0, true) ? 1 : 0;
-  const spki = children(
-    expectTag(fields[at + 5], Tag.SEQUENCE, 'subjectPublicKeyInfo'),
-    'subjectPublicKeyInfo',
-  );
-  const extensions = fields.slice(at + 6).find((field) => field.tag === contextTag(3, true));
-  return {
-    serialNumber: expectTag(fields[at], Tag.INTEGER, 'serialNumber').content,
-    issuer: expectTag(fields[at + 2], Tag.SEQUENCE, 'issuer').encoded,
-    subject: expectTag(fields[at + 4], Tag.SEQUENCE, 'subject').encoded,
-    publicKey: readBitString(
-      expectTag(spki[1], Tag.BIT_STRING, 'subjectPublicKey'),
-      'subjectPublicKey',
-    ),
-    ocspUris: extensions ? ocspUris(explicit(extensions, 'extensions')) : [],
-  };
-}
-
-function ocspUris(extensions: DerElement): string[] {
-  for (const extension of children(
-    expectTag(extensions, Tag.SEQUENCE, 'Extensions'),
-    'Extensions',
-  )) {
-    const parts = children(expectTag(extension, Tag.SEQUENCE, 'Extension'), 'Extension');
-    if (readOid(expectTag(parts[0], Tag.OID, 'extnID'), 'extnID') !== OID.authorityInfoAccess)
-      continue;
-    // extnValue is last; a `critical` BOOLEAN may come before it.
-    const value = expectTag(parts[parts.length - 1], Tag.OCTET_STRING, 'extnValue');
-    const descriptions = children(
-      expectTag(decode(value.content, 'AuthorityInfoAccess'), Tag.SEQUENCE, 'AuthorityInfoAccess'),
-      'AuthorityInfoAccess',
-    );
-    return descriptions.flatMap((description) => {
-      const [method, location] = children(
-        expectTag(description, Tag.SEQUENCE, 'AccessDescription'),
-        'AccessDescription',
-      );
-      const isOcsp =
-        readOid(expectTag(method, Tag.OID, 'accessMethod'), 'accessMethod') === OID.ocsp;
-      // uniformResourceIdentifier [6] IA5String; other kinds of GeneralName are no use here.
-      return isOcsp && location?.tag === contextTag(6, false)
-        ? [location.content.toString('latin1')]
-        : [];
-    });
-  }
-  return [];
-}
-
-/** The first OCSP responder of `certificate` that can be reached over http:// or https://. */
-export function responderUrl(certificate: CertificateFields): URL | undefined {
-  for (const uri of certificate.ocspUris) {
-    const url = URL.canParse(uri) ? new URL(uri) : undefined;
-    if (url?.protocol === 'http:' || url?.protocol === 'https:') return url;
-  }
-  return undefined;
-}
-
-/** The DER certificates of a PEM chain, in order. */
-export function pemCertificates(pem: string | Buffer): Buffer[] {
-  const blocks = pem
-    .toString()
-    .matchAll(/-----BEGIN CERTIFICATE-----([A-Za-z0-9+/=\s]*)-----END CERTIFICATE-----/g);
-  return [...blocks].map((block) => Buffer.from(block[1] ?? '', 'base64'));
-}
-
-// ---- Requests and responses ---------------------------------------------------------------------
-
-/** RFC 6960 CertID, always with SHA-1, which every responder understands. */
-export interface CertId {
-  readonly issuerNameHash: Buffer;
-  readonly issuerKeyHash: Buffer;
-  readonly serialNumber: Buffer;
-}
-
-const sha1 = (data: Buffer): Buffer => createHash('sha1').update(data).digest();
-
-export function certIdFor(certificate: CertificateFields, issuer: CertificateFields): CertId {
-  return {
-    issuerNameHash: sha1(issuer.subject),
-    issuerKeyHash: sha1(issuer.publicKey),
-    serialNumber: certificate.serialNumber,
-  };
-}
-
-/** An OCSPRequest for one certificate: unsigned, no nonce (so that responses can be cached). */
-export function encodeOcspRequest(id: CertId): Buffer {
-  const certId = encode(
-    Tag.SEQUENCE,
-    encode(Tag.SEQUENCE, encodeOid(OID.sha1), encode(Tag.NULL)),
-    encode(Tag.OCTET_STRING, id.issuerNameHash),
-    encode(Tag.OCTET_STRING, id.issuerKeyHash),
-    encode(Tag.INTEGER, id.serialNumber),
-  );
-  // OCSPRequest { TBSRequest { requestList { Request { CertID } } } }; version v1 is the default.
-  return encode(
-    Tag.SEQUENCE,
-    encode(Tag.SEQUENCE, encode(Tag.SEQUENCE, encode(Tag.SEQUENCE, certId))),
-  );
-}
-
-export interface OcspStatus {
-  readonly certStatus: 'good' | 'revoked' | 'unknown';
-  readonly thisUpdate: Date;
-  /** Absent when the responder always has newer information. */
-  readonly nextUpdate: Date | undefined;
-}
-
-const RESPONSE_STATUS: Record<number, string> = {
-  1: 'malformedRequest',
-  2: 'internalError',
-  3: 'tryLater',
-  5: 'sigRequired',
-  6: 'unauthorized',
-};
-
-/** The status of the certificate `id` in a DER OCSPResponse. Throws if there is none. */
-export function parseOcspResponse(der: Buffer, id: CertId): OcspStatus {
-  const [status, responseBytes] = children(
-    expectTag(decode(der, 'OCSPResponse'), Tag.SEQUENCE, 'OCSPResponse'),
-    'OCSPResponse',
-  );
-  const code = readSmallInteger(
-    expectTag(status, Tag.ENUMERATED, 'responseStatus'),
-    'responseStatus',
-  );
-  if (code !== 0)
-    throw new Error(`the responder answered ${RESPONSE_STATUS[code] ?? `status ${code}`}`);
-  const bytes = explicit(
-    expectTag(responseBytes, contextTag(0, true), 'responseBytes'),
-    'responseBytes',
-  );
-  const [type, octets] = children(expectTag(bytes, Tag.SEQUENCE, 'ResponseBytes'), 'ResponseBytes');
-  const responseType = readOid(expectTag(type, Tag.OID, 'responseType'), 'responseType');
-  if (responseType !== OID.ocspBasic) throw new Error(`unsupported response type ${responseType}`);
-  const basic = decode(
-    expectTag(octets, Tag.OCTET_STRING, 'response').content,
-    'BasicOCSPResponse',
-  );
-  const [tbs] = children(expectTag(basic, Tag.SEQUENCE, 'BasicOCSPResponse'), 'BasicOCSPResponse');
-  const data = children(expectTag(tbs, Tag.SEQUENCE, 'ResponseData'), 'ResponseData');
-  // version [0], responderID, producedAt, responses: the version is usually left out.
-  const at = data[0]?.tag === contextTag(0, true) ? 1 : 0;
-  for (const single of children(expectTag(data[at + 2], Tag.SEQUENCE, 'responses'), 'responses')) {
-    const fields = children(expectTag(single, Tag.SEQUENCE, 'SingleResponse'), 'SingleResponse');
-    if (!isCertId(expectTag(fields[0], Tag.SEQUENCE, 'certID'), id)) continue;
-    const next = fields[3]?.tag === contextTag(0, true) ? fields[3] : undefined;
-    return {
-      certStatus: readCertStatus(fields[1]),
-      thisUpdate: readGeneralizedTime(
-        expectTag(fields[2], Tag.GENERALIZED_TIME, 'thisUpdate'),
-        'thisUpdate',
-      ),
-      nextUpdate:
-        next &&
-        readGeneralizedTime(
-          expectTag(explicit(next, 'nextUpdate'), Tag.GENERALIZED_TIME, 'nextUpdate'),
-          'nextUpdate',
-        ),
-    };
-  }
-  throw new Error(
-    'the response has no status for this certificate (serial number or issuer differ)',
-  );
-}
-
-function isCertId(element: DerElement, id: CertId): boolean {
-  const [algorithm, nameHash, keyHash, serial] = children(element, 'CertID');
-  const [hash] = children(expectTag(algorithm, Tag.SEQUENCE, 'hashAlgorithm'), 'hashAlgorithm');
-  // Responders echo the request's CertID, so a SHA-1 one is all that can be ours.
-  return (
-    readOid(expectTag(hash, Tag.OID, 'hashAlgorithm'), 'hashAlgorithm') === OID.sha1 &&
-    expectTag(nameHash, Tag.OCTET_STRING, 'issuerNameHash').content.equals(id.issuerNameHash) &&
-    expectTag(keyHash, Tag.OCTET_STRING, 'issuerKeyHash').content.equals(id.issuerKeyHash) &&
-    expectTag(serial, Tag.INTEGER, 'serialNumber').content.equals(id.serialNumber)
-  );
-}
-
-function readCertStatus(element: DerElement | undefined): OcspStatus['certStatus'] {
-  // good [0] IMPLICIT NULL, revoked [1] IMPLICIT RevokedInfo, unknown [2] IMPLICIT NULL.
-  switch (element?.tag) {
-    case contextTag(0, false):
-      readNull(element, 'good');
-      return 'good';
-    case contextTag(1, true):
-      return 'revoked';
-    case contextTag(2, false):
-      readNull(element, 'unknown');
-      return 'unknown';
-  }
-  throw new Error(
-    `certStatus: unexpected ${element ? `tag 0x${element.tag.toString(16)}` : 'end of SingleResponse'}`,
-  );
-}
-
-/** POSTs `body` to `url` and returns the response body of a 200 answer. */
-async function postOcspRequest(
-  url: URL,
-  body: Buffer,
-  timeoutMs: number,
-  signal: AbortSignal,
-): Promise<Buffer> {
-  const timeout = AbortSignal.timeout(timeoutMs);
-  const request = (url.protocol === 'https:' ? httpsModule() : http).request(url, {
-    method: 'POST',
-    agent: false, // one request now and then: no pool keeping sockets open
-    signal: AbortSignal.any([signal, timeout]),
-    headers: {
-      'content-type': 'application/ocsp-request',
-      'content-length': body.length,
-      accept: 'application/ocsp-response',
-    },
-  });
-  // The listener stays for the request's life: an abort while the body is read is also emitted
-  // on the request, and an 'error' without a listener would bring the process down.
-  const responded = new Promise<IncomingMessage>((resolve, reject) => {
-    request.once('response', resolve);
-    request.on('error', reject);
-  });
-  try {
-    request.end(body);
-    const response = await responded;
-    if (response.statusCode !== 200) throw new Error(`HTTP status ${response.statusCode}`);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of response as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > MAX_RESPONSE_BYTES)
-        throw new Error(`the response is larger than ${MAX_RESPONSE_BYTES / 1024} KiB`);
-      chunks.push(chunk);
-    }
-    return Buffer.concat(chunks);
-  } catch (err) {
-    if (timeout.aborted) throw new Error(`no complete answer within ${timeoutMs} ms`);
-    throw err;
-  } finally {
-    request.destroy();
-  }
-}
-
-// ---- The stapler --------------------------------------------------------------------------------
 
 export interface OcspStaplerOptions {
   /** The error log. */

@@ -9,10 +9,10 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { connect as tlsConnect } from 'node:tls';
 import { BIN } from '../helpers/cli.js';
 import { freePort, freePorts } from '../helpers/server.js';
+import { until } from '../helpers/wait.js';
 
 const missing = ['pebble', 'pebble-challtestsrv', 'openssl', 'python3'].filter(
   (p) => spawnSync('sh', ['-c', `command -v ${p}`]).status !== 0,
@@ -110,26 +110,21 @@ async function startCa(ports: Ports, own: readonly number[]): Promise<Ca> {
     stdio: 'ignore',
   });
   children.push(dnsServer, pebble);
-  const get = async (url: string, init?: RequestInit): Promise<Response> => {
-    for (let i = 0; ; i++) {
-      try {
-        return await fetch(url, init);
-      } catch (e) {
-        if (i > 50) throw e;
-        await sleep(100);
-      }
-    }
-  };
+  // The servers take a moment to listen: the first requests are retried until one is answered.
+  const get = (url: string, init?: RequestInit): Promise<Response | undefined> =>
+    until(() => fetch(url, init).catch(() => undefined), {
+      ok: (response) => response !== undefined,
+      what: `an answer from ${url}`,
+    });
   // Pebble's management API is https with its own certificate: read with curl -k.
-  const root = async () => {
-    for (let i = 0; ; i++) {
-      const out = spawnSync('curl', ['-sk', `https://127.0.0.1:${management}/roots/0`], {
-        encoding: 'utf8',
-      });
-      if (out.stdout.includes('BEGIN CERTIFICATE') || i > 50) return out.stdout;
-      await sleep(100);
-    }
-  };
+  const root = () =>
+    until(
+      () =>
+        spawnSync('curl', ['-sk', `https://127.0.0.1:${management}/roots/0`], {
+          encoding: 'utf8',
+        }).stdout,
+      { ok: (pem) => pem.includes('BEGIN CERTIFICATE'), what: "pebble's root certificate" },
+    );
   await root();
   return {
     directoryUrl: `https://127.0.0.1:${listen}/dir`,
@@ -140,7 +135,7 @@ async function startCa(ports: Ports, own: readonly number[]): Promise<Ca> {
         method: 'POST',
         body: JSON.stringify({ host: `${name}.`, addresses: [address] }),
       });
-      assert.equal(r.status, 200);
+      assert.equal(r?.status, 200);
     },
   };
 }
@@ -163,12 +158,12 @@ async function startPortico(file: string, ca: Ca): Promise<Portico> {
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const waitFor = async (pattern: RegExp, ms = 20_000) => {
-    const until = Date.now() + ms;
-    while (!pattern.test(out)) {
-      if (Date.now() > until || child.exitCode !== null)
-        throw new Error(`waited for ${pattern}; the output is:\n${out}`);
-      await sleep(50);
-    }
+    await until(() => out, {
+      ok: (text) => pattern.test(text) || child.exitCode !== null,
+      what: `${pattern} in the output`,
+      ms,
+    });
+    if (!pattern.test(out)) throw new Error(`exited before ${pattern}; the output is:\n${out}`);
   };
   await waitFor(/Portico is serving/);
   return {
@@ -350,7 +345,10 @@ describe(
       };
       const load = Promise.all(Array.from({ length: 8 }, worker));
       await portico.waitFor(/r\.test: certificate renewed/);
-      await sleep(300);
+      // The load goes on until it has crossed the swap.
+      await until(() => [...seen].some((issuer) => /Pebble/.test(issuer)), {
+        what: 'a handshake served the renewed certificate',
+      });
       renewed = true;
       await load;
       assert.equal(failures, 0, `${failures} of ${handshakes} handshakes failed`);

@@ -1,48 +1,16 @@
+// OCSP stapling on a real TLS server on 127.0.0.1, against `openssl ocsp` and a broken responder.
 import assert from 'node:assert/strict';
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import tls from 'node:tls';
 
-import { DerError, Tag, encode } from '../../src/tls/der.js';
-import {
-  MAX_RESPONSE_BYTES,
-  OcspStapler,
-  certIdFor,
-  encodeOcspRequest,
-  parseCertificate,
-  parseOcspResponse,
-  pemCertificates,
-  responderUrl,
-  type CertId,
-  type OcspStaplerOptions,
-} from '../../src/tls/ocsp.js';
-
-// The test PKI: a CA, its OCSP signer, and leaf certificates whose Authority Information Access
-// points at `openssl ocsp` (good, revoked, unknown to it), at nothing (noAia), or at `fake`, a TCP
-// server standing in for a broken responder. The serial of `good` starts with a 1 bit, so its DER
-// INTEGER needs a leading zero octet.
-const LEAVES = {
-  good: { serial: 'F23456789A', responder: 'openssl' },
-  revoked: { serial: '2002', responder: 'openssl' },
-  unknown: { serial: '3003', responder: 'openssl' },
-  noAia: { serial: '4004', responder: undefined },
-  fake: { serial: '5005', responder: 'fake' },
-} as const;
-type Leaf = keyof typeof LEAVES;
-
-interface Pki {
-  dir: string;
-  caPem: string;
-  pem: Record<Leaf, string>;
-  key: Record<Leaf, string>;
-  der: Record<Leaf, Buffer>;
-  caDer: Buffer;
-}
+import { parseOcspResponse } from '../../src/tls/ocsp-codec.js';
+import { MAX_RESPONSE_BYTES } from '../../src/tls/ocsp-fetch.js';
+import { OcspStapler, type OcspStaplerOptions } from '../../src/tls/ocsp.js';
+import { until } from '../helpers/wait.js';
+import { SKIP, certIdOf, makePki, watchOcspRequests, type Leaf, type Pki } from './ocsp-pki.js';
 
 /** How the fake responder treats a connection: close it at once, never answer, or send too much. */
 let fakeMode: 'reset' | 'hang' | 'big' = 'reset';
@@ -70,314 +38,27 @@ const fake = net.createServer((socket) => {
     });
   }
 });
+const fakePort = (): number => (fake.address() as AddressInfo).port;
 
-let workDir: string | undefined;
 let pki: Pki | undefined;
-let responder: ChildProcess | undefined;
-
-function openssl(dir: string, args: string[]): void {
-  execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
-}
-
-/** Starts `openssl ocsp` as a responder on a port it picks, and returns that port. */
-async function startResponder(dir: string): Promise<number> {
-  const child = spawn(
-    'openssl',
-    [
-      'ocsp',
-      '-index',
-      'index.txt',
-      '-port',
-      '0',
-      '-rsigner',
-      'ocsp.crt',
-      '-rkey',
-      'ocsp.key',
-      '-CA',
-      'ca.crt',
-      '-nmin',
-      '5',
-    ],
-    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  responder = child;
-  // It announces the port on stdout: `ACCEPT [::]:PORT PID=…`.
-  let output = '';
-  child.stdout?.setEncoding('utf8');
-  child.stderr?.setEncoding('utf8');
-  return new Promise((resolve, reject) => {
-    child.stdout?.on('data', (text: string) => {
-      output += text;
-      const port = /ACCEPT .*:(\d+)/.exec(output)?.[1];
-      if (port) resolve(Number(port));
-    });
-    child.stderr?.on('data', (text: string) => {
-      output += text;
-    });
-    child.once('exit', (code) => reject(new Error(`openssl ocsp exited (${code}): ${output}`)));
-  });
-}
-
-async function makePki(dir: string): Promise<Pki> {
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl(dir, [
-    'req',
-    '-x509',
-    ...ec,
-    '-subj',
-    '/CN=Portico Test CA',
-    '-days',
-    '2',
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.crt',
-    '-addext',
-    'basicConstraints=critical,CA:true',
-    '-addext',
-    'keyUsage=critical,keyCertSign,cRLSign',
-  ]);
-  const issue = (name: string, serial: string, extensions: string): void => {
-    writeFileSync(join(dir, `${name}.ext`), `basicConstraints = CA:false\n${extensions}\n`);
-    openssl(dir, [
-      'req',
-      ...ec,
-      '-subj',
-      `/CN=${name}`,
-      '-keyout',
-      `${name}.key`,
-      '-out',
-      `${name}.csr`,
-    ]);
-    openssl(dir, [
-      'x509',
-      '-req',
-      '-in',
-      `${name}.csr`,
-      '-CA',
-      'ca.crt',
-      '-CAkey',
-      'ca.key',
-      '-set_serial',
-      `0x${serial}`,
-      '-days',
-      '2',
-      '-extfile',
-      `${name}.ext`,
-      '-out',
-      `${name}.crt`,
-    ]);
-  };
-  issue('ocsp', '1001', 'extendedKeyUsage = OCSPSigning');
-  // The responder's database: serials are all it looks at. `unknown` is deliberately absent.
-  const expiry = '301231235959Z';
-  writeFileSync(
-    join(dir, 'index.txt'),
-    [
-      `V\t${expiry}\t\t${LEAVES.good.serial}\tunknown\t/CN=good`,
-      `R\t${expiry}\t260101000000Z\t${LEAVES.revoked.serial}\tunknown\t/CN=revoked`,
-      '',
-    ].join('\n'),
-  );
-  // The leaves name the responder's port, so it is started first.
-  const ports = { openssl: await startResponder(dir), fake: (fake.address() as AddressInfo).port };
-  for (const [name, { serial, responder: which }] of Object.entries(LEAVES)) {
-    const aia = which ? `authorityInfoAccess = OCSP;URI:http://127.0.0.1:${ports[which]}` : '';
-    issue(name, serial, `subjectAltName = IP:127.0.0.1\n${aia}`);
-  }
-  const read = (file: string): string => readFileSync(join(dir, file), 'utf8');
-  const names = Object.keys(LEAVES) as Leaf[];
-  const record = <T>(f: (name: Leaf) => T): Record<Leaf, T> =>
-    Object.fromEntries(names.map((n) => [n, f(n)])) as Record<Leaf, T>;
-  const caPem = read('ca.crt');
-  return {
-    dir,
-    caPem,
-    pem: record((n) => read(`${n}.crt`)),
-    key: record((n) => read(`${n}.key`)),
-    der: record((n) => pemCertificates(read(`${n}.crt`))[0]!),
-    caDer: pemCertificates(caPem)[0]!,
-  };
-}
-
-function opensslMissing(): boolean {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'ignore' });
-    return false;
-  } catch {
-    return true;
-  }
-}
-
-// Under CI a missing openssl is not skipped over: making the PKI fails instead.
-const SKIP =
-  !process.env.CI && opensslMissing()
-    ? 'openssl is not installed: no certificates and no responder to test against'
-    : false;
 
 before(async () => {
   if (SKIP) return;
   fake.listen(0, '127.0.0.1');
   await once(fake, 'listening');
-  workDir = mkdtempSync(join(tmpdir(), 'portico-ocsp-'));
-  pki = await makePki(workDir);
+  pki = await makePki(fakePort());
 });
 
 after(() => {
-  responder?.kill();
+  pki?.close();
   for (const socket of fakeSockets) socket.destroy();
   if (fake.listening) fake.close();
-  if (workDir) rmSync(workDir, { recursive: true, force: true });
 });
 
 function thePki(): Pki {
   assert.ok(pki, 'the PKI was not made');
   return pki;
 }
-
-const certIdOf = (p: Pki, leaf: Leaf): CertId =>
-  certIdFor(parseCertificate(p.der[leaf]), parseCertificate(p.caDer));
-
-/** `openssl ocsp` answering the request for `leaf` from a file, without a server. */
-function offlineResponse(p: Pki, leaf: Leaf, validity: string[]): Buffer {
-  writeFileSync(join(p.dir, `${leaf}.req`), encodeOcspRequest(certIdOf(p, leaf)));
-  openssl(p.dir, [
-    'ocsp',
-    '-index',
-    'index.txt',
-    '-rsigner',
-    'ocsp.crt',
-    '-rkey',
-    'ocsp.key',
-    '-CA',
-    'ca.crt',
-    '-reqin',
-    `${leaf}.req`,
-    '-respout',
-    `${leaf}.resp`,
-    ...validity,
-  ]);
-  return readFileSync(join(p.dir, `${leaf}.resp`));
-}
-
-describe('OCSP responder URLs', () => {
-  it('takes the first http(s) responder and ignores other schemes', () => {
-    const fields = {
-      serialNumber: Buffer.alloc(1),
-      issuer: Buffer.alloc(0),
-      subject: Buffer.alloc(0),
-      publicKey: Buffer.alloc(0),
-    };
-    assert.equal(
-      responderUrl({ ...fields, ocspUris: ['ldap://x/', 'not a url', 'https://ocsp.example/'] })
-        ?.href,
-      'https://ocsp.example/',
-    );
-    assert.equal(
-      responderUrl({ ...fields, ocspUris: ['ldap://x/', 'file:///etc/passwd'] }),
-      undefined,
-    );
-  });
-});
-
-describe('OCSP requests and responses', { skip: SKIP }, () => {
-  it('reads serial number, names, key and responder from a certificate', () => {
-    const p = thePki();
-    const good = parseCertificate(p.der.good);
-    assert.equal(good.serialNumber.toString('hex'), '00f23456789a');
-    assert.equal(good.ocspUris.length, 1);
-    assert.match(responderUrl(good)?.href ?? '', /^http:\/\/127\.0\.0\.1:\d+\/$/);
-    const ca = parseCertificate(p.caDer);
-    assert.ok(good.issuer.equals(ca.subject));
-    assert.deepEqual(parseCertificate(p.der.noAia).ocspUris, []);
-  });
-
-  it('builds the same request as `openssl ocsp -reqout -no_nonce`', () => {
-    const p = thePki();
-    for (const leaf of ['good', 'revoked'] as const) {
-      openssl(p.dir, [
-        'ocsp',
-        '-issuer',
-        'ca.crt',
-        '-cert',
-        `${leaf}.crt`,
-        '-reqout',
-        `${leaf}.openssl.req`,
-        '-no_nonce',
-      ]);
-      const expected = readFileSync(join(p.dir, `${leaf}.openssl.req`));
-      assert.equal(
-        encodeOcspRequest(certIdOf(p, leaf)).toString('hex'),
-        expected.toString('hex'),
-        leaf,
-      );
-    }
-  });
-
-  it("parses the responder's answers: good, revoked, unknown, with and without nextUpdate", () => {
-    const p = thePki();
-    const started = Date.now() - 2000;
-    const good = parseOcspResponse(offlineResponse(p, 'good', ['-nmin', '5']), certIdOf(p, 'good'));
-    assert.equal(good.certStatus, 'good');
-    assert.ok(
-      good.thisUpdate.getTime() >= started && good.thisUpdate.getTime() <= Date.now(),
-      good.thisUpdate.toISOString(),
-    );
-    assert.equal(good.nextUpdate?.getTime(), good.thisUpdate.getTime() + 5 * 60_000);
-    assert.equal(
-      parseOcspResponse(offlineResponse(p, 'good', []), certIdOf(p, 'good')).nextUpdate,
-      undefined,
-    );
-    assert.equal(
-      parseOcspResponse(offlineResponse(p, 'revoked', ['-ndays', '1']), certIdOf(p, 'revoked'))
-        .certStatus,
-      'revoked',
-    );
-    assert.equal(
-      parseOcspResponse(offlineResponse(p, 'unknown', ['-ndays', '1']), certIdOf(p, 'unknown'))
-        .certStatus,
-      'unknown',
-    );
-  });
-
-  it('refuses a response about another certificate, an unsuccessful one, and damaged ones', () => {
-    const p = thePki();
-    const response = offlineResponse(p, 'good', ['-nmin', '5']);
-    assert.throws(
-      () => parseOcspResponse(response, certIdOf(p, 'revoked')),
-      /no status for this certificate/,
-    );
-    assert.throws(
-      () =>
-        parseOcspResponse(
-          encode(Tag.SEQUENCE, encode(Tag.ENUMERATED, Buffer.from([3]))),
-          certIdOf(p, 'good'),
-        ),
-      /answered tryLater/,
-    );
-    for (let length = 0; length < response.length; length++) {
-      assert.throws(
-        () => parseOcspResponse(response.subarray(0, length), certIdOf(p, 'good')),
-        DerError,
-      );
-    }
-    for (let i = 0; i < 2000; i++) {
-      const mutated = Buffer.from(response);
-      const at = Math.floor(Math.random() * mutated.length);
-      mutated[at] = (mutated[at] ?? 0) ^ (1 << Math.floor(Math.random() * 8));
-      try {
-        parseOcspResponse(mutated, certIdOf(p, 'good'));
-      } catch (err) {
-        assert.ok(
-          err instanceof Error && !(err instanceof RangeError) && !(err instanceof TypeError),
-          String(err),
-        );
-      }
-    }
-  });
-});
-
-// ---- Stapling on a real TLS server --------------------------------------------------------------
 
 interface Staging {
   stapler: OcspStapler;
@@ -438,6 +119,26 @@ async function handshake(
   }
 }
 
+/** What the stapler answers a handshake for `certificate`, asked directly. */
+function staple(
+  stapler: OcspStapler,
+  certificate: Buffer,
+  issuer: Buffer | null,
+): Promise<Buffer | undefined> {
+  return new Promise((resolve) =>
+    stapler.onOcspRequest(certificate, issuer, (err, der) => resolve(err ? undefined : der)),
+  );
+}
+
+/** Handshakes until one gets a staple. */
+async function stapled(p: Pki, port: number): Promise<Buffer> {
+  const response = await until(async () => (await handshake(p, port)).response, {
+    what: 'a stapled response',
+  });
+  assert.ok(response);
+  return response;
+}
+
 /** `openssl s_client -status`'s account of the handshake. */
 function sClient(port: number): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -454,21 +155,8 @@ function sClient(port: number): Promise<string> {
   });
 }
 
-async function eventually<T>(
-  what: string,
-  attempt: () => Promise<T | undefined>,
-  ms = 5000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const result = await attempt();
-    if (result !== undefined) return result;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+/** Lets the tick in which Node announces a request started go by. */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 describe('OCSP stapling on 127.0.0.1', { skip: SKIP }, () => {
   it('the first handshake gets no staple and starts the fetch; later ones get "good" (s_client and Node)', async () => {
@@ -477,10 +165,7 @@ describe('OCSP stapling on 127.0.0.1', { skip: SKIP }, () => {
     try {
       const first = await sClient(s.port);
       assert.match(first, /OCSP response: no response sent/);
-      const response = await eventually(
-        'a stapled response',
-        async () => (await handshake(p, s.port)).response,
-      );
+      const response = await stapled(p, s.port);
       assert.equal(parseOcspResponse(response, certIdOf(p, 'good')).certStatus, 'good');
       const later = await sClient(s.port);
       assert.match(later, /OCSP Response Status: successful \(0x0\)/);
@@ -494,11 +179,13 @@ describe('OCSP stapling on 127.0.0.1', { skip: SKIP }, () => {
 
   it('prefetch staples from the first handshake, and the cached response is reused', async () => {
     const p = thePki();
+    const requests = watchOcspRequests();
     const s = await stage(p, 'good');
     try {
       s.stapler.prefetch(p.pem.good + p.caPem);
-      // Give the background fetch time to finish without any handshake prompting it.
-      await sleep(1000);
+      // Before any handshake: the fetch is prefetch's doing.
+      await until(() => requests.count(p.responderPort), { what: 'the fetch prefetch starts' });
+      await until(() => staple(s.stapler, p.der.good, p.caDer), { what: 'the cached response' });
       const output = await sClient(s.port);
       assert.match(output, /OCSP Response Status: successful/);
       assert.match(output, /Cert Status: good/);
@@ -507,38 +194,46 @@ describe('OCSP stapling on 127.0.0.1', { skip: SKIP }, () => {
       assert.ok(first);
       for (const { response } of responses)
         assert.deepEqual(response, first, 'the same cached DER');
+      assert.equal(requests.count(p.responderPort), 1, 'one fetch for all the handshakes');
       assert.deepEqual(s.logs, []);
     } finally {
+      requests.stop();
       await s.close();
     }
   });
 
-  it('refreshes in the background once within the refresh margin', async () => {
+  it('refreshes in the background, once, when the refresh margin before nextUpdate is reached', async (t) => {
     const p = thePki();
-    // The responder's answers are valid for 5 minutes from thisUpdate (whole seconds): refresh
-    // 2 to 3 s after fetching, far enough from the 1 s below which the stapler waits a minute.
+    // The responder's answers are valid for 5 minutes from thisUpdate: this margin makes the
+    // refresh due 3 s after thisUpdate, on the mocked clock.
+    t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: Date.now() });
+    const requests = watchOcspRequests();
     const s = await stage(p, 'good', { refreshMarginMs: 5 * 60_000 - 3000 });
     try {
       s.stapler.prefetch(p.pem.good + p.caPem);
-      const first = await eventually(
-        'a stapled response',
-        async () => (await handshake(p, s.port)).response,
-      );
-      const firstUpdate = parseOcspResponse(first, certIdOf(p, 'good')).thisUpdate.getTime();
-      const refreshed = await eventually(
-        'a newer response',
-        async () => {
-          const { response } = await handshake(p, s.port);
-          return response &&
-            parseOcspResponse(response, certIdOf(p, 'good')).thisUpdate.getTime() > firstUpdate
-            ? response
-            : undefined;
-        },
-        8000,
-      );
+      const first = await until(() => staple(s.stapler, p.der.good, p.caDer), {
+        what: 'the first response',
+      });
+      assert.ok(first);
+      const due = parseOcspResponse(first, certIdOf(p, 'good')).thisUpdate.getTime() + 3000;
+      t.mock.timers.tick(due - Date.now() - 1);
+      await nextTurn();
+      assert.equal(requests.count(p.responderPort), 1, 'not before it is due');
+      t.mock.timers.tick(1);
+      await nextTurn();
+      assert.equal(requests.count(p.responderPort), 2, 'when it is due');
+      // A new signature makes new bytes even within the same second.
+      const refreshed = await until(() => staple(s.stapler, p.der.good, p.caDer), {
+        ok: (response) => response !== undefined && !response.equals(first),
+        what: 'the refreshed response',
+      });
+      assert.ok(refreshed);
       assert.equal(parseOcspResponse(refreshed, certIdOf(p, 'good')).certStatus, 'good');
+      assert.deepEqual((await handshake(p, s.port)).response, refreshed);
+      assert.equal(requests.count(p.responderPort), 2);
       assert.deepEqual(s.logs, []);
     } finally {
+      requests.stop();
       await s.close();
     }
   });
@@ -549,7 +244,7 @@ describe('OCSP stapling on 127.0.0.1', { skip: SKIP }, () => {
       const s = await stage(p, leaf);
       try {
         s.stapler.prefetch(p.pem[leaf] + p.caPem);
-        await eventually('the log line', async () => (s.logs.length > 0 ? true : undefined));
+        await until(() => s.logs.length > 0, { what: 'the log line' });
         for (let i = 0; i < 3; i++) assert.equal((await handshake(p, s.port)).response, undefined);
         assert.match(await sClient(s.port), /OCSP response: no response sent/);
         assert.equal(s.logs.length, 1, s.logs.join('\n'));
@@ -585,12 +280,7 @@ describe('OCSP stapling on 127.0.0.1', { skip: SKIP }, () => {
     const stapler = new OcspStapler({ log: (line) => logs.push(line) });
     try {
       // What Node passes when neither the chain nor `ca` holds the issuer.
-      for (let i = 0; i < 3; i++) {
-        const answer = await new Promise<Buffer | undefined>((resolve) =>
-          stapler.onOcspRequest(p.der.good, null, (err, der) => resolve(err ? undefined : der)),
-        );
-        assert.equal(answer, undefined);
-      }
+      for (let i = 0; i < 3; i++) assert.equal(await staple(stapler, p.der.good, null), undefined);
       assert.equal(logs.length, 1, logs.join('\n'));
       assert.match(
         logs[0] ?? '',
@@ -604,25 +294,43 @@ describe('OCSP stapling on 127.0.0.1', { skip: SKIP }, () => {
     }
   });
 
-  it('a responder that is down: handshakes at once, one failure logged, back-off instead of a fetch per handshake', async () => {
+  it('a responder that is down: handshakes at once, one failure logged, then a retry after 1 min instead of a fetch per handshake', async (t) => {
     const p = thePki();
     fakeMode = 'reset';
     fakeConnections = 0;
+    t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: Date.now() });
+    const requests = watchOcspRequests();
     const s = await stage(p, 'fake');
+    const quick = async (): Promise<void> => {
+      const { response, ms } = await handshake(p, s.port);
+      assert.equal(response, undefined);
+      assert.ok(ms < 1000, `handshake took ${ms} ms`);
+    };
     try {
-      for (let i = 0; i < 5; i++) {
-        const { response, ms } = await handshake(p, s.port);
-        assert.equal(response, undefined);
-        assert.ok(ms < 1000, `handshake took ${ms} ms`);
-        await sleep(50);
-      }
-      assert.equal(fakeConnections, 1, 'one fetch; the retry waits for its back-off');
+      // The second handshake comes while the first one's fetch is likely still under way.
+      await quick();
+      await quick();
+      await until(() => s.logs.length > 0, { what: 'the failure to be logged' });
+      for (let i = 0; i < 3; i++) await quick();
+      // Node announces a request before the handshake that started it completes: none did.
+      assert.equal(requests.count(fakePort()), 1, 'one fetch; the retry waits for its back-off');
+      assert.equal(fakeConnections, 1);
       assert.equal(s.logs.length, 1, s.logs.join('\n'));
       assert.match(
         s.logs[0] ?? '',
         /^OCSP stapling: could not get the status of certificate "CN=fake" .* from http:\/\/127\.0\.0\.1:\d+\/: socket hang up; asking again in 1 min, then less often$/,
       );
+      // The retry timer was set as the failure was logged.
+      t.mock.timers.tick(60_000 - 1);
+      await nextTurn();
+      assert.equal(requests.count(fakePort()), 1);
+      t.mock.timers.tick(1);
+      await nextTurn();
+      assert.equal(requests.count(fakePort()), 2, 'the retry, 1 min later');
+      await until(() => fakeConnections === 2, { what: 'the retry to reach the responder' });
+      assert.equal(s.logs.length, 1, 'a streak of failures is logged once');
     } finally {
+      requests.stop();
       await s.close();
     }
   });
@@ -631,6 +339,7 @@ describe('OCSP stapling on 127.0.0.1', { skip: SKIP }, () => {
     const p = thePki();
     fakeMode = 'hang';
     fakeConnections = 0;
+    const requests = watchOcspRequests();
     // Handshakes are allowed half the fetch's time limit: enough on a loaded CI machine, and still
     // proof that none of them waited for the fetch.
     const s = await stage(p, 'fake', { fetchTimeoutMs: 3000 });
@@ -638,17 +347,15 @@ describe('OCSP stapling on 127.0.0.1', { skip: SKIP }, () => {
       const { response, ms } = await handshake(p, s.port);
       assert.equal(response, undefined);
       assert.ok(ms < 1500, `handshake took ${ms} ms`);
-      await eventually('the fetch to start', async () =>
-        fakeConnections === 1 ? true : undefined,
-      );
+      await until(() => fakeConnections === 1, { what: 'the fetch to start' });
       assert.ok((await handshake(p, s.port)).ms < 1500, 'while the fetch is pending');
-      await eventually('the timeout', async () => (s.logs.length > 0 ? true : undefined));
+      assert.equal(requests.count(fakePort()), 1, 'no second fetch while one is pending');
+      await until(() => s.logs.length > 0, { what: 'the timeout' });
       assert.equal(s.logs.length, 1, s.logs.join('\n'));
       assert.match(s.logs[0] ?? '', /: no complete answer within 3000 ms; asking again in 1 min/);
-      await eventually('the connection to be closed', async () =>
-        fakeSockets.size === 0 ? true : undefined,
-      );
+      await until(() => fakeSockets.size === 0, { what: 'the connection to be closed' });
     } finally {
+      requests.stop();
       await s.close();
     }
   });
@@ -660,13 +367,9 @@ describe('OCSP stapling on 127.0.0.1', { skip: SKIP }, () => {
     const s = await stage(p, 'fake');
     try {
       s.stapler.prefetch(p.pem.fake + p.caPem);
-      await eventually('the fetch to start', async () =>
-        fakeConnections === 1 ? true : undefined,
-      );
+      await until(() => fakeConnections === 1, { what: 'the fetch to start' });
       s.stapler.close();
-      await eventually('the connection to be closed', async () =>
-        fakeSockets.size === 0 ? true : undefined,
-      );
+      await until(() => fakeSockets.size === 0, { what: 'the connection to be closed' });
       assert.equal((await handshake(p, s.port)).response, undefined);
       assert.equal(fakeConnections, 1);
       assert.deepEqual(s.logs, []);
@@ -681,7 +384,7 @@ describe('OCSP stapling on 127.0.0.1', { skip: SKIP }, () => {
     const s = await stage(p, 'fake');
     try {
       s.stapler.prefetch(p.pem.fake + p.caPem);
-      await eventually('the failure', async () => (s.logs.length > 0 ? true : undefined));
+      await until(() => s.logs.length > 0, { what: 'the failure' });
       assert.match(s.logs[0] ?? '', /: the response is larger than 64 KiB; asking again/);
       assert.equal((await handshake(p, s.port)).response, undefined);
     } finally {
