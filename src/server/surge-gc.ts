@@ -6,7 +6,8 @@
 // surge grew and compacts the old one; then the C allocator's free pages go back too, since closed
 // connections freed as much there. A pause of tens of ms each, once per surge. A surge is either
 // many connections that have since closed, or memory grown since the last collection while no
-// request has come in for a whole check. Needs `--expose-gc` (bin/portico.js passes it).
+// request has come in for a whole check (then, once most connections open at that collection have
+// closed, what they held is collected too). Needs `--expose-gc` (bin/portico.js passes it).
 import { trimAllocator } from './allocator-trim.js';
 
 /** A surge of connections is at least this many open at once… */
@@ -43,6 +44,8 @@ export class SurgeGc {
   private floor: number | undefined;
   /** Checks left until the second collection; 0 when none is due. */
   private settleIn = 0;
+  /** Connections open at the last collection: what they still held could not be freed then. */
+  private openAtCollection = 0;
 
   constructor(
     private readonly watch: SurgeWatch,
@@ -60,10 +63,15 @@ export class SurgeGc {
     this.lastRequests = served;
     const resident = rss();
     this.floor ??= resident;
-    const connectionsPassed = this.peak >= SURGE && open() <= this.peak * PASSED;
-    if (!connectionsPassed && !(idle && resident - this.floor >= GROWTH)) return;
+    const openNow = open();
+    const connectionsPassed = this.peak >= SURGE && openNow <= this.peak * PASSED;
+    // Clients that held streams or downloads through the last collection have since left.
+    const holdersLeft = this.openAtCollection > 0 && openNow <= this.openAtCollection * PASSED;
+    const grown = resident - this.floor >= GROWTH;
+    if (!connectionsPassed && !(idle && (grown || holdersLeft))) return;
     this.peak = 0;
     this.floor = undefined;
+    this.openAtCollection = openNow;
     this.collector!.collect();
     this.settleIn = SETTLE_CHECKS;
   }

@@ -106,3 +106,24 @@ it('collects once when memory grew and no request came in for a check, not under
     ['', '', 'c', '', '', '', 'ct', ''],
   );
 });
+
+it('collects again once the clients that held memory through a collection have left', () => {
+  // Four connections hold 500 stalled streams: memory grew on an idle server, a collection could
+  // not free what they hold; once they are gone, what they held is collected and trimmed.
+  const held = (rssMb: number, open: number): Sample => ({ peak: 4, open, requests: 5, rssMb });
+  assert.deepEqual(
+    run([
+      { peak: 4, open: 4, requests: 1, rssMb: 120 },
+      held(148, 4),
+      held(148, 4),
+      held(147, 4),
+      held(147, 0),
+      held(147, 0),
+      held(147, 0),
+      held(147, 0),
+      held(120, 0),
+      held(120, 0),
+    ]),
+    ['', '', 'c', '', 'c', '', '', '', 'ct', ''],
+  );
+});
