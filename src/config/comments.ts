@@ -1,4 +1,4 @@
-// Comments for `convert` (issue 16 point 11): read from the source text, since neither parser's
+// Comments for `convert`: read from the source text, since neither parser's
 // tree keeps them where the raw tree can use them, and attached to the raw entry they stand before
 // (a comment at the end of a line goes with that line's entry). Each writer puts an entry's
 // comments on the lines before it; what follows the last entry ends the file.

@@ -24,7 +24,7 @@ const COMPRESSED_EXTENSIONS = new Set(
     'svgz xps zip zst'
   ).split(' '),
 );
-// What compresses (issue 16 point 5): an allow list, as nginx's gzip_types and Caddy's encode
+// What compresses: an allow list, as nginx's gzip_types and Caddy's encode
 // matcher are, so an unknown binary (application/octet-stream, a file without a known extension)
 // is sent as it is, with its Content-Length, instead of costing CPU for nothing.
 /** Types other than text/* that are text underneath or compress well; docs/running.md lists them. */

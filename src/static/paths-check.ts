@@ -1,6 +1,6 @@
 // The files a configuration serves from, looked at when it is validated: a wwwroot that is not
 // there or not a directory, or an errorPages file that cannot be read, would otherwise only show
-// as 404s or default pages (issue 16 point 8). Warnings, not errors: a deployment may create them
+// as 404s or default pages. Warnings, not errors: a deployment may create them
 // after the configuration. (Skipped by `convert`, which may run where the files are not.)
 import type { ConfigCheck } from '../config/checks.js';
 import { pathProblem as problemWith } from '../config/system-errors.js';

@@ -71,7 +71,7 @@ export class StaticFiles {
   }
 
   /**
-   * An errorPages file, from the same bounded, revalidated memory as the files served (issue 15):
+   * An errorPages file, from the same bounded, revalidated memory as the files served:
    * a flood of errors reads no file. Looked up under `/`, so a page may be anywhere, symlinks too;
    * one larger than the files held in memory (1 MiB) is refused.
    */
@@ -114,7 +114,7 @@ export class StaticFiles {
 
   /**
    * Synchronous when the cache knows the path and holds the file (the usual hit and the usual 404):
-   * no promise per request (issue 15). Anything to read or check first takes `serveFound`.
+   * no promise per request. Anything to read or check first takes `serveFound`.
    */
   private serve(ctx: Ctx, wwwroot: string, flags: StageFlags, mayRetry: boolean): Outcome {
     const entry = this.cache.lookup(wwwroot, decodePath(ctx.path), ctx.startedAt);
@@ -266,7 +266,7 @@ export class StaticFiles {
 }
 
 // What a path that is no file gets: one shared answer each, so a scanner's flood of 404s makes no
-// error object per request (issue 15).
+// error object per request.
 const NOT_FOUND = new HttpError(404, 'not-found', { detail: 'static files: not found' });
 const FORBIDDEN = new HttpError(403, 'forbidden', { detail: 'static files: permission denied' });
 const NOT_A_FILE = new HttpError(501, 'not-a-file', {

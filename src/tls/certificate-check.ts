@@ -34,7 +34,7 @@ export const checkCertificateFiles: ConfigCheck = (config, scopes, diags, { file
     }
   }
   // The certificate and the key are read apart, so one run names both when both are missing. The
-  // key's path is shown: only /config hides it (issue 16 point 8).
+  // key's path is shown: only /config hides it.
   const check = (
     certPath: string,
     keyPath: string,

@@ -51,7 +51,7 @@ export function policyOptions(g: ResolvedSettings): SecureContextOptions {
 
 /**
  * Checks a certificate chain and its key without making a TLS context (each listener makes the
- * one context a certificate needs: issue 15 asks for one per certificate per reload). Every
+ * one context a certificate needs, once per certificate per reload). Every
  * certificate of the chain must parse and the key must belong to the first; returns the first.
  */
 export function checkKeyPair(pair: KeyPair, certPath: string, keyPath: string): X509Certificate {
