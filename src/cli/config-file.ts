@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatDiagnostic, type Diagnostic } from '../config/diagnostics.js';
 import { loadConfig, loadConfigText, type LoadResult } from '../config/load.js';
+import { PROPERTY_TABLE } from '../modules/registry.js';
 import { configChecks } from '../server/config-checks.js';
 import type { CommandIo } from './io.js';
 
@@ -32,13 +33,18 @@ export async function loadChosenConfig(
 ): Promise<LoadResult & { label: string; builtIn: boolean }> {
   const chosen = file ?? findConfigFile(cwd);
   const checks = configChecks();
+  const properties = PROPERTY_TABLE;
   if (chosen === undefined)
     return {
-      ...loadConfigText(builtInConfigText(), 'yaml', '(built-in default)', { checks }),
+      ...loadConfigText(builtInConfigText(), 'yaml', '(built-in default)', { properties, checks }),
       label: '(built-in default)',
       builtIn: true,
     };
-  return { ...(await loadConfig(chosen, { cwd, checks })), label: chosen, builtIn: false };
+  return {
+    ...(await loadConfig(chosen, { cwd, properties, checks })),
+    label: chosen,
+    builtIn: false,
+  };
 }
 
 export function printDiagnostics(diagnostics: readonly Diagnostic[], io: CommandIo): void {

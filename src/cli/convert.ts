@@ -5,6 +5,7 @@ import { attachComments, commentsOf } from '../config/comments.js';
 import { toKdl, toYaml } from '../config/convert.js';
 import { Diagnostics } from '../config/diagnostics.js';
 import { loadConfig, parseText, syntaxOf, type Syntax } from '../config/load.js';
+import { PROPERTY_TABLE } from '../modules/registry.js';
 import { configChecks } from '../server/config-checks.js';
 import { printDiagnostics } from './config-file.js';
 import type { CommandIo } from './io.js';
@@ -28,14 +29,19 @@ export async function convertCommand(
     return 2;
   }
   const target: Syntax = (to as Syntax | undefined) ?? (from === 'yaml' ? 'kdl' : 'yaml');
-  const checked = await loadConfig(file, { keepPlaceholders: true, checks: configChecks() });
+  const properties = PROPERTY_TABLE;
+  const checked = await loadConfig(file, {
+    keepPlaceholders: true,
+    properties,
+    checks: configChecks(),
+  });
   printDiagnostics(checked.diagnostics, io);
   if (!checked.config) return 1;
   const diags = new Diagnostics();
   const text = await readFile(file, 'utf8');
-  const own = parseText(text, from, file, diags);
+  const own = parseText(text, from, file, diags, properties);
   if (!own || own.kind !== 'map') return 1;
   const end = attachComments(own, commentsOf(text, from));
-  io.stdout.write(target === 'kdl' ? toKdl(own, end) : toYaml(own, end));
+  io.stdout.write(target === 'kdl' ? toKdl(own, properties, end) : toYaml(own, properties, end));
   return 0;
 }

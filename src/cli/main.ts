@@ -80,13 +80,14 @@ export async function main(argv: string[], io: CommandIo = processIo): Promise<n
       if (positionals.length > 1 || values.config !== undefined)
         return usage(io, command, 'expected one FILE');
       return (await import('./convert.js')).convertCommand(positionals[0], values.to, io);
-    case 'schema':
+    case 'schema': {
       if (positionals.length > 0)
         return usage(io, command, `unexpected argument ${positionals[0]}`);
-      io.stdout.write(
-        `${JSON.stringify((await import('../config/schema.js')).configSchema(), null, 2)}\n`,
-      );
+      const { configSchema } = await import('../config/schema.js');
+      const { PROPERTY_TABLE } = await import('../modules/registry.js');
+      io.stdout.write(`${JSON.stringify(configSchema(PROPERTY_TABLE), null, 2)}\n`);
       return 0;
+    }
     default:
       return usage(io, command, 'unknown command');
   }

@@ -4,9 +4,10 @@ import { isSupportedPasswordHash } from '../auth/password.js';
 import { findCipherSuite } from './tls-names.js';
 import type { Diagnostics } from './diagnostics.js';
 import { isLoopback, parseListen } from './formats.js';
-import { modulesOf, propertyRow, type Settings } from './properties.js';
+import type { PropertyTable } from './property-table.js';
+import type { Settings } from './properties.js';
 import type { Pos, RawEntry } from './raw.js';
-import type { Config, ScopeRecord } from './validate.js';
+import type { Config, ScopeRecord, Validated } from './validate.js';
 
 /** Where a property was written, for a message about it. */
 export interface Place {
@@ -17,14 +18,26 @@ export interface Place {
 /**
  * A check that a layer above the configuration adds (certificate files, a module's rules): it runs
  * after the table's own checks, on the validated Config, and reports with positions. `files` is
- * false for `convert`, which may run where the files are not.
+ * false for `convert`, which may run where the files are not. A module's check reads its own
+ * properties from the scopes' settings as `S`.
  */
-export type ConfigCheck = (
+export type ConfigCheck<S = Settings> = (
   config: Config,
-  scopes: readonly ScopeRecord[],
+  scopes: readonly ScopeRecord<S>[],
   diags: Diagnostics,
   context: { readonly files: boolean },
 ) => void;
+
+/** The rules relating properties, then the checks of the layers above, on a validated Config. */
+export function checkConfig(
+  { config, scopes }: Validated,
+  diags: Diagnostics,
+  checks: readonly ConfigCheck[],
+  context: { readonly files: boolean },
+): void {
+  runChecks(config, scopes, diags);
+  for (const check of checks) check(config, scopes, diags, context);
+}
 
 /** Where the global property `name` was written (the global block, or line 1, when it was not). */
 export function globalPlace(scopes: readonly ScopeRecord[], name: string): Place {
@@ -41,11 +54,7 @@ function portOf(value: number | string | undefined, fallback: number): number | 
   return typeof value === 'number' ? value : parseListen(value)?.port;
 }
 
-export function runChecks(
-  config: Config,
-  scopes: readonly ScopeRecord[],
-  diags: Diagnostics,
-): void {
+function runChecks(config: Config, scopes: readonly ScopeRecord[], diags: Diagnostics): void {
   const globalRecord = scopes.find((s) => s.scope === 'global');
   const g = config.global;
   const where = (name: string): Place => globalPlace(scopes, name);
@@ -163,7 +172,8 @@ export function runChecks(
   });
   // An invalid loadModules was reported already; guessing which modules were meant would only add noise.
   const modulesKnown = g.loadModules !== undefined || !globalRecord?.keys.has('loadModules');
-  for (const record of scopes) checkScope(record, modulesKnown ? loaded : undefined, diags);
+  for (const record of scopes)
+    checkScope(record, config.properties, modulesKnown ? loaded : undefined, diags);
   checkHosts(config, scopes, diags);
 }
 
@@ -177,13 +187,14 @@ function sameHost(a: number | string | undefined, b: number | string | undefined
 
 function checkScope(
   record: ScopeRecord,
+  properties: PropertyTable,
   loaded: ReadonlySet<string> | undefined,
   diags: Diagnostics,
 ): void {
   const s: Settings = record.settings;
   const at = (name: string): RawEntry => record.keys.get(name)!;
   for (const [name, entry] of record.keys) {
-    const modules = modulesOf(propertyRow(name)!);
+    const modules = properties.modulesOf(name);
     if (loaded && modules.length > 0 && !modules.some((m) => loaded.has(m))) {
       const need =
         modules.length === 1

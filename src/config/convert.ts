@@ -5,7 +5,7 @@
 import { Document, isMap, isPair, isScalar, isSeq } from 'yaml';
 import { writeKdl } from './kdl-write.js';
 import { own } from './own.js';
-import { ALIASES, propertyRow } from './properties.js';
+import type { PropertyTable } from './property-table.js';
 import {
   rawList,
   rawMap,
@@ -17,13 +17,24 @@ import {
 } from './raw.js';
 import type { Spec } from './types.js';
 
-/** `endComments`: the comments after the file's last entry (attachComments). */
-export function toKdl(root: RawMap, endComments: readonly string[] = []): string {
-  return writeKdl(canonicalize(root), endComments);
+/**
+ * `properties`: the table the file was read against; `endComments`: the comments after the file's
+ * last entry (attachComments).
+ */
+export function toKdl(
+  root: RawMap,
+  properties: PropertyTable,
+  endComments: readonly string[] = [],
+): string {
+  return writeKdl(canonicalize(root, properties), properties, endComments);
 }
 
-export function toYaml(root: RawMap, endComments: readonly string[] = []): string {
-  const tree = canonicalize(root);
+export function toYaml(
+  root: RawMap,
+  properties: PropertyTable,
+  endComments: readonly string[] = [],
+): string {
+  const tree = canonicalize(root, properties);
   const doc = new Document(toPlain(tree), { aliasDuplicateObjects: false });
   placeComments(tree, doc.contents);
   if (endComments.length > 0) doc.comment = endComments.join('\n');
@@ -58,7 +69,8 @@ function placeComments(raw: RawNode, node: unknown, firstPlaced = false): void {
  * The same tree with every accepted alias renamed to the documented property or field, and every
  * value left out written as the value it stands for.
  */
-export function canonicalize(root: RawMap): RawMap {
+export function canonicalize(root: RawMap, properties: PropertyTable): RawMap {
+  const scope = (node: RawNode): RawNode => canonicalScope(node, properties);
   return rawMap(
     root.entries.map((e) => {
       if (e.key === 'global') return { ...e, value: scope(e.value) };
@@ -70,12 +82,14 @@ export function canonicalize(root: RawMap): RawMap {
   );
 }
 
-function scope(node: RawNode): RawNode {
+/** One scope's mapping, its locations and errorConfig too. */
+function canonicalScope(node: RawNode, properties: PropertyTable): RawNode {
   if (node.kind !== 'map') return node;
+  const scope = (n: RawNode): RawNode => canonicalScope(n, properties);
   return rawMap(
     node.entries.flatMap((e): RawEntry[] => {
-      const key = own(ALIASES, e.key) ?? e.key;
-      const spec = propertyRow(key)?.type;
+      const key = properties.canonical(e.key);
+      const spec = properties.row(key)?.type;
       if (spec?.kind === 'section') {
         // `locations:` without a value holds no blocks.
         if (isNull(e.value)) return [];

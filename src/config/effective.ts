@@ -10,8 +10,9 @@ export function effectiveConfig(config: Config): {
   hosts: Record<string, unknown>[];
 } {
   const plain = configToPlain(config);
+  const { properties } = config;
   return {
-    global: redactScope(withDefaults(plain.global) as Record<string, unknown>),
-    hosts: plain.hosts.map(redactScope),
+    global: redactScope(withDefaults(plain.global, properties), properties),
+    hosts: plain.hosts.map((host) => redactScope(host, properties)),
   };
 }

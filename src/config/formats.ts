@@ -5,14 +5,13 @@
 import { isIP } from 'node:net';
 import { clip } from './diagnostics.js';
 import { findCipherSuite, findCurve, suggestCipherSuite } from './tls-names.js';
-import { MODULES } from './properties.js';
 import { REDACTED, redactCredentials } from './redact.js';
 import { compileRegex, RegexSyntaxError } from './regex.js';
 import { didYouMean, MAX_COMPARED } from './suggest.js';
 import type { StringFormat } from './types.js';
 
-/** `shown` is the value as a message may show it (see `shown`). */
-type Checker = (value: string, shown: string) => string | undefined;
+/** `shown` is the value as a message may show it (see `shown`); `modules`, what `loadModules` may name. */
+type Checker = (value: string, shown: string, modules: readonly string[]) => string | undefined;
 
 /** What a message shows for a sensitive value. */
 export const HIDDEN = REDACTED;
@@ -152,10 +151,10 @@ const CHECKERS: Record<StringFormat, Checker> = {
       : `expected a URL path starting with "/", got ${s}`,
   'file-extension': (v, s) =>
     /^\.[^/\\\s]+$/.test(v) ? undefined : `expected a file extension such as ".php", got ${s}`,
-  module: (v, s) =>
-    (MODULES as readonly string[]).includes(v)
+  module: (v, s, modules) =>
+    modules.includes(v)
       ? undefined
-      : `unknown module ${s}${didYouMean(v, MODULES)} (modules: ${MODULES.join(', ')})`,
+      : `unknown module ${s}${didYouMean(v, modules)} (modules: ${modules.join(', ')})`,
   'cipher-suite': (v, s) => {
     if (findCipherSuite(v)) return undefined;
     const near = v.length <= MAX_COMPARED ? suggestCipherSuite(v) : undefined;
@@ -177,11 +176,15 @@ const CHECKERS: Record<StringFormat, Checker> = {
       : `expected a program name or path, got ${s}`,
 };
 
-/** What is wrong with a value of a format, or undefined; a secret value is never shown. */
+/**
+ * What is wrong with a value of a format, or undefined; a secret value is never shown. `modules`
+ * are the names a `module` may be (the property table's).
+ */
 export function checkFormat(
   format: StringFormat,
   value: string,
   secret = false,
+  modules: readonly string[] = [],
 ): string | undefined {
-  return CHECKERS[format](value, shown(value, secret));
+  return CHECKERS[format](value, shown(value, secret), modules);
 }

@@ -1,8 +1,8 @@
 // Raw tree (YAML shape, already validated) → KDL 1.0 text, written the way CONTRACT.md's mapping
 // reads it back: scalars as one argument, lists as several, mappings and the admin block as
 // children, lists of objects as repeated nodes with key=value properties.
-import { propertyRow } from './properties.js';
 import { own } from './own.js';
+import type { PropertyTable } from './property-table.js';
 import { entryOf, type RawEntry, type RawMap, type RawNode, type RawScalarValue } from './raw.js';
 import type { ObjectSpec, Spec } from './types.js';
 
@@ -58,13 +58,17 @@ function scalarOf(node: RawNode): string {
   return node.kind === 'scalar' ? kdlValue(node.value) : 'null';
 }
 
-/** The whole file; `endComments` are the comments after its last entry. */
-export function writeKdl(root: RawMap, endComments: readonly string[] = []): string {
+/** The whole file, each node written as `properties` says; `endComments` follow its last entry. */
+export function writeKdl(
+  root: RawMap,
+  properties: PropertyTable,
+  endComments: readonly string[] = [],
+): string {
   const blocks: string[] = [];
   const globalEntry = entryOf(root, 'global');
   const global = globalEntry?.value;
   if (global?.kind === 'map')
-    blocks.push(commentLines([globalEntry!], 0) + block('global', scope(global, 1)));
+    blocks.push(commentLines([globalEntry!], 0) + block('global', scope(global, 1, properties)));
   const hostsEntry = entryOf(root, 'hosts');
   const hosts = hostsEntry?.value;
   if (hosts?.kind === 'list') {
@@ -78,7 +82,9 @@ export function writeKdl(root: RawMap, endComments: readonly string[] = []): str
         entries: host.entries.filter((e) => e.key !== 'domain' && e.key !== 'ip'),
       };
       blocks.push(
-        lead + commentLines(selectorEntries, 0) + block(`host${selectors}`, scope(rest, 1)),
+        lead +
+          commentLines(selectorEntries, 0) +
+          block(`host${selectors}`, scope(rest, 1, properties)),
       );
       lead = '';
     }
@@ -111,7 +117,7 @@ function block(head: string, body: string[], depth = 0): string {
     : `${pad}${head} {\n${body.join('')}${pad}}\n`;
 }
 
-function scope(map: RawMap, depth: number): string[] {
+function scope(map: RawMap, depth: number, properties: PropertyTable): string[] {
   const lines: string[] = [];
   for (const entry of map.entries) {
     const value = entry.value;
@@ -131,12 +137,12 @@ function scope(map: RawMap, depth: number): string[] {
             item.entries.filter((e) => e.key === lead),
             depth,
           ),
-          block(head, scope(rest, depth + 1), depth),
+          block(head, scope(rest, depth + 1, properties), depth),
         );
       }
       continue;
     }
-    const spec = propertyRow(entry.key)?.type;
+    const spec = properties.row(entry.key)?.type;
     lines.push(commentLines([entry], depth), ...property(entry.key, value, spec, depth));
   }
   return lines;

@@ -4,12 +4,11 @@
 // with `key=value` properties or children. KDL 1.0 is the documented syntax; KDL 2.0 files
 // (`#true`) are read too.
 import { getLocation, type Document, type Entry, type Node } from '@bgotink/kdl';
-import { parse as parseV1 } from '@bgotink/kdl/v1-compat';
-import { parse as parseV2 } from '@bgotink/kdl';
 import { clip, type Diagnostics } from './diagnostics.js';
-import { openBlocks } from './kdl-scan.js';
+import { parseKdlText, type Terminators } from './kdl-syntax.js';
 import { own } from './own.js';
-import { ALIASES, PROPERTIES, PROPERTY_NAMES, propertyRow, type Scope } from './properties.js';
+import type { PropertyTable } from './property-table.js';
+import type { Scope } from './properties.js';
 import {
   rawList,
   rawMap,
@@ -23,130 +22,14 @@ import {
 import { didYouMean } from './suggest.js';
 import type { ObjectSpec, Spec } from './types.js';
 
-interface KdlError extends Error {
-  start?: { line: number; column: number; offset: number };
-  token?: { text: string };
-  errors?: KdlError[];
-}
-
-// People (and CONTRACT.md's own example) write `{ a 1; b 2 }`: KDL 1.0's grammar wants a terminator
-// after the last node before `}`, which KDL 2.0 dropped. Inserting that `;` changes no line, and
-// the columns after it on its line are counted back (Terminators), so every position reported is
-// true to the file.
-const MAX_TERMINATOR_FIXES = 10_000;
-
-/** The `;`s inserted, by line, at their columns in the text as finally parsed. */
-class Terminators {
-  private readonly byLine = new Map<number, number[]>();
-
-  /** One more `;` at this line and column of the current text; those right of it move along. */
-  add(line: number, column: number): void {
-    const columns = this.byLine.get(line) ?? [];
-    for (let i = 0; i < columns.length; i++) if (columns[i]! >= column) columns[i]!++;
-    columns.push(column);
-    this.byLine.set(line, columns);
-  }
-
-  /** The column in the file of a column in the parsed text. */
-  column(line: number, column: number): number {
-    const columns = this.byLine.get(line);
-    return columns ? column - columns.filter((c) => c < column).length : column;
-  }
-}
-
-type Parsed =
-  | { ok: true; doc: Document; terminators: Terminators }
-  | { ok: false; error: unknown; terminators: Terminators };
-
-function parseKdlDocument(text: string): Parsed {
-  const looksV2 = /(^|[\s=(])#(true|false|null|inf|-inf|nan)\b|(^|[\s=])#+"/.test(text);
-  const attempts = looksV2 ? [parseVersion2, parseVersion1] : [parseVersion1, parseVersion2];
-  let firstFailure: Parsed | undefined;
-  for (const attempt of attempts) {
-    const terminators = new Terminators();
-    try {
-      return { ok: true, doc: attempt(text, terminators), terminators };
-    } catch (error) {
-      firstFailure ??= { ok: false, error, terminators };
-    }
-  }
-  return firstFailure!;
-}
-
-function parseVersion2(text: string): Document {
-  return parseV2(text, { as: 'document', storeLocations: true });
-}
-
-function parseVersion1(text: string, terminators: Terminators): Document {
-  let source = text;
-  for (let fixes = 0; ; fixes++) {
-    try {
-      return parseV1(source, { storeLocations: true });
-    } catch (e) {
-      // The other errors are reported once these are fixed, so their positions come without noise.
-      const missing = flatten(e as KdlError).flatMap((err) =>
-        err.message.startsWith('Missing node terminator') && err.token?.text === '}' && err.start
-          ? [err.start]
-          : [],
-      );
-      if (fixes >= MAX_TERMINATOR_FIXES || missing.length === 0) throw e;
-      const unique = [...new Map(missing.map((m) => [m.offset, m])).values()].sort(
-        (a, b) => b.offset - a.offset,
-      );
-      for (const at of unique) {
-        source = `${source.slice(0, at.offset)};${source.slice(at.offset)}`;
-        terminators.add(at.line, at.column);
-      }
-    }
-  }
-}
-
-function flatten(e: KdlError): KdlError[] {
-  return e.errors && e.errors.length > 0 ? e.errors.flatMap(flatten) : [e];
-}
-
-export function parseKdl(text: string, file: string, diags: Diagnostics): RawNode | undefined {
-  const parsed = parseKdlDocument(text);
-  if (!parsed.ok) {
-    for (const err of flatten(parsed.error as KdlError)) {
-      const line = err.start?.line ?? 1;
-      const pos = { file, line, col: parsed.terminators.column(line, err.start?.column ?? 1) };
-      const open = /at end of input/.test(err.message) ? openBlocks(text) : [];
-      if (open.length > 0) {
-        const [inner] = open;
-        const names = open.map((b) => `${b.name} (line ${b.line})`).join(', ');
-        diags.error(
-          { file, line: inner!.line, col: inner!.col },
-          '',
-          `KDL syntax: the file ends inside a block: a closing } is missing for ${names}`,
-        );
-        continue;
-      }
-      diags.error(pos, '', `KDL syntax: ${syntaxMessage(err.message.replace(/ at \d+:\d+$/, ''))}`);
-    }
-    return undefined;
-  }
-  return new KdlReader(file, diags, parsed.terminators).document(parsed.doc);
-}
-
-// The parser's messages that quote the file, without the quote. A syntax error comes before the
-// tree, so nothing tells a sensitive value (`auth_token #s3cret`) from any other text, and a token
-// may be a megabyte long; the position shows where the text is. One-character tokens (`}`) stay.
-const QUOTING: readonly (readonly [RegExp, string])[] = [
-  [/^(Unexpected token) (?!".", ).*?(, did you forget to quote an identifier\?)$/s, '$1$2'],
-  [
-    /^(Invalid keyword) .*?(, (?:did you mean #[a-z-]+\?|surround it with quotes to use a string|add a leading # to use the keyword or surround with quotes to make it a string))$/s,
-    '$1$2',
-  ],
-  [/^(Invalid keyword) .*?, (keywords are case sensitive), write .*$/s, '$1: $2'],
-  [/^(Invalid (?:unicode )?escape) .*$/s, '$1'],
-  [/^(Expected newline or single-line comment after backslash) but got .*$/s, '$1'],
-];
-
-/** A parser message as Portico shows it: no text from the file, and bounded whatever the parser says. */
-function syntaxMessage(message: string): string {
-  const rule = QUOTING.find(([pattern]) => pattern.test(message));
-  return clip(rule ? message.replace(rule[0], rule[1]) : message, 200);
+export function parseKdl(
+  text: string,
+  file: string,
+  diags: Diagnostics,
+  properties: PropertyTable,
+): RawNode | undefined {
+  const parsed = parseKdlText(text, file, diags);
+  return parsed && new KdlReader(file, diags, parsed.terminators, properties).document(parsed.doc);
 }
 
 /**
@@ -159,6 +42,7 @@ class KdlReader {
     readonly file: string,
     readonly diags: Diagnostics,
     readonly terminators: Terminators,
+    readonly properties: PropertyTable,
   ) {}
 
   pos(element: Node | Entry | undefined): Pos {
@@ -261,7 +145,7 @@ class KdlReader {
     let firstErrorConfig: Node | undefined;
     for (const child of node.children?.nodes ?? []) {
       const name = child.getName();
-      const at = `${path}.${clip(own(ALIASES, name) ?? name)}`;
+      const at = `${path}.${clip(this.properties.canonical(name))}`;
       if (name === 'location' && scope === 'host') {
         firstLocation ??= child;
         locations.push(this.location(child, `${path}.locations[${locations.length}]`));
@@ -276,7 +160,7 @@ class KdlReader {
         this.diags.error(this.pos(child), at, `${name} blocks belong directly inside a host`);
         continue;
       }
-      const row = propertyRow(own(ALIASES, name) ?? name);
+      const row = this.properties.row(this.properties.canonical(name));
       if (row?.type.kind === 'section') {
         this.diags.error(
           this.pos(child),
@@ -290,7 +174,7 @@ class KdlReader {
         this.diags.error(
           this.pos(child),
           at,
-          `unknown property${didYouMean(name, kdlNames(scope))}`,
+          `unknown property${didYouMean(name, kdlNames(this.properties, scope))}`,
         );
         continue;
       }
@@ -489,9 +373,9 @@ class KdlReader {
 }
 
 /** The names a scope's nodes may have in KDL: its properties, with `location` for `locations`. */
-function kdlNames(scope: Scope): string[] {
-  const names = PROPERTY_NAMES.filter((n) =>
-    (PROPERTIES[n].scopes as readonly string[]).includes(scope),
-  );
-  return [...names.map((n) => (n === 'locations' ? 'location' : n)), ...Object.keys(ALIASES)];
+function kdlNames(properties: PropertyTable, scope: Scope): string[] {
+  return [
+    ...properties.namesIn(scope).map((n) => (n === 'locations' ? 'location' : n)),
+    ...Object.keys(properties.aliases),
+  ];
 }

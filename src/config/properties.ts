@@ -1,6 +1,9 @@
-// Every configuration property, once. The validator, defaults, KDL mapping, `convert`, `/config`
-// redaction, the JSON Schema and docs/configuration.md are all derived from this table: adding a
-// property means adding one row here (and using it in test/fixtures/valid/everything.yaml).
+// The core of the property table: every property no single module owns. A module's own rows live
+// in its folder (src/modules/NAME/properties.ts) and join these in the build's table
+// (property-table.ts, assembled by modules/registry.ts). The validator, defaults, KDL mapping,
+// `convert`, `/config` redaction, the JSON Schema and docs/configuration.md are all derived from
+// the table: adding a property means adding one row (and using it in
+// test/fixtures/valid/everything.yaml).
 import {
   bool,
   either,
@@ -15,7 +18,6 @@ import {
   statusCode,
   str,
   u32,
-  u64,
   type Infer,
   type SectionSpec,
   type Spec,
@@ -23,19 +25,7 @@ import {
 
 export type Scope = 'global' | 'host' | 'location' | 'errorConfig';
 export const SCOPES: readonly Scope[] = ['global', 'host', 'location', 'errorConfig'];
-
-export const MODULES = [
-  'cache',
-  'fauth',
-  'rproxy',
-  'cgi',
-  'scgi',
-  'fcgi',
-  'wsgi',
-  'wsgid',
-  'asgi',
-] as const;
-export type ModuleName = (typeof MODULES)[number];
+export const GLOBAL_ONLY: readonly Scope[] = ['global'];
 
 export interface PropertyRow {
   readonly type: Spec;
@@ -43,25 +33,44 @@ export interface PropertyRow {
   readonly summary: string;
   /** The default exactly as the specification's tables give it; absent means "none". */
   readonly default?: unknown;
-  /** The module(s) that read it; using it without one of them in `loadModules` is a warning. */
-  readonly module?: ModuleName | readonly ModuleName[];
+  /**
+   * The modules that read a core row; using it without one of them in `loadModules` is a warning.
+   * A module's own rows need none: the modules that bring a row are the ones that read it.
+   */
+  readonly module?: string | readonly string[];
   /** The whole value is a secret: `/config` shows `"[redacted]"`. */
   readonly sensitive?: boolean;
   /** The Ferron version that introduced it, or `Portico` for Portico's own additions. */
   readonly since: string;
   /** A complete YAML file showing the property, for the reference docs (converted to KDL there). */
   readonly example?: string;
+  /** Ferron's other spellings, accepted with a warning that names this property. */
+  readonly aliases?: readonly string[];
+  /**
+   * A list set in a host, location or errorConfig replaces the enclosing scope's instead of
+   * extending it (a location's backends are its own).
+   */
+  readonly replacesParent?: boolean;
+  /**
+   * Of a module's row: the property it follows in the table's order (docs/configuration.md's and
+   * the JSON Schema's), whichever module or the core brings that one. Absent, or naming what the
+   * build lacks, it follows its module's previous row (a module's first row goes at the end).
+   */
+  readonly listedAfter?: string;
 }
 
-const G: readonly Scope[] = ['global'];
+export type PropertyRows = Readonly<Record<string, PropertyRow>>;
+
+/** A row typed as written, so that `Settings` knows each property's type. */
+export const row = <const R extends PropertyRow>(r: R): R => r;
+
+const G = GLOBAL_ONLY;
 const ALL: readonly Scope[] = SCOPES;
 const V1 = '1.0.0';
 const PORTICO = 'Portico';
 
 const listenSpec = either(port(), str('listen'));
-const proxyTargets = list(str('http-url'), { nonEmpty: true, single: true });
 const tlsVersion = oneOf('TLSv1.2', 'TLSv1.3');
-const row = <const R extends PropertyRow>(r: R): R => r;
 // The admin block's endpoint directives: CONTRACT.md makes a bare directive mean true.
 const flag = bool({ bareMeansTrue: true });
 
@@ -95,7 +104,7 @@ const NOT_CUSTOM_HEADERS: Readonly<Record<string, string>> = {
   'content-length': RESPONSE_FRAMING,
 };
 
-export const PROPERTIES = {
+export const CORE_PROPERTIES = {
   // ── global only ─────────────────────────────────────────────────────────────────────────────
   port: row({
     type: listenSpec,
@@ -300,6 +309,7 @@ export const PROPERTIES = {
     since: V1,
     summary:
       "When false, the certificate authority's staging ACME endpoint is used instead of production.",
+    aliases: ['automaticTLSLetsEncryptProduction'],
   }),
   useAutomaticTLSHTTPChallenge: row({
     type: bool(),
@@ -317,14 +327,6 @@ export const PROPERTIES = {
     summary:
       'HTTP/3 (experimental). Cipher suite `TLS_AES_128_GCM_SHA256` must be enabled. Not served on runtimes without QUIC (a startup warning says so).',
   }),
-  loadBalancerHealthCheckWindow: row({
-    type: u32(),
-    default: 5000,
-    scopes: G,
-    module: 'rproxy',
-    since: V1,
-    summary: 'Window in ms between failed-connection reports made by a load balancer.',
-  }),
   timeout: row({
     type: nullable(u32()),
     default: 300000,
@@ -332,33 +334,6 @@ export const PROPERTIES = {
     since: V1,
     summary:
       'Maximum request processing time in ms, after which the connection is reset. Null disables it (not recommended: slow HTTP attacks).',
-  }),
-  maximumCacheEntries: row({
-    type: nullable(u32()),
-    default: 1024,
-    scopes: G,
-    module: 'cache',
-    since: V1,
-    summary:
-      'Maximum cache entries; the least recently used go first. Null: no limit on the count (the whole cache holds at most 512 MiB).',
-  }),
-  wsgiClearModuleImportPath: row({
-    type: bool(),
-    default: false,
-    scopes: G,
-    module: ['wsgi', 'wsgid'],
-    since: '1.1.0',
-    summary:
-      'Removes the application’s directory from `sys.path` once it is loaded (for `wsgi` and `wsgid`); imports inside functions must then not rely on it.',
-  }),
-  asgiClearModuleImportPath: row({
-    type: bool(),
-    default: false,
-    scopes: G,
-    module: 'asgi',
-    since: '1.1.0',
-    summary:
-      'Removes the application’s directory from `sys.path` once it is loaded; imports inside functions must then not rely on it.',
   }),
   maxConnections: row({
     type: u32(1),
@@ -420,16 +395,6 @@ export const PROPERTIES = {
     since: PORTICO,
     summary:
       "ACME directory to use instead of Let's Encrypt's; a private CA's root is trusted through Node's `NODE_EXTRA_CA_CERTS`.",
-  }),
-  pythonExecutable: row({
-    // A command name (looked up in PATH) or a path, so it is not made relative to the file.
-    type: str('command'),
-    default: 'python3',
-    scopes: G,
-    module: ['wsgi', 'wsgid', 'asgi'],
-    since: PORTICO,
-    summary:
-      'Interpreter for the wsgi, wsgid and asgi modules: a name looked up on the PATH or a path (the one whose packages the application needs, e.g. `/usr/bin/python3` or a virtualenv’s `bin/python`).',
   }),
   admin: row({
     type: object(
@@ -720,137 +685,9 @@ export const PROPERTIES = {
     since: V1,
     summary: 'Lists directory contents when a directory without index file is requested.',
   }),
-  proxyTo: row({
-    type: proxyTargets,
-    scopes: ALL,
-    module: 'rproxy',
-    since: V1,
-    summary:
-      'Base URL(s) to proxy to (HTTP or HTTPS). With an array, requests are distributed among them.',
-    example:
-      'global:\n  loadModules: [rproxy]\nhosts:\n  - domain: api.example.com\n    proxyTo:\n      - http://127.0.0.1:3000\n      - http://127.0.0.1:3001\n',
-  }),
-  secureProxyTo: row({
-    type: proxyTargets,
-    scopes: ALL,
-    module: 'rproxy',
-    since: V1,
-    summary: 'As `proxyTo`, used when the client connected over HTTPS.',
-  }),
-  cacheVaryHeaders: row({
-    type: list(str('header-name')),
-    scopes: ALL,
-    module: 'cache',
-    since: V1,
-    summary: 'Request headers that may vary a cache entry; supplements the `Vary` response header.',
-  }),
-  cacheIgnoreHeaders: row({
-    type: list(str('header-name')),
-    scopes: ALL,
-    module: 'cache',
-    since: V1,
-    summary: 'Response headers not stored in the cache.',
-  }),
-  maximumCacheResponseSize: row({
-    type: nullable(u64()),
-    default: 2097152,
-    scopes: ALL,
-    module: 'cache',
-    since: V1,
-    summary:
-      'Largest cached response in bytes; a larger one streams to the client and is not stored. Null: no limit per response (the whole cache holds at most 512 MiB).',
-  }),
-  cgiScriptExtensions: row({
-    type: list(str('file-extension')),
-    scopes: ALL,
-    module: 'cgi',
-    since: V1,
-    summary: 'Extensions handled by CGI outside the cgi-bin directory.',
-    example: 'global:\n  loadModules: [cgi]\n  cgiScriptExtensions: [.php, .cgi]\n',
-  }),
-  cgiScriptInterpreters: row({
-    type: mapOf('extension', nullable(list(str(), { nonEmpty: true })), {
-      keyFormat: 'file-extension',
-    }),
-    scopes: ALL,
-    module: 'cgi',
-    since: V1,
-    summary:
-      'Key: extension. Value: the interpreter and its first arguments, or null to remove a default interpreter. Defaults exist for .pl, .py, .sh, .ksh, .csh, .rb and .php.',
-    example:
-      'global:\n  loadModules: [cgi]\n  cgiScriptInterpreters:\n    .php: [/usr/bin/php-cgi, -c, /etc/php/php.ini]\n    .sh: null\n',
-  }),
-  scgiTo: row({
-    type: str('gateway-url'),
-    default: 'tcp://localhost:4000/',
-    scopes: ALL,
-    module: 'scgi',
-    since: V1,
-    summary: 'SCGI target: `tcp://host:port/` or `unix:///path`.',
-  }),
-  scgiPath: row({
-    type: str('url-path'),
-    scopes: ALL,
-    module: 'scgi',
-    since: V1,
-    summary: 'URL prefix handled by SCGI; unset, SCGI is inactive.',
-  }),
-  fcgiScriptExtensions: row({
-    type: list(str('file-extension')),
-    scopes: ALL,
-    module: 'fcgi',
-    since: V1,
-    summary: 'Extensions handled via FastCGI outside the FastCGI path.',
-  }),
-  fcgiTo: row({
-    type: str('gateway-url'),
-    default: 'tcp://localhost:4000/',
-    scopes: ALL,
-    module: 'fcgi',
-    since: V1,
-    summary: 'FastCGI target: `tcp://host:port/` or `unix:///path`.',
-    example:
-      'global:\n  loadModules: [fcgi]\n  fcgiScriptExtensions: [.php]\n  fcgiTo: unix:///run/php/php-fpm.sock\n',
-  }),
-  fcgiPath: row({
-    type: str('url-path'),
-    scopes: ALL,
-    module: 'fcgi',
-    since: V1,
-    summary: 'URL prefix handled by FastCGI; unset, the client is inactive.',
-  }),
-  authTo: row({
-    type: str('http-url'),
-    scopes: ALL,
-    module: 'fauth',
-    since: V1,
-    summary: 'Base URL for forwarded authentication requests.',
-  }),
-  forwardedAuthCopyHeaders: row({
-    type: list(str('header-name')),
-    scopes: ALL,
-    module: 'fauth',
-    since: V1,
-    summary:
-      'Response headers copied from the authentication server response to the original request.',
-  }),
-  enableLoadBalancerHealthCheck: row({
-    type: bool(),
-    default: false,
-    scopes: ALL,
-    module: 'rproxy',
-    since: V1,
-    summary:
-      'Passive health checks: a backend with too many failed connections is temporarily not chosen.',
-  }),
-  loadBalancerHealthCheckMaximumFails: row({
-    type: u32(),
-    default: 3,
-    scopes: ALL,
-    module: 'rproxy',
-    since: V1,
-    summary: 'Failures before a backend is marked bad.',
-  }),
+
+  // ── read by what several modules share: the backend pools (src/upstream/) and the gateways'
+  // time limits (src/gateway/timeouts.ts), so core rows that name their modules ────────────────
   proxyMaxConnections: row({
     type: u32(1),
     default: 128,
@@ -914,107 +751,16 @@ export const PROPERTIES = {
     summary:
       'How long (ms) the response body of any backend or gateway may pause between two pieces; beyond, the response is cut and the error log says so (a stream such as Server-Sent Events must send something more often). Time a slow client takes does not count.',
   }),
-  disableProxyCertificateVerification: row({
-    type: bool(),
-    default: false,
-    scopes: ALL,
-    module: 'rproxy',
-    since: V1,
-    summary: 'Skips backend certificate verification (not for production).',
-  }),
-  wsgiApplicationPath: row({
-    type: str('path'),
-    scopes: ALL,
-    module: 'wsgi',
-    since: '1.1.0',
-    summary:
-      'File defining `application`, a WSGI callable, run in one Python process on a pool of threads (see docs/python.md).',
-  }),
-  wsgiPath: row({
-    type: str('url-path'),
-    default: '/',
-    scopes: ALL,
-    module: 'wsgi',
-    since: '1.1.0',
-    summary:
-      'URL prefix handled by the WSGI application (at a segment boundary); it is `SCRIPT_NAME`, the rest `PATH_INFO`.',
-  }),
-  wsgidApplicationPath: row({
-    type: str('path'),
-    scopes: ALL,
-    module: 'wsgid',
-    since: '1.1.0',
-    summary:
-      'File defining `application`, a WSGI callable, run in one Python process per CPU, one request at a time each.',
-  }),
-  wsgidPath: row({
-    type: str('url-path'),
-    default: '/',
-    scopes: ALL,
-    module: 'wsgid',
-    since: '1.1.0',
-    summary:
-      'URL prefix handled by the wsgid application (at a segment boundary); it is `SCRIPT_NAME`, the rest `PATH_INFO`.',
-  }),
-  asgiApplicationPath: row({
-    type: str('path'),
-    scopes: ALL,
-    module: 'asgi',
-    since: '1.1.0',
-    summary:
-      'File defining `application`, an ASGI 3 callable (HTTP, WebSocket, lifespan), run on an asyncio loop in one Python process.',
-  }),
-  asgiPath: row({
-    type: str('url-path'),
-    default: '/',
-    scopes: ALL,
-    module: 'asgi',
-    since: '1.1.0',
-    summary:
-      'URL prefix handled by the ASGI application (at a segment boundary); it is `root_path`, the rest `path`.',
-  }),
-  proxyInterceptErrors: row({
-    type: bool(),
-    default: false,
-    scopes: ALL,
-    module: 'rproxy',
-    since: '1.3.0',
-    summary: 'A backend error response is passed to the error handler with the same status code.',
-  }),
-  disableProxyXForwarded: row({
-    type: bool(),
-    default: false,
-    scopes: ALL,
-    module: 'rproxy',
-    since: '1.3.6',
-    summary: 'Disables `X-Forwarded-*` headers toward backends.',
-  }),
-} as const satisfies Record<string, PropertyRow>;
+} as const satisfies PropertyRows;
 
-export type PropertyName = keyof typeof PROPERTIES;
-
-/** Ferron's own spellings, accepted with a warning that names the documented property. */
-export const ALIASES: Readonly<Record<string, PropertyName>> = {
-  maximumCachedResponseSize: 'maximumCacheResponseSize',
-  automaticTLSLetsEncryptProduction: 'automaticTLSCaProduction',
-};
-
-type Rows = typeof PROPERTIES;
-type SettingName = {
+type SettingName<Rows extends PropertyRows> = {
   [K in keyof Rows]: Rows[K]['type'] extends SectionSpec ? never : K;
 }[keyof Rows];
 
-/** The settings of one scope, as validated: only what the file sets (defaults live in the table). */
-export type Settings = { -readonly [K in SettingName]?: Infer<Rows[K]['type']> };
+/** The settings of rows, as validated: only what the file sets (defaults live in the rows). */
+export type SettingsOf<Rows extends PropertyRows> = {
+  -readonly [K in SettingName<Rows>]?: Infer<Rows[K]['type']>;
+};
 
-export function propertyRow(name: string): PropertyRow | undefined {
-  return Object.hasOwn(PROPERTIES, name)
-    ? (PROPERTIES as Record<string, PropertyRow>)[name]
-    : undefined;
-}
-
-export const PROPERTY_NAMES = Object.keys(PROPERTIES) as PropertyName[];
-
-export function modulesOf(r: PropertyRow): readonly ModuleName[] {
-  return r.module === undefined ? [] : typeof r.module === 'string' ? [r.module] : r.module;
-}
+/** The core settings of one scope; a module reads its own through `SettingsOf` its rows. */
+export type Settings = SettingsOf<typeof CORE_PROPERTIES>;

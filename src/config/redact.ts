@@ -3,7 +3,7 @@
 // sensitive; of a mapping, the values its spec names, such as an `X-Api-Key` custom header's or
 // every environment variable's, the names kept); credentials in any URL are redacted too
 // (`http://user:secret@host` → `http://[redacted]@host`).
-import { ALIASES, propertyRow } from './properties.js';
+import type { PropertyTable } from './property-table.js';
 import { isSensitiveKey, type Spec } from './types.js';
 
 export const REDACTED = '[redacted]';
@@ -11,13 +11,17 @@ export const REDACTED = '[redacted]';
 // the first `/`, `?` or `#` after `//`.
 const URL_CREDENTIALS = /^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i;
 
-export function redactScope(settings: Record<string, unknown>): Record<string, unknown> {
+/** One scope's settings (its locations and errorConfig too) as `/config` shows them. */
+export function redactScope(
+  settings: Record<string, unknown>,
+  properties: PropertyTable,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(settings)) {
-    const row = propertyRow(ALIASES[key] ?? key);
+    const row = properties.row(properties.canonical(key));
     if (key === 'locations' || key === 'errorConfig') {
       out[key] = Array.isArray(value)
-        ? value.map((v) => redactScope(v as Record<string, unknown>))
+        ? value.map((v) => redactScope(v as Record<string, unknown>, properties))
         : value;
     } else if (row?.sensitive) {
       out[key] = REDACTED;

@@ -2,14 +2,8 @@
 // committed file is stale). Examples are written once, in YAML, and shown in KDL through `convert`.
 import { toKdl } from './convert.js';
 import { Diagnostics, formatDiagnostic } from './diagnostics.js';
-import {
-  ALIASES,
-  PROPERTIES,
-  PROPERTY_NAMES,
-  modulesOf,
-  type PropertyName,
-  type PropertyRow,
-} from './properties.js';
+import type { PropertyTable } from './property-table.js';
+import type { PropertyRow } from './properties.js';
 import { parseYaml } from './yaml.js';
 import { typeName, type ObjectSpec, type Spec } from './types.js';
 
@@ -33,18 +27,18 @@ function anchor(name: string): string {
   return name.toLowerCase();
 }
 
-function moduleText(row: PropertyRow): string {
-  const m = modulesOf(row);
+function moduleText(table: PropertyTable, name: string): string {
+  const m = table.modulesOf(name);
   return m.length === 0 ? '' : m.map((x) => `\`${x}\``).join(', ');
 }
 
 /** The KDL twin of a YAML example; an example that does not convert is a bug in the table. */
-export function exampleInKdl(yaml: string): string {
+export function exampleInKdl(yaml: string, properties: PropertyTable): string {
   const diags = new Diagnostics();
   const raw = parseYaml(yaml, 'example', diags);
   if (!raw || raw.kind !== 'map' || diags.hasErrors)
     throw new Error(`bad example:\n${diags.list.map(formatDiagnostic).join('\n')}`);
-  return toKdl(raw);
+  return toKdl(raw, properties);
 }
 
 function objectOf(spec: Spec): ObjectSpec | undefined {
@@ -73,19 +67,19 @@ function redactedPart(spec: Spec): string {
   return parts.length ? `${parts.join(' and ')}, compared case-insensitively` : '';
 }
 
-function detail(name: PropertyName): string {
-  const row: PropertyRow = PROPERTIES[name];
+function detail(table: PropertyTable, name: string): string {
+  const row = table.row(name)!;
   const lines = [`### \`${name}\``, '', row.summary, ''];
   lines.push(
     '| Type | Default | Scopes | Module | Since | Sensitive |',
     '|---|---|---|---|---|---|',
   );
   lines.push(
-    `| ${typeName(row.type)} | ${defaultText(row.default)} | ${row.scopes.join(', ')} | ${moduleText(row) || '—'} | ${row.since} | ${sensitiveText(row)} |`,
+    `| ${typeName(row.type)} | ${defaultText(row.default)} | ${row.scopes.join(', ')} | ${moduleText(table, name) || '—'} | ${row.since} | ${sensitiveText(row)} |`,
   );
   const redacted = redactedPart(row.type);
   if (redacted) lines.push('', `Redacted in \`/config\`: ${redacted}.`);
-  const aliases = Object.entries(ALIASES).filter(([, target]) => target === name);
+  const aliases = Object.entries(table.aliases).filter(([, target]) => target === name);
   if (aliases.length > 0) {
     lines.push(
       '',
@@ -120,7 +114,7 @@ function detail(name: PropertyName): string {
       'KDL:',
       '',
       '```kdl',
-      exampleInKdl(row.example).trimEnd(),
+      exampleInKdl(row.example, table).trimEnd(),
       '```',
     );
   }
@@ -170,7 +164,7 @@ missing \`wwwroot\` or \`errorPages\` file, a certificate out of its validity pe
   as \`FILE:LINE:COL: warning: path: message\`.
 `;
 
-export function referenceMarkdown(): string {
+export function referenceMarkdown(table: PropertyTable): string {
   const parts = [INTRO];
   for (const section of SCOPE_SECTIONS) {
     parts.push(
@@ -179,16 +173,16 @@ export function referenceMarkdown(): string {
       '| Property | Type | Default | Module | Since |',
       '|---|---|---|---|---|',
     );
-    for (const name of PROPERTY_NAMES) {
-      const row: PropertyRow = PROPERTIES[name];
+    for (const name of table.names) {
+      const row = table.row(name)!;
       if (!section.test(row)) continue;
       parts.push(
-        `| [\`${name}\`](#${anchor(name)}) | ${typeName(row.type)} | ${defaultText(row.default)} | ${moduleText(row)} | ${row.since} |`,
+        `| [\`${name}\`](#${anchor(name)}) | ${typeName(row.type)} | ${defaultText(row.default)} | ${moduleText(table, name)} | ${row.since} |`,
       );
     }
     parts.push('');
   }
   parts.push('## Properties in detail', '');
-  for (const name of PROPERTY_NAMES) parts.push(detail(name));
+  for (const name of table.names) parts.push(detail(table, name));
   return `${parts.join('\n').trimEnd()}\n`;
 }

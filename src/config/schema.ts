@@ -1,15 +1,7 @@
 // A JSON Schema (draft-07, what YAML editors' language servers read) of the YAML syntax, made from
 // the property table so editors autocomplete and check portico.yaml exactly as `validate` does.
-import {
-  ALIASES,
-  MODULES,
-  PROPERTIES,
-  PROPERTY_NAMES,
-  SCOPES,
-  modulesOf,
-  type PropertyRow,
-  type Scope,
-} from './properties.js';
+import type { PropertyTable } from './property-table.js';
+import { SCOPES, type Scope } from './properties.js';
 import type { Spec } from './types.js';
 
 type Schema = Record<string, unknown>;
@@ -25,7 +17,9 @@ const STRING_PATTERNS: Partial<Record<string, string>> = {
   command: '\\S',
 };
 
-export function specSchema(spec: Spec): Schema {
+/** `modules`: what a `module` string may be (the property table's). */
+export function specSchema(spec: Spec, modules: readonly string[]): Schema {
+  const schema = (of: Spec): Schema => specSchema(of, modules);
   switch (spec.kind) {
     case 'bool':
       // YAML `health:` reads as null, which the validator takes as true.
@@ -33,7 +27,7 @@ export function specSchema(spec: Spec): Schema {
     case 'int':
       return { type: 'integer', minimum: spec.min, maximum: spec.max };
     case 'string': {
-      if (spec.format === 'module') return { type: 'string', enum: [...MODULES] };
+      if (spec.format === 'module') return { type: 'string', enum: [...modules] };
       const pattern = spec.format && STRING_PATTERNS[spec.format];
       return pattern ? { type: 'string', pattern } : { type: 'string' };
     }
@@ -42,10 +36,10 @@ export function specSchema(spec: Spec): Schema {
     case 'list': {
       const array: Schema = {
         type: 'array',
-        items: specSchema(spec.of),
+        items: schema(spec.of),
         ...(spec.nonEmpty ? { minItems: 1 } : {}),
       };
-      return spec.single ? { anyOf: [specSchema(spec.of), array] } : array;
+      return spec.single ? { anyOf: [schema(spec.of), array] } : array;
     }
     case 'map': {
       const pattern = spec.keyFormat && STRING_PATTERNS[spec.keyFormat];
@@ -58,7 +52,7 @@ export function specSchema(spec: Spec): Schema {
       };
       return {
         type: 'object',
-        additionalProperties: specSchema(spec.values),
+        additionalProperties: schema(spec.values),
         ...(Object.keys(names).length > 0 ? { propertyNames: names } : {}),
       };
     }
@@ -66,13 +60,13 @@ export function specSchema(spec: Spec): Schema {
       const properties: Record<string, Schema> = {};
       for (const [name, field] of Object.entries(spec.fields)) {
         properties[name] = {
-          ...specSchema(field.spec),
+          ...schema(field.spec),
           description: field.summary,
           ...(field.default === undefined ? {} : { default: field.default }),
         };
         for (const alias of field.aliases ?? [])
           properties[alias] = {
-            ...specSchema(field.spec),
+            ...schema(field.spec),
             description: `Accepted spelling of "${name}".`,
             deprecated: true,
           };
@@ -90,9 +84,9 @@ export function specSchema(spec: Spec): Schema {
       };
     }
     case 'nullable':
-      return { anyOf: [specSchema(spec.of), { type: 'null' }] };
+      return { anyOf: [schema(spec.of), { type: 'null' }] };
     case 'union':
-      return { anyOf: spec.options.map(specSchema) };
+      return { anyOf: spec.options.map(schema) };
     case 'section':
       return { type: 'array', items: { $ref: `#/definitions/${spec.scope}` } };
   }
@@ -112,27 +106,27 @@ function anyCase(name: string): string {
     .join('');
 }
 
-function description(row: PropertyRow): string {
-  const modules = modulesOf(row);
-  return modules.length > 0 ? `${row.summary} (module: ${modules.join(' or ')})` : row.summary;
+function description(table: PropertyTable, name: string): string {
+  const summary = table.row(name)!.summary;
+  const modules = table.modulesOf(name);
+  return modules.length > 0 ? `${summary} (module: ${modules.join(' or ')})` : summary;
 }
 
-function scopeSchema(scope: Scope): Schema {
+function scopeSchema(table: PropertyTable, scope: Scope): Schema {
   const properties: Record<string, Schema> = {};
-  for (const name of PROPERTY_NAMES) {
-    const row: PropertyRow = PROPERTIES[name];
-    if (!row.scopes.includes(scope)) continue;
+  for (const name of table.namesIn(scope)) {
+    const row = table.row(name)!;
     properties[name] = {
-      ...specSchema(row.type),
-      description: description(row),
+      ...specSchema(row.type, table.modules),
+      description: description(table, name),
       ...(row.default === undefined ? {} : { default: row.default }),
     };
   }
-  for (const [alias, name] of Object.entries(ALIASES)) {
-    const row: PropertyRow = PROPERTIES[name];
+  for (const [alias, name] of Object.entries(table.aliases)) {
+    const row = table.row(name)!;
     if (row.scopes.includes(scope))
       properties[alias] = {
-        ...specSchema(row.type),
+        ...specSchema(row.type, table.modules),
         description: `Ferron's spelling of "${name}".`,
         deprecated: true,
       };
@@ -145,7 +139,7 @@ function scopeSchema(scope: Scope): Schema {
   };
 }
 
-export function configSchema(): Schema {
+export function configSchema(properties: PropertyTable): Schema {
   return {
     $schema: 'http://json-schema.org/draft-07/schema#',
     title: 'Portico configuration (YAML)',
@@ -161,6 +155,6 @@ export function configSchema(): Schema {
         anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }],
       },
     },
-    definitions: Object.fromEntries(SCOPES.map((s) => [s, scopeSchema(s)])),
+    definitions: Object.fromEntries(SCOPES.map((s) => [s, scopeSchema(properties, s)])),
   };
 }

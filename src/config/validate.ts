@@ -1,21 +1,12 @@
-// Raw tree → typed Config, every problem reported at once. Shapes, ranges and formats come from the
-// property table; the rules that relate several properties live in checks.ts.
-import { isAbsolute, resolve } from 'node:path';
+// Raw tree → typed Config, every problem reported at once. Which properties a scope may hold, and
+// their shapes, ranges and formats, come from the property table (values.ts reads each value); the
+// rules that relate several properties are checks.ts's, run on what this returns.
 import { clip, type Diagnostics } from './diagnostics.js';
-import { checkFormat, HIDDEN, shown } from './formats.js';
-import { own } from './own.js';
-import {
-  ALIASES,
-  PROPERTIES,
-  PROPERTY_NAMES,
-  propertyRow,
-  type Scope,
-  type Settings,
-} from './properties.js';
-import { rawMap, type Pos, type RawEntry, type RawMap, type RawNode } from './raw.js';
+import type { PropertyTable } from './property-table.js';
+import type { Scope, Settings } from './properties.js';
+import type { Pos, RawEntry, RawNode } from './raw.js';
 import { didYouMean } from './suggest.js';
-import { describe, isSensitiveKey, type FieldSpec, type ObjectSpec, type Spec } from './types.js';
-import { runChecks, type ConfigCheck } from './checks.js';
+import { got, ValueReader, type ValueOptions } from './values.js';
 
 export interface LocationConfig {
   readonly path: string;
@@ -36,55 +27,52 @@ export interface HostConfig {
   readonly pos: Pos;
 }
 
-/** The validated configuration: only what the files set; defaults come from the property table. */
+/**
+ * The validated configuration: only what the files set, read against `properties`, which gives
+ * the defaults, the merge rules and redaction to whatever uses it.
+ */
 export interface Config {
   readonly global: Settings;
   readonly hosts: HostConfig[];
+  readonly properties: PropertyTable;
 }
 
-/** Where each property of a validated scope was written, for the cross-property checks. */
-export interface ScopeRecord {
+/**
+ * Where each property of a validated scope was written, for the cross-property checks. Its
+ * settings hold every property of the table; a module's check reads its own as `S`.
+ */
+export interface ScopeRecord<S = Settings> {
   readonly scope: Scope;
   readonly path: string;
-  readonly settings: Settings;
+  readonly settings: S;
   readonly keys: Map<string, RawEntry>;
   readonly pos: Pos;
 }
 
-export interface ValidateOptions {
-  /** `convert` keeps `{{env.NAME}}` placeholders: strings holding one skip their format check. */
-  readonly placeholders?: boolean;
-  /**
-   * The directory a file's relative paths are relative to (its own), by the file's name in
-   * positions. Absent: paths are kept as written (`convert`).
-   */
-  readonly baseDir?: (file: string) => string;
-  /** Checks of the layers above (certificate files, modules), run after the table's own. */
-  readonly checks?: readonly ConfigCheck[];
+/** A Config with where each of its scopes was written, for the checks. */
+export interface Validated {
+  readonly config: Config;
+  readonly scopes: readonly ScopeRecord[];
+}
+
+export interface ValidateOptions extends ValueOptions {
+  readonly properties: PropertyTable;
 }
 
 const TOP_KEYS = ['global', 'hosts', 'include'];
-const PLACEHOLDER = /\{\{\s*env\.[A-Za-z_][A-Za-z0-9_]*\s*\}\}/;
-
-/** What was found instead, for "expected …, got …"; of a sensitive value only its kind. */
-function got(node: RawNode, secret = false): string {
-  if (node.kind === 'list') return 'a list';
-  if (node.kind === 'map') return 'a mapping';
-  const v = node.value;
-  if (v === null) return 'null';
-  if (secret)
-    return typeof v === 'string' ? 'a string' : typeof v === 'boolean' ? 'a boolean' : 'a number';
-  if (typeof v === 'string') return shown(v);
-  return String(v);
-}
 
 class Validator {
   readonly scopes: ScopeRecord[] = [];
+  private readonly values: ValueReader;
+  private readonly properties: PropertyTable;
 
   constructor(
     readonly diags: Diagnostics,
-    readonly options: ValidateOptions,
-  ) {}
+    options: ValidateOptions,
+  ) {
+    this.properties = options.properties;
+    this.values = new ValueReader(diags, options, options.properties.modules);
+  }
 
   top(root: RawNode): Config | undefined {
     if (root.kind !== 'map') {
@@ -123,11 +111,7 @@ class Validator {
         );
       }
     }
-    const config: Config = { global, hosts };
-    runChecks(config, this.scopes, this.diags);
-    const context = { files: !this.options.placeholders };
-    for (const check of this.options.checks ?? []) check(config, this.scopes, this.diags, context);
-    return config;
+    return { global, hosts, properties: this.properties };
   }
 
   host(node: RawNode, path: string): HostConfig | undefined {
@@ -182,15 +166,13 @@ class Validator {
     for (const entry of node.entries) {
       const name = this.canonicalName(entry, path);
       const at = `${path}.${clip(name)}`;
-      const row = propertyRow(name);
+      const row = this.properties.row(name);
       if (!row) {
-        const here = PROPERTY_NAMES.filter((n) =>
-          (PROPERTIES[n].scopes as readonly string[]).includes(scope),
-        );
+        const here = this.properties.namesIn(scope);
         this.diags.error(
           entry.keyPos,
           at,
-          `unknown property${didYouMean(entry.key, [...here, ...Object.keys(ALIASES)])}`,
+          `unknown property${didYouMean(entry.key, [...here, ...Object.keys(this.properties.aliases)])}`,
         );
         continue;
       }
@@ -221,7 +203,7 @@ class Validator {
         sections.set(name, entry.value);
         continue;
       }
-      const value = this.value(row.type, entry.value, at, row.sensitive);
+      const value = this.values.value(row.type, entry.value, at, row.sensitive);
       if (value !== undefined) settings[name] = value;
     }
     this.scopes.push({ scope, path, settings: settings as Settings, keys, pos: node.pos });
@@ -229,230 +211,14 @@ class Validator {
   }
 
   canonicalName(entry: RawEntry, path: string): string {
-    const alias = own(ALIASES, entry.key);
-    if (!alias) return entry.key;
+    const name = this.properties.canonical(entry.key);
+    if (name === entry.key) return name;
     this.diags.warn(
       entry.keyPos,
       `${path}.${entry.key}`,
-      `"${entry.key}" is accepted as the documented "${alias}"; write "${alias}"`,
+      `"${entry.key}" is accepted as the documented "${name}"; write "${name}"`,
     );
-    return alias;
-  }
-
-  /**
-   * Checks one value against its spec; undefined when it is wrong (the error is recorded). A
-   * `secret` value (marked sensitive in the property table) is never shown in a message.
-   */
-  value(spec: Spec, node: RawNode, path: string, secret = false): unknown {
-    const wrong = () => {
-      this.diags.error(node.pos, path, `expected ${describe(spec)}, got ${got(node, secret)}`);
-      return undefined;
-    };
-    switch (spec.kind) {
-      case 'bool':
-        if (spec.bareMeansTrue && isNull(node)) return true;
-        return node.kind === 'scalar' && typeof node.value === 'boolean' ? node.value : wrong();
-      case 'int': {
-        if (
-          node.kind !== 'scalar' ||
-          (typeof node.value !== 'number' && typeof node.value !== 'bigint')
-        )
-          return wrong();
-        const v = node.value;
-        if (typeof v === 'number' && !Number.isInteger(v)) return wrong();
-        const number = secret ? HIDDEN : String(v);
-        if (v > spec.max && spec.maxReason) {
-          this.diags.error(
-            node.pos,
-            path,
-            `${number} is too large: the supported maximum is ${spec.max} (${spec.maxReason})`,
-          );
-          return undefined;
-        }
-        if (v < spec.min && spec.minReason) {
-          this.diags.error(
-            node.pos,
-            path,
-            `${number} is too small: ${spec.minReason} (the smallest allowed is ${spec.min})`,
-          );
-          return undefined;
-        }
-        if (v < spec.min || v > spec.max) {
-          this.diags.error(node.pos, path, `${number} is out of range for ${describe(spec)}`);
-          return undefined;
-        }
-        return Number(v);
-      }
-      case 'string': {
-        if (node.kind !== 'scalar' || typeof node.value !== 'string') return wrong();
-        const v = node.value;
-        if (spec.format && !(this.options.placeholders && PLACEHOLDER.test(v))) {
-          const problem = checkFormat(spec.format, v, secret);
-          if (problem) {
-            this.diags.error(node.pos, path, problem);
-            return undefined;
-          }
-        }
-        // A relative path is relative to the file that wrote it, as `include` globs are.
-        if (spec.format === 'path' && this.options.baseDir && !isAbsolute(v))
-          return resolve(this.options.baseDir(node.pos.file), v);
-        return v;
-      }
-      case 'enum': {
-        if (node.kind !== 'scalar' || typeof node.value !== 'string') return wrong();
-        if ((spec.values as readonly string[]).includes(node.value)) return node.value;
-        this.diags.error(
-          node.pos,
-          path,
-          `expected ${describe(spec)}, got ${got(node, secret)}${secret ? '' : didYouMean(node.value, spec.values)}`,
-        );
-        return undefined;
-      }
-      case 'nullable':
-        return node.kind === 'scalar' && node.value === null
-          ? null
-          : this.value(spec.of, node, path, secret);
-      case 'union': {
-        const option = spec.options.find((o) => shapeFits(o, node));
-        return option ? this.value(option, node, path, secret) : wrong();
-      }
-      case 'list': {
-        // A lone value is the whole list: its messages name the property, not an item the user never wrote.
-        if (spec.single && node.kind === 'scalar' && shapeFits(spec.of, node)) {
-          const v = this.value(spec.of, node, path, secret);
-          return v === undefined ? undefined : [v];
-        }
-        if (node.kind !== 'list') return wrong();
-        if (spec.nonEmpty && node.items.length === 0) {
-          this.diags.error(node.pos, path, 'expected at least one item');
-          return undefined;
-        }
-        const out = node.items.map((item, i) => this.value(spec.of, item, `${path}[${i}]`, secret));
-        return out.includes(undefined) ? undefined : out;
-      }
-      case 'map': {
-        if (node.kind !== 'map') return wrong();
-        // The valid entries are kept even when others are wrong, so the checks that read this
-        // mapping (certificate files of the other SNI names) still report in the same run; any
-        // error refuses the configuration anyway.
-        const out: Record<string, unknown> = {};
-        const seen = new Map<string, Pos>();
-        for (const e of node.entries) {
-          const at = `${path}.${clip(e.key)}`;
-          const forbidden = spec.forbiddenKeys && own(spec.forbiddenKeys, e.key.toLowerCase());
-          const problem =
-            (spec.keyFormat && checkFormat(spec.keyFormat, e.key)) ||
-            (forbidden && `${shown(e.key)} is not allowed here: ${forbidden}`);
-          // Header names compare case-insensitively, so `Link` and `link` would collide.
-          const folded = spec.keyFormat === 'header-name' ? e.key.toLowerCase() : e.key;
-          const first = seen.get(folded);
-          if (problem) this.diags.error(e.keyPos, at, problem);
-          else if (first)
-            this.diags.error(e.keyPos, at, `set twice (first at ${first.line}:${first.col})`);
-          else seen.set(folded, e.keyPos);
-          // A wrong name does not hide what is wrong with its value.
-          const v = this.value(spec.values, e.value, at, secret || isSensitiveKey(spec, e.key));
-          // Defined, not assigned: assigning a key "__proto__" would set the prototype instead.
-          if (!problem && !first && v !== undefined)
-            Object.defineProperty(out, e.key, {
-              value: v,
-              enumerable: true,
-              writable: true,
-              configurable: true,
-            });
-        }
-        return out;
-      }
-      case 'object':
-        if (spec.bareMeansEmpty && isNull(node))
-          return this.object(spec, rawMap([], node.pos), path, secret);
-        return node.kind === 'map' ? this.object(spec, node, path, secret) : wrong();
-      case 'section':
-        return wrong();
-    }
-  }
-
-  object(spec: ObjectSpec, node: RawMap, path: string, secret: boolean): unknown {
-    const out: Record<string, unknown> = {};
-    let ok = true;
-    for (const e of node.entries) {
-      const [fieldName, field] = findField(spec, e.key);
-      if (!field) {
-        this.diags.error(
-          e.keyPos,
-          `${path}.${clip(e.key)}`,
-          `unknown field of ${spec.label}${didYouMean(e.key, Object.keys(spec.fields))}`,
-        );
-        ok = false;
-        continue;
-      }
-      if (fieldName !== e.key) {
-        this.diags.warn(
-          e.keyPos,
-          `${path}.${e.key}`,
-          `"${e.key}" is accepted as "${fieldName}"; write "${fieldName}"`,
-        );
-      }
-      if (Object.hasOwn(out, fieldName)) {
-        this.diags.error(e.keyPos, `${path}.${e.key}`, `"${fieldName}" is set twice`);
-        ok = false;
-        continue;
-      }
-      const v = this.value(
-        field.spec,
-        e.value,
-        `${path}.${fieldName}`,
-        secret || (field.sensitive ?? false),
-      );
-      if (v === undefined) ok = false;
-      else out[fieldName] = v;
-    }
-    for (const [name, field] of Object.entries(spec.fields)) {
-      if (field.required && !node.entries.some((e) => findField(spec, e.key)[0] === name)) {
-        this.diags.error(node.pos, path, `${spec.label} needs "${name}"`);
-        ok = false;
-      }
-    }
-    return ok ? out : undefined;
-  }
-}
-
-function findField(spec: ObjectSpec, key: string): [string, FieldSpec | undefined] {
-  const direct = own(spec.fields, key);
-  if (direct) return [key, direct];
-  for (const [name, field] of Object.entries(spec.fields)) {
-    if (field.aliases?.includes(key)) return [name, field];
-  }
-  return [key, undefined];
-}
-
-function isNull(node: RawNode): boolean {
-  return node.kind === 'scalar' && node.value === null;
-}
-
-/** Whether a node has the outward shape of a spec, to pick the branch of a union. */
-function shapeFits(spec: Spec, node: RawNode): boolean {
-  switch (spec.kind) {
-    case 'bool':
-      return node.kind === 'scalar' && typeof node.value === 'boolean';
-    case 'int':
-      return (
-        node.kind === 'scalar' && (typeof node.value === 'number' || typeof node.value === 'bigint')
-      );
-    case 'string':
-    case 'enum':
-      return node.kind === 'scalar' && typeof node.value === 'string';
-    case 'nullable':
-      return (node.kind === 'scalar' && node.value === null) || shapeFits(spec.of, node);
-    case 'union':
-      return spec.options.some((o) => shapeFits(o, node));
-    case 'list':
-      return node.kind === 'list' || (spec.single === true && shapeFits(spec.of, node));
-    case 'section':
-      return node.kind === 'list';
-    case 'map':
-    case 'object':
-      return node.kind === 'map';
+    return name;
   }
 }
 
@@ -465,11 +231,16 @@ export function scopeName(scope: Scope): string {
   }[scope];
 }
 
+/**
+ * The Config the tree describes and where its scopes were written, even when some of it was
+ * wrong (the checks still report in the same run); undefined when the tree is not a mapping.
+ */
 export function validate(
   root: RawNode,
   diags: Diagnostics,
-  options: ValidateOptions = {},
-): Config | undefined {
-  const config = new Validator(diags, options).top(root);
-  return diags.hasErrors ? undefined : config;
+  options: ValidateOptions,
+): Validated | undefined {
+  const validator = new Validator(diags, options);
+  const config = validator.top(root);
+  return config && { config, scopes: validator.scopes };
 }

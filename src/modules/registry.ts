@@ -1,5 +1,8 @@
-// The modules `loadModules` can name: adding one is its folder under src/modules/ and one line
-// here. The server provisions them in `loadModules` order; server/config-checks.ts runs their checks.
+// The modules `loadModules` can name: adding one is its folder under src/modules/ (its stage, its
+// property rows) and one line here. The server provisions them in `loadModules` order;
+// server/config-checks.ts runs their checks. The build's property table is the core rows and
+// theirs: whatever reads a configuration or describes it (the commands, the docs) is given it.
+import { propertyTable } from '../config/property-table.js';
 import type { Module } from '../plan/module.js';
 import { cache } from './cache/index.js';
 import { cgi } from './cgi/index.js';
@@ -22,3 +25,5 @@ export const MODULES: readonly Module[] = [
   wsgid,
   asgi,
 ];
+
+export const PROPERTY_TABLE = propertyTable(MODULES);

@@ -7,7 +7,6 @@
 import { resolve } from 'node:path';
 import type { AuthServices } from '../auth/auth-services.js';
 import type { ResolvedSettings } from '../config/defaults.js';
-import type { ModuleName } from '../config/properties.js';
 import type { Logger } from '../http/logger.js';
 import { HttpError } from '../http/http-error.js';
 import { compose, Refusal, type Handler, type Stage } from '../http/stage.js';
@@ -45,7 +44,7 @@ export function buildChain(settings: ResolvedSettings, services: ChainServices):
   if (wwwroot !== undefined && !settings.disableTrailingSlashRedirects)
     stages.push(trailingSlash(wwwroot, services.files));
   for (const name of settings.loadModules ?? []) {
-    const stage = services.modules.stage(name as ModuleName, settings);
+    const stage = services.modules.stage(name, settings);
     if (stage) stages.push(stage);
   }
   stages.push(methodCheck);

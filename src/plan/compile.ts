@@ -4,8 +4,9 @@
 import type { Settings as Http2Settings } from 'node:http2';
 import type { SecureContextOptions } from 'node:tls';
 import { createAuthServices, type AuthOptions } from '../auth/auth-services.js';
-import { withDefaults } from '../config/defaults.js';
-import type { ModuleName, Settings } from '../config/properties.js';
+import { withDefaults, type ResolvedSettings } from '../config/defaults.js';
+import type { PropertyTable } from '../config/property-table.js';
+import type { Settings } from '../config/properties.js';
 import type { Config, HostConfig } from '../config/validate.js';
 import { IpList } from '../http/ip-list.js';
 import type { Logger } from '../http/logger.js';
@@ -48,7 +49,7 @@ export interface TlsSetup {
 
 export interface Plan {
   readonly config: Config;
-  readonly global: ReturnType<typeof withDefaults>;
+  readonly global: ResolvedSettings;
   readonly hosts: HostTable;
   readonly listeners: readonly ListenerSpec[];
   /**
@@ -104,18 +105,18 @@ export interface CompileServices {
 }
 
 export function compilePlan(config: Config, services: CompileServices): Plan {
-  const global = withDefaults(config.global);
+  const global = withDefaults(config.global, config.properties);
   const leases = services.resources.leases();
   const errorLog = services.errorLog;
   try {
     const modules = new Provisioner(services.modules, leases, { errorLog });
     for (const name of global.loadModules ?? []) {
-      if (!modules.has(name as ModuleName))
+      if (!modules.has(name))
         throw new PlanError(
           `module "${name}" (loadModules) is not available in this build of Portico`,
         );
     }
-    const compiler = new Compiler({
+    const compiler = new Compiler(config.properties, {
       files: leases.take('static-files', () => new StaticFiles()),
       auth: leases.take('auth', () => createAuthServices(errorLog, services.auth)),
       errorLog,
@@ -156,7 +157,7 @@ export function compilePlan(config: Config, services: CompileServices): Plan {
 
 /** Automatic TLS: the manager for this CA and store, shared by every Plan that uses them. */
 function acmeUse(config: Config, leases: Leases, errorLog: Logger): AcmeUse {
-  const g = withDefaults(config.global);
+  const g = withDefaults(config.global, config.properties);
   const directoryUrl =
     g.automaticTLSDirectoryUrl ??
     (g.automaticTLSCaProduction ? LETS_ENCRYPT.production : LETS_ENCRYPT.staging);
@@ -180,7 +181,7 @@ function acmeUse(config: Config, leases: Leases, errorLog: Logger): AcmeUse {
 }
 
 function tlsSetup(
-  g: ReturnType<typeof withDefaults>,
+  g: ResolvedSettings,
   ocsp: OcspStapler | undefined,
   acme: AcmeUse | undefined,
 ): TlsSetup | undefined {
@@ -224,21 +225,29 @@ class Compiler {
    */
   private readonly customHeaderLists = new Map<string, readonly CustomHeader[]>();
 
-  constructor(private readonly services: ChainServices) {
+  constructor(
+    /** The table the configuration was read against: its merge rules and defaults. */
+    private readonly properties: PropertyTable,
+    private readonly services: ChainServices,
+  ) {
     this.readErrorPage = (path) => services.files.errorPage(path);
   }
 
   site(global: Settings, host: HostConfig | undefined): Site {
-    const hostSettings = host ? mergeSettings(global, host.settings) : global;
+    const hostSettings = host ? this.merge(global, host.settings) : global;
     const errorConfigs = host?.errorConfigs ?? [];
     const resolved = this.resolved(hostSettings, host, undefined, errorConfigs);
     const locations: LocationRoute[] = (host?.locations ?? []).map((l) => ({
       prefix: locationPrefix(l.path),
-      resolved: this.resolved(mergeSettings(hostSettings, l.settings), host, l.path, errorConfigs),
+      resolved: this.resolved(this.merge(hostSettings, l.settings), host, l.path, errorConfigs),
     }));
     // Stable sort: longest prefix first, equal lengths in list order.
     locations.sort((a, b) => b.prefix.length - a.prefix.length);
     return new Site(host, resolved, locations);
+  }
+
+  private merge(parent: Settings, child: Settings): Settings {
+    return mergeSettings(parent, child, this.properties);
   }
 
   private customHeaders(map: Record<string, string> | undefined): readonly CustomHeader[] {
@@ -267,9 +276,9 @@ class Compiler {
   ): Resolved {
     const routes: ErrorConfigRoute[] = errorConfigs.map((e) => ({
       scode: e.scode,
-      resolved: this.resolved(mergeSettings(merged, e.settings), host, location, []),
+      resolved: this.resolved(this.merge(merged, e.settings), host, location, []),
     }));
-    const settings = Object.freeze(withDefaults(merged));
+    const settings = Object.freeze(withDefaults(merged, this.properties));
     return Object.freeze({
       settings,
       host,

@@ -1,15 +1,19 @@
 // CONTRACT.md's merge of global → host → location → errorConfig, done once at compile time:
-// scalars replace; proxyTo and secureProxyTo replace (a location's backends are its own); every
-// other list concatenates, parent first; mappings merge key by key, the child's keys winning.
+// scalars replace; a list replaces when its row says so (`replacesParent`: proxyTo and
+// secureProxyTo, a location's backends being its own), and otherwise concatenates, parent first;
+// mappings merge key by key, the child's keys winning.
+import type { PropertyTable } from '../config/property-table.js';
 import type { Settings } from '../config/properties.js';
 
-const REPLACING_LISTS = new Set(['proxyTo', 'secureProxyTo']);
-
-export function mergeSettings(parent: Settings, child: Settings): Settings {
+export function mergeSettings(
+  parent: Settings,
+  child: Settings,
+  properties: PropertyTable,
+): Settings {
   const out: Record<string, unknown> = { ...parent };
   for (const [key, value] of Object.entries(child)) {
     const base = out[key];
-    if (Array.isArray(value) && Array.isArray(base) && !REPLACING_LISTS.has(key))
+    if (Array.isArray(value) && Array.isArray(base) && !properties.row(key)?.replacesParent)
       out[key] = [...base, ...value];
     else if (isMapping(value) && isMapping(base)) out[key] = { ...base, ...value };
     else out[key] = value;

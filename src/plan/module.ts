@@ -1,9 +1,9 @@
 // The module contract (ARCHITECTURE.md, "Modules"), after Caddy's Validate / Provision / ServeHTTP /
-// Cleanup. A module is a folder under src/modules/ and one line in modules/registry.ts; its
-// properties are rows of the one table (config/properties.ts, with their `module` column).
+// Cleanup. A module is a folder under src/modules/ and one line in modules/registry.ts: it brings
+// its name and its property rows, which the registry adds to the build's property table.
 import type { ConfigCheck } from '../config/checks.js';
-import type { ResolvedSettings } from '../config/defaults.js';
-import type { ModuleName } from '../config/properties.js';
+import type { ResolvedOf, ResolvedSettings } from '../config/defaults.js';
+import type { PropertyRows, Settings, SettingsOf } from '../config/properties.js';
 import type { Logger } from '../http/logger.js';
 import type { Stage } from '../http/stage.js';
 import type { Leases } from './resources.js';
@@ -24,15 +24,27 @@ export interface Provisioned {
   ready?(): Promise<void>;
 }
 
-export interface Module<Options = unknown> {
-  readonly name: ModuleName;
+/** What a module's options read: the core settings and its own, defaults filled in. */
+export type ModuleSettings<Rows extends PropertyRows> = ResolvedSettings & ResolvedOf<Rows>;
+
+/** A module's check, which reads its own properties in the scopes' settings. */
+export type ModuleCheck<Rows extends PropertyRows> = ConfigCheck<Settings & SettingsOf<Rows>>;
+
+export interface Module<Options = unknown, Rows extends PropertyRows = PropertyRows> {
+  /** What `loadModules` names it by. */
+  readonly name: string;
+  /**
+   * Its rows of the property table (config/properties.ts explains the columns); a row several
+   * modules share is the same object in each one's rows.
+   */
+  readonly properties: Rows;
   /** Load time, no I/O: what the property types cannot express, each problem with its position. */
-  readonly check?: ConfigCheck;
+  readonly check?: ModuleCheck<Rows>;
   /**
    * Compile time, pure: what one Resolved asks of the module, as plain JSON-able data (it is the
    * memo key); undefined means the module is inactive there.
    */
-  options(settings: ResolvedSettings): Options | undefined;
+  options(settings: ModuleSettings<Rows>): Options | undefined;
   /**
    * Compile time, once per distinct options in a Plan (fifty locations with one `proxyTo` share one
    * stage). Shared resources come only through `leases`, which the Plan returns when a reload
@@ -41,7 +53,12 @@ export interface Module<Options = unknown> {
   provision(options: Options, leases: Leases, services: ModuleServices): Provisioned;
 }
 
-/** A module's options and provision typed together, for the registry's list. */
-export function defineModule<Options>(module: Module<Options>): Module {
-  return module as Module;
+/**
+ * A module's options, provision and rows typed together, for the registry's list: the settings
+ * it is given hold every property of the table, its own among them.
+ */
+export function defineModule<Options, const Rows extends PropertyRows>(
+  module: Module<Options, Rows>,
+): Module {
+  return module as unknown as Module;
 }

@@ -2,16 +2,15 @@
 // distinct options (the memo), so fifty locations with equal options share one stage and its
 // leases. The Plan keeps what was provisioned for the admin API's /status.
 import type { ResolvedSettings } from '../config/defaults.js';
-import type { ModuleName } from '../config/properties.js';
 import type { Stage } from '../http/stage.js';
 import type { Module, ModuleServices, Provisioned } from './module.js';
 import type { Leases } from './resources.js';
 
 export class Provisioner {
-  private readonly byName: ReadonlyMap<ModuleName, Module>;
+  private readonly byName: ReadonlyMap<string, Module>;
   private readonly memo = new Map<
     string,
-    { readonly name: ModuleName; readonly provisioned: Provisioned }
+    { readonly name: string; readonly provisioned: Provisioned }
   >();
 
   constructor(
@@ -22,7 +21,7 @@ export class Provisioner {
     this.byName = new Map(modules.map((m) => [m.name, m]));
   }
 
-  has(name: ModuleName): boolean {
+  has(name: string): boolean {
     return this.byName.has(name);
   }
 
@@ -32,7 +31,7 @@ export class Provisioner {
   }
 
   /** The module's stage for one Resolved, or undefined where the module is inactive. */
-  stage(name: ModuleName, settings: ResolvedSettings): Stage | undefined {
+  stage(name: string, settings: ResolvedSettings): Stage | undefined {
     const module = this.byName.get(name);
     const options = module?.options(settings);
     if (module === undefined || options === undefined) return undefined;

@@ -16,10 +16,11 @@ interface Held {
 /** Every resource of one server, by key. */
 export class Resources {
   private readonly held = new Map<string, Held>();
+  private plans = 0;
 
   /** A new, empty set of leases for a Plan being compiled. */
   leases(): Leases {
-    return new Leases(this);
+    return new Leases(this, ++this.plans);
   }
 
   /** @internal Leases.take: one more lease on `key`, made by `make` if nothing holds it. */
@@ -47,7 +48,11 @@ export class Leases {
   private readonly taken = new Map<string, Resource>();
   private released: Promise<void> | undefined;
 
-  constructor(private readonly resources: Resources) {}
+  constructor(
+    private readonly resources: Resources,
+    /** Which Plan of the server holds these: each one compiled has its own number. */
+    private readonly plan: number,
+  ) {}
 
   /** The resource under `key`: the one this Plan or another already holds, else `make()`'s. */
   take<T extends Resource>(key: string, make: () => T): T {
@@ -58,6 +63,14 @@ export class Leases {
       this.taken.set(key, resource);
     }
     return resource as T;
+  }
+
+  /**
+   * The resource under `key` for this Plan alone: a reload's Plan makes its own under the same
+   * key (a Python application's processes, so that the new ones run the current code).
+   */
+  takeOwn<T extends Resource>(key: string, make: () => T): T {
+    return this.take(`plan ${this.plan}: ${key}`, make);
   }
 
   /** Returns every lease, once; resources no other Plan holds are closed. */

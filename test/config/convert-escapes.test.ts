@@ -9,6 +9,7 @@ import { toKdl, toYaml } from '../../src/config/convert.js';
 import { formatDiagnostic } from '../../src/config/diagnostics.js';
 import { kdlString } from '../../src/config/kdl-write.js';
 import { loadConfigText, type Syntax } from '../../src/config/load.js';
+import { PROPERTY_TABLE } from '../../src/modules/registry.js';
 import { runCli } from '../helpers/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'portico-convert-escapes-'));
@@ -43,7 +44,10 @@ const AWKWARD = [
 ];
 
 function load(text: string, syntax: Syntax) {
-  const result = loadConfigText(text, syntax, `t.${syntax}`, { env: {} });
+  const result = loadConfigText(text, syntax, `t.${syntax}`, {
+    properties: PROPERTY_TABLE,
+    env: {},
+  });
   assert.ok(
     result.config && result.raw,
     `${result.diagnostics.map(formatDiagnostic).join('\n')}\n${text}`,
@@ -62,11 +66,11 @@ describe('convert escapes what KDL forbids in strings', () => {
       .join('\n')}\n`;
     const fromYaml = load(yaml, 'yaml');
     assert.deepEqual(fromYaml.env, values);
-    const kdl = toKdl(fromYaml.raw);
+    const kdl = toKdl(fromYaml.raw, PROPERTY_TABLE);
     assert.match(kdl, /^[\x20-\x7e\n]*$/, 'only printable ASCII is written for these');
     const fromKdl = load(kdl, 'kdl');
     assert.deepEqual(fromKdl.env, values);
-    assert.deepEqual(load(toYaml(fromKdl.raw), 'yaml').env, values);
+    assert.deepEqual(load(toYaml(fromKdl.raw, PROPERTY_TABLE), 'yaml').env, values);
   });
 
   // The environment cannot hold a NUL (the validator refuses one there): a rewrite's replacement
@@ -74,13 +78,16 @@ describe('convert escapes what KDL forbids in strings', () => {
   it('round-trips a NUL through KDL and back to YAML', () => {
     const yaml = 'global:\n  rewriteMap:\n    - regex: "^/a"\n      replacement: "/a\\u0000b"\n';
     const read = (text: string, syntax: Syntax) => {
-      const result = loadConfigText(text, syntax, `t.${syntax}`, { env: {} });
+      const result = loadConfigText(text, syntax, `t.${syntax}`, {
+        properties: PROPERTY_TABLE,
+        env: {},
+      });
       assert.equal(result.config?.global.rewriteMap?.[0]?.replacement, '/a\0b');
       return result.raw!;
     };
-    const kdl = toKdl(read(yaml, 'yaml'));
+    const kdl = toKdl(read(yaml, 'yaml'), PROPERTY_TABLE);
     assert.match(kdl, /replacement="\/a\\u\{0\}b"/);
-    read(toYaml(read(kdl, 'kdl')), 'yaml');
+    read(toYaml(read(kdl, 'kdl'), PROPERTY_TABLE), 'yaml');
   });
 
   it('escapes with \\u{…} and leaves other characters alone', () => {

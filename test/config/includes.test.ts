@@ -8,6 +8,7 @@ import { after, describe, it } from 'node:test';
 import { formatDiagnostic } from '../../src/config/diagnostics.js';
 import { loadConfig } from '../../src/config/load.js';
 import { configToPlain } from '../../src/config/shape.js';
+import { PROPERTY_TABLE } from '../../src/modules/registry.js';
 import { runCli } from '../helpers/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'portico-includes-'));
@@ -23,7 +24,7 @@ function files(tree: Record<string, string>): string {
 }
 
 async function load(base: string, main: string, env: NodeJS.ProcessEnv = {}) {
-  const result = await loadConfig(main, { cwd: base, env });
+  const result = await loadConfig(main, { properties: PROPERTY_TABLE, cwd: base, env });
   return { ...result, messages: result.diagnostics.map(formatDiagnostic) };
 }
 

@@ -4,9 +4,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { formatDiagnostic } from '../../src/config/diagnostics.js';
 import { loadConfigText } from '../../src/config/load.js';
+import { PROPERTY_TABLE } from '../../src/modules/registry.js';
 
 function messages(text: string, env: NodeJS.ProcessEnv = {}): string[] {
-  return loadConfigText(text, 'kdl', 't.kdl', { env }).diagnostics.map(formatDiagnostic);
+  return loadConfigText(text, 'kdl', 't.kdl', { properties: PROPERTY_TABLE, env }).diagnostics.map(
+    formatDiagnostic,
+  );
 }
 
 describe('KDL positions', () => {

@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import { formatDiagnostic } from '../../src/config/diagnostics.js';
 import { loadConfigText } from '../../src/config/load.js';
 import { configToPlain } from '../../src/config/shape.js';
+import { PROPERTY_TABLE } from '../../src/modules/registry.js';
 
 const CONTRACT_EXAMPLE = `global {
     port 8080
@@ -34,7 +35,7 @@ include "conf.d/*.kdl"
 `;
 
 function load(text: string, env: NodeJS.ProcessEnv = {}) {
-  const result = loadConfigText(text, 'kdl', 'test.kdl', { env });
+  const result = loadConfigText(text, 'kdl', 'test.kdl', { properties: PROPERTY_TABLE, env });
   const errors = result.diagnostics.filter((d) => d.severity === 'error').map(formatDiagnostic);
   return { ...result, errors, plain: result.config && configToPlain(result.config) };
 }

@@ -8,12 +8,16 @@ import { after, describe, it } from 'node:test';
 import { toKdl, toYaml } from '../../src/config/convert.js';
 import { formatDiagnostic } from '../../src/config/diagnostics.js';
 import { loadConfig, loadConfigText, type Syntax } from '../../src/config/load.js';
+import { PROPERTY_TABLE } from '../../src/modules/registry.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'portico-loader-regressions-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 function messages(text: string, syntax: Syntax = 'yaml'): string[] {
-  return loadConfigText(text, syntax, `t.${syntax}`, { env: {} }).diagnostics.map(formatDiagnostic);
+  return loadConfigText(text, syntax, `t.${syntax}`, {
+    properties: PROPERTY_TABLE,
+    env: {},
+  }).diagnostics.map(formatDiagnostic);
 }
 
 describe('a YAML text that is not a mapping', () => {
@@ -23,13 +27,20 @@ describe('a YAML text that is not a mapping', () => {
       ['42', '42'],
       ['- a\n- b\n', 'a list'],
     ] as const) {
-      const fromText = loadConfigText(text, 'yaml', 't.yaml', { env: {} });
+      const fromText = loadConfigText(text, 'yaml', 't.yaml', {
+        properties: PROPERTY_TABLE,
+        env: {},
+      });
       assert.equal(fromText.config, undefined);
       assert.deepEqual(fromText.diagnostics.map(formatDiagnostic), [
         `t.yaml:1:1: expected a mapping with "global", "hosts" and "include", got ${got}`,
       ]);
       writeFileSync(join(dir, 't.yaml'), text);
-      const fromFile = await loadConfig('t.yaml', { cwd: dir, env: {} });
+      const fromFile = await loadConfig('t.yaml', {
+        properties: PROPERTY_TABLE,
+        cwd: dir,
+        env: {},
+      });
       assert.equal(fromFile.config, undefined);
       assert.deepEqual(fromFile.diagnostics.map(formatDiagnostic), [
         't.yaml:1:1: expected a mapping with "global", "hosts" and "include"',
@@ -40,13 +51,18 @@ describe('a YAML text that is not a mapping', () => {
   it('is an empty configuration when it is a lone "---", from a file as from text (a file was refused)', async () => {
     for (const text of ['---\n', '--- # nothing yet\n', '---\n...\n']) {
       writeFileSync(join(dir, 'lone.yaml'), text);
-      const fromFile = await loadConfig('lone.yaml', { cwd: dir, env: {} });
-      assert.deepEqual(fromFile.diagnostics, []);
-      assert.deepEqual(fromFile.config, { global: {}, hosts: [] });
-      assert.deepEqual(loadConfigText(text, 'yaml', 'lone.yaml', { env: {} }).config, {
-        global: {},
-        hosts: [],
+      const fromFile = await loadConfig('lone.yaml', {
+        properties: PROPERTY_TABLE,
+        cwd: dir,
+        env: {},
       });
+      assert.deepEqual(fromFile.diagnostics, []);
+      const empty = { global: {}, hosts: [], properties: PROPERTY_TABLE };
+      assert.deepEqual(fromFile.config, empty);
+      assert.deepEqual(
+        loadConfigText(text, 'yaml', 'lone.yaml', { properties: PROPERTY_TABLE, env: {} }).config,
+        empty,
+      );
     }
   });
 });
@@ -80,7 +96,10 @@ describe('names that every JavaScript object has', () => {
   it('are header and variable names like any other (constructor was refused, __proto__ dropped)', () => {
     const text =
       'global:\n  customHeaders:\n    constructor: a\n    __proto__: b\n  environmentVariables:\n    __proto__: c\n';
-    const { config, diagnostics, raw } = loadConfigText(text, 'yaml', 't.yaml', { env: {} });
+    const { config, diagnostics, raw } = loadConfigText(text, 'yaml', 't.yaml', {
+      properties: PROPERTY_TABLE,
+      env: {},
+    });
     assert.deepEqual(diagnostics, []);
     assert.deepEqual(Object.entries(config!.global.customHeaders!), [
       ['constructor', 'a'],
@@ -88,10 +107,13 @@ describe('names that every JavaScript object has', () => {
     ]);
     assert.deepEqual(Object.entries(config!.global.environmentVariables!), [['__proto__', 'c']]);
     for (const [converted, syntax] of [
-      [toKdl(raw!), 'kdl'],
-      [toYaml(raw!), 'yaml'],
+      [toKdl(raw!, PROPERTY_TABLE), 'kdl'],
+      [toYaml(raw!, PROPERTY_TABLE), 'yaml'],
     ] as const) {
-      const back = loadConfigText(converted, syntax, `back.${syntax}`, { env: {} }).config;
+      const back = loadConfigText(converted, syntax, `back.${syntax}`, {
+        properties: PROPERTY_TABLE,
+        env: {},
+      }).config;
       assert.deepEqual(back, config, converted);
     }
   });

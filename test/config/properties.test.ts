@@ -5,15 +5,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { loadConfigText } from '../../src/config/load.js';
-import {
-  ALIASES,
-  PROPERTIES,
-  PROPERTY_NAMES,
-  propertyRow,
-  type PropertyRow,
-} from '../../src/config/properties.js';
 import type { ObjectSpec } from '../../src/config/types.js';
+import { PROPERTY_TABLE } from '../../src/modules/registry.js';
 import { ROOT } from '../helpers/cli.js';
+
+const propertyRow = (name: string) => PROPERTY_TABLE.row(name);
+const PROPERTY_NAMES = PROPERTY_TABLE.names;
 
 describe('property table', () => {
   it('has the defaults of SPEC-legacy-yaml.md and CONTRACT.md', () => {
@@ -65,7 +62,7 @@ describe('property table', () => {
     };
     for (const [name, value] of Object.entries(expected))
       assert.deepEqual(propertyRow(name)?.default, value, name);
-    const admin = PROPERTIES.admin.type as ObjectSpec;
+    const admin = propertyRow('admin')!.type as ObjectSpec;
     const adminDefaults = Object.fromEntries(
       Object.entries(admin.fields).map(([k, f]) => [k, f.default]),
     );
@@ -83,7 +80,7 @@ describe('property table', () => {
 
   it('marks the secrets of CONTRACT.md sensitive', () => {
     assert.equal(propertyRow('key')?.sensitive, true);
-    assert.equal((PROPERTIES.admin.type as ObjectSpec).fields.auth_token?.sensitive, true);
+    assert.equal((propertyRow('admin')!.type as ObjectSpec).fields.auth_token?.sensitive, true);
     const sensitive = PROPERTY_NAMES.filter((n) => propertyRow(n)?.sensitive);
     assert.deepEqual(sensitive, ['key']);
   });
@@ -109,7 +106,7 @@ describe('property table', () => {
   });
 
   it('aliases point at real properties', () => {
-    for (const target of Object.values(ALIASES)) assert.ok(propertyRow(target));
+    for (const target of Object.values(PROPERTY_TABLE.aliases)) assert.ok(propertyRow(target));
   });
 
   it('every property appears in test/fixtures/valid/everything.yaml', () => {
@@ -117,7 +114,7 @@ describe('property table', () => {
       readFileSync(join(ROOT, 'test/fixtures/valid/everything.yaml'), 'utf8'),
       'yaml',
       'everything.yaml',
-      { env: {}, baseDir: join(ROOT, 'test/fixtures/valid') },
+      { properties: PROPERTY_TABLE, env: {}, baseDir: join(ROOT, 'test/fixtures/valid') },
     );
     assert.ok(result.config);
     const used = new Set<string>(Object.keys(result.config.global));
@@ -137,7 +134,7 @@ describe('property table', () => {
 
   it('has an example for every property whose shape needs one', () => {
     for (const name of PROPERTY_NAMES) {
-      const row: PropertyRow = PROPERTIES[name];
+      const row = propertyRow(name)!;
       const kind = row.type.kind === 'nullable' ? row.type.of.kind : row.type.kind;
       const needs =
         kind === 'object' ||

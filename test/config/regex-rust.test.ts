@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import { formatDiagnostic } from '../../src/config/diagnostics.js';
 import { loadConfigText } from '../../src/config/load.js';
 import { compileRegex, RegexSyntaxError } from '../../src/config/regex.js';
+import { PROPERTY_TABLE } from '../../src/modules/registry.js';
 
 function matches(pattern: string, yes: readonly string[], no: readonly string[]): void {
   const re = compileRegex(pattern);
@@ -113,6 +114,7 @@ describe('Rust regex syntax', () => {
       'global:\n  rewriteMap:\n    - regex: "^/(?>a|b)"\n      replacement: /x\n',
       'yaml',
       'portico.yaml',
+      { properties: PROPERTY_TABLE },
     );
     assert.deepEqual(result.diagnostics.map(formatDiagnostic), [
       'portico.yaml:3:14: global.rewriteMap[0].regex: invalid regular expression "^/(?>a|b)": atomic groups "(?>…)" are not supported (at character 3)',

@@ -7,8 +7,8 @@ import { describe, it } from 'node:test';
 import { toKdl, toYaml } from '../../src/config/convert.js';
 import { formatDiagnostic } from '../../src/config/diagnostics.js';
 import { loadConfigText, type Syntax } from '../../src/config/load.js';
-import { PROPERTIES, PROPERTY_NAMES, type PropertyRow } from '../../src/config/properties.js';
 import { configToPlain } from '../../src/config/shape.js';
+import { PROPERTY_TABLE } from '../../src/modules/registry.js';
 import { ROOT } from '../helpers/cli.js';
 
 const ENV = { PORTICO_ADMIN_TOKEN: 'token' };
@@ -16,6 +16,7 @@ const ENV = { PORTICO_ADMIN_TOKEN: 'token' };
 function load(text: string, syntax: Syntax) {
   // Samples name the test certificates relative to test/fixtures/valid.
   const result = loadConfigText(text, syntax, `sample.${syntax}`, {
+    properties: PROPERTY_TABLE,
     env: ENV,
     baseDir: join(ROOT, 'test/fixtures/valid'),
   });
@@ -29,9 +30,9 @@ function load(text: string, syntax: Syntax) {
 const samples: [string, string][] = [
   ['everything.yaml', readFileSync(join(ROOT, 'test/fixtures/valid/everything.yaml'), 'utf8')],
   ['portico.yaml', readFileSync(join(ROOT, 'portico.yaml'), 'utf8')],
-  ...PROPERTY_NAMES.flatMap((name): [string, string][] => {
-    const row: PropertyRow = PROPERTIES[name];
-    return row.example ? [[`example of ${name}`, row.example]] : [];
+  ...PROPERTY_TABLE.names.flatMap((name): [string, string][] => {
+    const example = PROPERTY_TABLE.row(name)!.example;
+    return example ? [[`example of ${name}`, example]] : [];
   }),
   [
     'a bare admin block and sections without a value',
@@ -51,12 +52,16 @@ describe('convert round trip', () => {
   for (const [name, yaml] of samples) {
     it(name, () => {
       const fromYaml = load(yaml, 'yaml');
-      const kdl = toKdl(fromYaml.raw);
+      const kdl = toKdl(fromYaml.raw, PROPERTY_TABLE);
       const fromKdl = load(kdl, 'kdl');
       assert.deepEqual(fromKdl.plain, fromYaml.plain, kdl);
-      const yamlAgain = toYaml(fromKdl.raw);
+      const yamlAgain = toYaml(fromKdl.raw, PROPERTY_TABLE);
       assert.deepEqual(load(yamlAgain, 'yaml').plain, fromYaml.plain, yamlAgain);
-      assert.equal(toKdl(load(yamlAgain, 'yaml').raw), kdl, 'KDL → YAML → KDL is stable');
+      assert.equal(
+        toKdl(load(yamlAgain, 'yaml').raw, PROPERTY_TABLE),
+        kdl,
+        'KDL → YAML → KDL is stable',
+      );
     });
   }
 
@@ -71,7 +76,7 @@ describe('convert round trip', () => {
 
   it('writes what a YAML key without a value stands for, as KDL has no null block', () => {
     assert.equal(
-      toKdl(load('global:\n  admin:\n', 'yaml').raw),
+      toKdl(load('global:\n  admin:\n', 'yaml').raw, PROPERTY_TABLE),
       'global {\n    admin {\n    }\n}\n',
     );
     const { raw } = load(
@@ -79,11 +84,11 @@ describe('convert round trip', () => {
       'yaml',
     );
     assert.equal(
-      toKdl(raw),
+      toKdl(raw, PROPERTY_TABLE),
       'global {\n    admin {\n        health true\n        reload_get true\n    }\n}\n\nhost domain="example.com" {\n}\n',
     );
     assert.equal(
-      toYaml(raw),
+      toYaml(raw, PROPERTY_TABLE),
       'global:\n  admin:\n    health: true\n    reload_get: true\nhosts:\n  - domain: example.com\n',
     );
   });
@@ -94,11 +99,11 @@ describe('convert round trip', () => {
       'yaml',
     );
     assert.equal(
-      toKdl(raw),
+      toKdl(raw, PROPERTY_TABLE),
       'global {\n    loadModules "cache"\n    maximumCacheResponseSize 10\n    users name="bob" pass="x"\n}\n',
     );
     assert.equal(
-      toYaml(raw),
+      toYaml(raw, PROPERTY_TABLE),
       'global:\n  loadModules:\n    - cache\n  maximumCacheResponseSize: 10\n  users:\n    - name: bob\n      pass: x\n',
     );
   });

@@ -6,10 +6,11 @@ import { describe, it } from 'node:test';
 import { Ajv } from 'ajv';
 import { parse } from 'yaml';
 import { configSchema } from '../../src/config/schema.js';
+import { PROPERTY_TABLE } from '../../src/modules/registry.js';
 import { ROOT } from '../helpers/cli.js';
 
 const ajv = new Ajv({ allErrors: true, strict: false });
-const check = ajv.compile(configSchema());
+const check = ajv.compile(configSchema(PROPERTY_TABLE));
 const yamlFile = (path: string): unknown => parse(readFileSync(join(ROOT, path), 'utf8'));
 const validYaml = readdirSync(join(ROOT, 'test/fixtures/valid'))
   .filter((f) => f.endsWith('.yaml'))

@@ -5,11 +5,12 @@ import { formatDiagnostic } from '../../src/config/diagnostics.js';
 import { loadConfigText, type Syntax } from '../../src/config/load.js';
 import { redactCredentials, redactScope } from '../../src/config/redact.js';
 import { editDistance, suggest } from '../../src/config/suggest.js';
+import { PROPERTY_TABLE } from '../../src/modules/registry.js';
 import { configChecks } from '../../src/server/config-checks.js';
 
 function errorsOf(text: string, syntax: Syntax = 'yaml'): string[] {
   const file = syntax === 'kdl' ? 'portico.kdl' : 'portico.yaml';
-  return loadConfigText(text, syntax, file, { checks: configChecks() })
+  return loadConfigText(text, syntax, file, { properties: PROPERTY_TABLE, checks: configChecks() })
     .diagnostics.filter((d) => d.severity === 'error')
     .map(formatDiagnostic);
 }
@@ -143,7 +144,7 @@ describe('/config redaction of URL credentials', () => {
         ],
       },
     ];
-    assert.deepEqual(redactScope(hosts[0]!).proxyTo, [
+    assert.deepEqual(redactScope(hosts[0]!, PROPERTY_TABLE).proxyTo, [
       'http://[redacted]@127.0.0.1:3000',
       'http://127.0.0.1:3001/a@b',
       'http://[redacted]@h/x?q=a@b#c@d',
@@ -210,7 +211,7 @@ describe('sensitive values in messages', () => {
 describe('the admin listener on a port alone', () => {
   it('is loopback, so there is no warning', () => {
     const warnings = (text: string) =>
-      loadConfigText(text, 'kdl', 'portico.kdl')
+      loadConfigText(text, 'kdl', 'portico.kdl', { properties: PROPERTY_TABLE })
         .diagnostics.filter((d) => d.severity === 'warning')
         .map(formatDiagnostic);
     assert.deepEqual(warnings('global {\n    admin {\n        listen "19905"\n    }\n}\n'), []);
@@ -289,7 +290,7 @@ describe('nonStandardCodes status codes', () => {
 
 describe('YAML admin directives without a value', () => {
   const admin = (text: string) => {
-    const result = loadConfigText(text, 'yaml', 'portico.yaml');
+    const result = loadConfigText(text, 'yaml', 'portico.yaml', { properties: PROPERTY_TABLE });
     assert.deepEqual(result.diagnostics.map(formatDiagnostic), []);
     return result.config?.global.admin;
   };

@@ -7,13 +7,17 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { formatDiagnostic } from '../../src/config/diagnostics.js';
 import { loadConfig, loadConfigText } from '../../src/config/load.js';
+import { PROPERTY_TABLE } from '../../src/modules/registry.js';
 import { runCli } from '../helpers/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'portico-yaml-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 function messages(text: string): string[] {
-  return loadConfigText(text, 'yaml', 't.yaml', { env: {} }).diagnostics.map(formatDiagnostic);
+  return loadConfigText(text, 'yaml', 't.yaml', {
+    properties: PROPERTY_TABLE,
+    env: {},
+  }).diagnostics.map(formatDiagnostic);
 }
 
 function manyAliases(count: number): string {
@@ -49,6 +53,7 @@ describe('YAML aliases', () => {
 
   it('still reads a file of many small aliases', () => {
     const { config, diagnostics } = loadConfigText(manyAliases(20_000), 'yaml', 't.yaml', {
+      properties: PROPERTY_TABLE,
       env: {},
     });
     assert.deepEqual(diagnostics, []);
@@ -72,7 +77,7 @@ describe('YAML aliases', () => {
       'global:\n  wwwroot: &r /one\n  serverAdministratorEmail: &r a@example.com\nhosts:\n  - domain: a.example\n    serverAdministratorEmail: *r\n',
       'yaml',
       't.yaml',
-      { env: {} },
+      { properties: PROPERTY_TABLE, env: {} },
     );
     assert.deepEqual(diagnostics, []);
     assert.equal(config!.hosts[0]!.settings.serverAdministratorEmail, 'a@example.com');
@@ -108,7 +113,7 @@ describe('YAML documents', () => {
       'global:\n  port: 8081\n---\nglobal:\n  port: 0\n',
       'yaml',
       't.yaml',
-      { env: {} },
+      { properties: PROPERTY_TABLE, env: {} },
     );
     assert.equal(config!.global.port, 8081);
     assert.deepEqual(diagnostics.map(formatDiagnostic), [
@@ -130,7 +135,11 @@ describe('YAML documents', () => {
     assert.deepEqual(messages('---\n'), []);
     writeFileSync(join(dir, 'main.yaml'), 'include: [empty.yaml]\n');
     writeFileSync(join(dir, 'empty.yaml'), '# to be written\n');
-    const included = await loadConfig('main.yaml', { cwd: dir, env: {} });
+    const included = await loadConfig('main.yaml', {
+      properties: PROPERTY_TABLE,
+      cwd: dir,
+      env: {},
+    });
     assert.deepEqual(included.diagnostics.map(formatDiagnostic), [
       empty.replace('t.yaml', 'empty.yaml'),
     ]);

@@ -16,7 +16,8 @@ import type { CommandIo } from '../../src/cli/io.js';
 import { toKdl, toYaml } from '../../src/config/convert.js';
 import type { Diagnostic } from '../../src/config/diagnostics.js';
 import { loadConfig, loadConfigText, type LoadResult, type Syntax } from '../../src/config/load.js';
-import { PROPERTIES, type PropertyRow, type Scope } from '../../src/config/properties.js';
+import type { PropertyRow, Scope } from '../../src/config/properties.js';
+import { PROPERTY_TABLE } from '../../src/modules/registry.js';
 import type { Spec, StringFormat } from '../../src/config/types.js';
 import { weighted } from './arbitraries.js';
 import { FUZZ_MS, fuzz, testTimeout } from './budget.js';
@@ -173,7 +174,10 @@ function fitting(spec: Spec, depth: number): fc.Arbitrary<Plain> {
   }
 }
 
-const ROWS = Object.entries(PROPERTIES) as [string, PropertyRow][];
+const ROWS = PROPERTY_TABLE.names.map((name): [string, PropertyRow] => [
+  name,
+  PROPERTY_TABLE.row(name)!,
+]);
 const UNKNOWN_KEYS = ['prot', 'wwwRoot', 'Port', '', 'hosts', 'global', '__proto__', 'constructor'];
 
 /** A scope's properties: a few of those the table allows there, now and then one it does not. */
@@ -456,13 +460,17 @@ async function checkText(text: string, syntax: Syntax): Promise<boolean> {
   const lines = text.split(/\r\n|[\n\r\x0b\x0c\x85\u2028\u2029]/).length;
   const env = { HOME: '/home/fuzz', A: 'a' };
   try {
-    const loaded = await loadConfig(name, { cwd: dir, env });
+    const loaded = await loadConfig(name, { cwd: dir, env, properties: PROPERTY_TABLE });
     checkResult(loaded, name, lines);
     if (loaded.config && loaded.raw) {
-      toKdl(loaded.raw);
-      toYaml(loaded.raw);
+      toKdl(loaded.raw, PROPERTY_TABLE);
+      toYaml(loaded.raw, PROPERTY_TABLE);
     }
-    checkResult(loadConfigText(text, syntax, name, { env, baseDir: dir }), name, lines);
+    checkResult(
+      loadConfigText(text, syntax, name, { env, baseDir: dir, properties: PROPERTY_TABLE }),
+      name,
+      lines,
+    );
     const out = sink();
     const err = sink();
     const io = { stdin: process.stdin, stdout: out.stream, stderr: err.stream } as CommandIo;

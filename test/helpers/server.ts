@@ -10,8 +10,10 @@ import { parse, stringify } from 'yaml';
 import { AdminApi } from '../../src/admin/admin-api.js';
 import { formatDiagnostic } from '../../src/config/diagnostics.js';
 import { loadConfig } from '../../src/config/load.js';
+import { propertyTable } from '../../src/config/property-table.js';
 import type { AuthOptions } from '../../src/auth/auth-services.js';
 import type { ConnectionLimits } from '../../src/server/listener.js';
+import { MODULES } from '../../src/modules/registry.js';
 import type { Module } from '../../src/plan/module.js';
 import { configChecks } from '../../src/server/config-checks.js';
 import { Server } from '../../src/server/server.js';
@@ -91,14 +93,17 @@ export async function startServer(
   let server: Server;
   try {
     const checks = configChecks(options.modules);
-    const loaded = await loadConfig(file, { env, checks });
+    // Read against the build's modules and the test's own (the server gets only `modules`).
+    const extra = (options.modules ?? []).filter((m) => !MODULES.includes(m));
+    const properties = propertyTable([...MODULES, ...extra]);
+    const loaded = await loadConfig(file, { env, properties, checks });
     if (!loaded.config)
       throw new Error(
         `invalid test configuration:\n${loaded.diagnostics.map(formatDiagnostic).join('\n')}`,
       );
     server = await Server.start(loaded.config, {
       stderr,
-      reloadSource: () => loadConfig(file, { env, checks }),
+      reloadSource: () => loadConfig(file, { env, properties, checks }),
       controlPlane: (s) => new AdminApi(s),
       ...(options.modules ? { modules: options.modules } : {}),
       ...(options.limits ? { limits: options.limits } : {}),

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { formatDiagnostic } from '../../src/config/diagnostics.js';
 import { loadConfigText } from '../../src/config/load.js';
+import { PROPERTY_TABLE } from '../../src/modules/registry.js';
 import { configChecks } from '../../src/server/config-checks.js';
 
 const load = (modules: string) =>
@@ -10,7 +11,7 @@ const load = (modules: string) =>
     `global:\n  loadModules: [${modules}]\n  authTo: http://127.0.0.1:9000/auth\n  proxyTo: http://127.0.0.1:9001\n`,
     'yaml',
     'portico.yaml',
-    { checks: configChecks() },
+    { properties: PROPERTY_TABLE, checks: configChecks() },
   );
 
 it('warns when the cache comes before fauth, whose answers it would then skip', () => {

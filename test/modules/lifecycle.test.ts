@@ -8,21 +8,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { formatDiagnostic } from '../../src/config/diagnostics.js';
-import { loadConfig } from '../../src/config/load.js';
+import { loadConfig, loadConfigText } from '../../src/config/load.js';
+import { propertyTable, type PropertyTable } from '../../src/config/property-table.js';
+import { PROPERTY_TABLE } from '../../src/modules/registry.js';
 import { configChecks } from '../../src/server/config-checks.js';
 import { request } from '../helpers/http.js';
 import { startServer } from '../helpers/server.js';
 import { probe, probeModule, ProbeResource } from './probe-module.js';
 
+// The test server's module list: the probe alone, its rows its table's only module rows.
 const modules = [probeModule];
 
 /** Fifty locations sharing one target, and one with a target of its own. */
 function config(shared: string, own = 'tcp://127.0.0.1:4002/'): string {
   const locations = Array.from(
     { length: 50 },
-    (_, i) => `      - path: /l${i}\n        scgiPath: /l${i}\n`,
+    (_, i) => `      - path: /l${i}\n        probePath: /l${i}\n`,
   ).join('');
-  return `global:\n  loadModules: [scgi]\n  scgiTo: ${shared}\nhosts:\n  - domain: localhost\n    locations:\n${locations}      - path: /own\n        scgiPath: /own\n        scgiTo: ${own}\n`;
+  return `global:\n  loadModules: [probe]\n  probeTo: ${shared}\nhosts:\n  - domain: localhost\n    locations:\n${locations}      - path: /own\n        probePath: /own\n        probeTo: ${own}\n`;
 }
 
 function tcpServers(): number {
@@ -35,11 +38,28 @@ describe('the module lifecycle', () => {
     after(() => rmSync(dir, { recursive: true, force: true }));
     const file = join(dir, 'portico.yaml');
     writeFileSync(file, config('tcp://127.0.0.1:0/', 'tcp://127.0.0.1:0'));
-    const result = await loadConfig(file, { cwd: dir, checks: configChecks(modules) });
+    const result = await loadConfig(file, {
+      cwd: dir,
+      properties: propertyTable(modules),
+      checks: configChecks(modules),
+    });
     assert.equal(result.config, undefined);
     assert.deepEqual(result.diagnostics.map(formatDiagnostic), [
-      'portico.yaml:3:11: global.scgiTo: port 0 is not a target',
-      'portico.yaml:109:17: hosts[0].locations[50].scgiTo: port 0 is not a target',
+      'portico.yaml:3:12: global.probeTo: port 0 is not a target',
+      'portico.yaml:109:18: hosts[0].locations[50].probeTo: port 0 is not a target',
+    ]);
+  });
+
+  it('knows its properties only where it is registered', () => {
+    const text = 'global:\n  loadModules: [probe]\n  probeTo: tcp://127.0.0.1:4001/\n';
+    const read = (properties: PropertyTable) =>
+      loadConfigText(text, 'yaml', 'portico.yaml', { properties }).diagnostics.map(
+        formatDiagnostic,
+      );
+    assert.deepEqual(read(propertyTable(modules)), []);
+    assert.deepEqual(read(PROPERTY_TABLE), [
+      'portico.yaml:2:17: global.loadModules[0]: unknown module "probe" (modules: cache, fauth, rproxy, cgi, scgi, fcgi, wsgi, wsgid, asgi)',
+      'portico.yaml:3:3: global.probeTo: unknown property; did you mean "proxyTo"?',
     ]);
   });
 
@@ -64,9 +84,9 @@ describe('the module lifecycle', () => {
         assert.equal(await get('/l49/y'), first);
         assert.notEqual(await get('/own/z'), first);
         const status = JSON.parse(JSON.stringify(s.server.status())) as {
-          modules: { scgi: { target: string }[] };
+          modules: { probe: { target: string }[] };
         };
-        assert.deepEqual(status.modules.scgi.map((m) => m.target).sort(), [
+        assert.deepEqual(status.modules.probe.map((m) => m.target).sort(), [
           'tcp://127.0.0.1:4001/',
           'tcp://127.0.0.1:4002/',
         ]);
@@ -86,7 +106,7 @@ describe('the module lifecycle', () => {
         // Options dropped while a request is in flight: the resource stays until it ends.
         probe.hold();
         const slow = get('/l3/slow');
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await probe.arrived;
         s.rewrite(config('tcp://127.0.0.1:4003/'));
         assert.deepEqual(await s.server.reloadFromSource(), { ok: true, reloads: 2 });
         assert.match(await get('/l3/x'), /tcp:\/\/127\.0\.0\.1:4003\/$/);

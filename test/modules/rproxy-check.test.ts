@@ -3,12 +3,16 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { formatDiagnostic } from '../../src/config/diagnostics.js';
 import { loadConfigText } from '../../src/config/load.js';
+import { PROPERTY_TABLE } from '../../src/modules/registry.js';
 import { configChecks } from '../../src/server/config-checks.js';
 
 it('warns, at the URL and without showing it, that user information in a backend URL is not sent', () => {
   const text =
     'global:\n  loadModules: [rproxy]\n  proxyTo: http://alice:s3cret@127.0.0.1:3000\nhosts:\n  - domain: a.test\n    secureProxyTo:\n      - http://127.0.0.1:3001\n      - http://bob@127.0.0.1:3002\n';
-  const result = loadConfigText(text, 'yaml', 'portico.yaml', { checks: configChecks() });
+  const result = loadConfigText(text, 'yaml', 'portico.yaml', {
+    properties: PROPERTY_TABLE,
+    checks: configChecks(),
+  });
   assert.ok(result.config, 'a warning, not an error');
   const lines = result.diagnostics.map(formatDiagnostic);
   assert.deepEqual(lines, [

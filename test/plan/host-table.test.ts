@@ -3,12 +3,13 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { loadConfigText } from '../../src/config/load.js';
 import { normalizeAddress } from '../../src/http/ip-list.js';
+import { PROPERTY_TABLE } from '../../src/modules/registry.js';
 import { HostTable } from '../../src/plan/host-table.js';
 import { Site } from '../../src/plan/site.js';
 import type { Resolved } from '../../src/http/resolved.js';
 
 function table(yaml: string): HostTable {
-  const { config } = loadConfigText(yaml, 'yaml', 'hosts.yaml');
+  const { config } = loadConfigText(yaml, 'yaml', 'hosts.yaml', { properties: PROPERTY_TABLE });
   assert.ok(config);
   const sites = config.hosts.map(
     (h) =>

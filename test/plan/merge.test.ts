@@ -1,6 +1,7 @@
 // CONTRACT.md's merge rules, point 3.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { PROPERTY_TABLE } from '../../src/modules/registry.js';
 import { mergeSettings } from '../../src/plan/merge.js';
 
 it('scalars replace, proxyTo replaces, other lists concatenate parent first, mappings merge key by key', () => {
@@ -19,7 +20,7 @@ it('scalars replace, proxyTo replaces, other lists concatenate parent first, map
     customHeaders: { 'X-B': 'child', 'X-C': '3' },
     timeout: null,
   };
-  assert.deepEqual(mergeSettings(parent, child), {
+  assert.deepEqual(mergeSettings(parent, child, PROPERTY_TABLE), {
     wwwroot: '/b',
     proxyTo: ['http://b'],
     blocklist: ['192.0.2.1'],

@@ -1,12 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  creditFrame,
-  Frame,
-  frame,
-  FrameReader,
-  MAX_FRAME,
-} from '../../src/process/python-frames.js';
+import { creditFrame, Frame, frame, FrameReader, MAX_FRAME } from '../../src/python/frames.js';
 
 function readAll(chunks: Buffer[]): [Frame, number, string][] {
   const seen: [Frame, number, string][] = [];

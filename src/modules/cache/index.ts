@@ -1,12 +1,12 @@
 // The HTTP cache (`cache`, REFERENCE §15 with CONTRACT point 12): an RFC 9111 shared cache in
 // memory in front of whatever the later stages are. One store per server, leased by every Plan
 // with the same `maximumCacheEntries`, so a reload that keeps it keeps what was stored.
-import type { ResolvedSettings } from '../../config/defaults.js';
-import { defineModule } from '../../plan/module.js';
+import { defineModule, type ModuleSettings } from '../../plan/module.js';
 import { cacheStage } from './cache-stage.js';
 import { checkModuleOrder } from './check.js';
 import { Fills } from './fills.js';
 import { MemoryStore } from './memory-store.js';
+import { CACHE_PROPERTIES } from './properties.js';
 
 export interface CacheOptions {
   /** maximumCacheEntries; null: bounded by bytes alone. */
@@ -29,7 +29,7 @@ export const MAX_STORE_BYTES = 512 * 1024 * 1024;
 /** A background validation's limit when `timeout` is off (null): it has no client to reset. */
 const DEFAULT_BACKGROUND_MS = 300_000;
 
-function options(s: ResolvedSettings): CacheOptions {
+function options(s: ModuleSettings<typeof CACHE_PROPERTIES>): CacheOptions {
   return {
     maxEntries: s.maximumCacheEntries,
     maxResponseBytes: s.maximumCacheResponseSize,
@@ -52,8 +52,9 @@ class CacheResource {
   }
 }
 
-export const cache = defineModule<CacheOptions>({
+export const cache = defineModule({
   name: 'cache',
+  properties: CACHE_PROPERTIES,
   check: checkModuleOrder,
   options,
   provision: (o, leases, { errorLog }) => {

@@ -1,11 +1,11 @@
 // The CGI gateway (`cgi`, RFC 3875 and REFERENCE-behaviour.md §16.1): scripts under `cgi-bin/` and
 // files with a `cgiScriptExtensions` extension run as processes, at most 64 at once per server.
-import type { ResolvedSettings } from '../../config/defaults.js';
 import { gatewayLimits, type GatewayLimits } from '../../gateway/timeouts.js';
-import { defineModule } from '../../plan/module.js';
+import { defineModule, type ModuleSettings } from '../../plan/module.js';
 import { cgiStage } from './cgi-stage.js';
 import { interpretersWith } from './interpreters.js';
 import { ProcessSlots } from './process-slots.js';
+import { CGI_PROPERTIES } from './properties.js';
 
 export interface CgiOptions {
   readonly extensions: readonly string[];
@@ -13,7 +13,7 @@ export interface CgiOptions {
   readonly limits: GatewayLimits;
 }
 
-function options(s: ResolvedSettings): CgiOptions | undefined {
+function options(s: ModuleSettings<typeof CGI_PROPERTIES>): CgiOptions | undefined {
   if (s.wwwroot === undefined) return undefined;
   return {
     extensions: s.cgiScriptExtensions ?? [],
@@ -22,8 +22,9 @@ function options(s: ResolvedSettings): CgiOptions | undefined {
   };
 }
 
-export const cgi = defineModule<CgiOptions>({
+export const cgi = defineModule({
   name: 'cgi',
+  properties: CGI_PROPERTIES,
   options,
   provision: (o, leases, { errorLog }) => ({
     stage: cgiStage({

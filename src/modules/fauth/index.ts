@@ -2,14 +2,14 @@
 // on, a GET to `authTo` carrying its headers asks whether it may. A 2xx lets it through with the
 // `forwardedAuthCopyHeaders` of that answer; anything else (a 302 to a login page, a 401) is the
 // answer the client gets, headers and body. Works with Authelia, Authentik and oauth2-proxy.
-import type { ResolvedSettings } from '../../config/defaults.js';
-import { defineModule } from '../../plan/module.js';
+import { defineModule, type ModuleSettings } from '../../plan/module.js';
 import { parseBackend } from '../../upstream/backend.js';
 import { exchange, type ExchangeFailure } from '../../upstream/exchange.js';
 import { upstreamError } from '../../upstream/failures.js';
 import { leaseUpstream, poolPolicy, type PoolPolicy } from '../../upstream/pools.js';
 import { forwardedHeaders } from '../../upstream/request-headers.js';
 import { replaceRequestHeaders } from './copy-headers.js';
+import { FAUTH_PROPERTIES } from './properties.js';
 
 export interface FauthOptions {
   readonly authTo: string;
@@ -18,7 +18,7 @@ export interface FauthOptions {
   readonly pools: PoolPolicy;
 }
 
-function options(s: ResolvedSettings): FauthOptions | undefined {
+function options(s: ModuleSettings<typeof FAUTH_PROPERTIES>): FauthOptions | undefined {
   if (s.authTo === undefined) return undefined;
   return {
     authTo: s.authTo,
@@ -30,8 +30,9 @@ function options(s: ResolvedSettings): FauthOptions | undefined {
 
 const allowed = (status: number) => status >= 200 && status < 300;
 
-export const fauth = defineModule<FauthOptions>({
+export const fauth = defineModule({
   name: 'fauth',
+  properties: FAUTH_PROPERTIES,
   options,
   provision: (o, leases, { errorLog }) => {
     const server = parseBackend(o.authTo);

@@ -1,12 +1,12 @@
 // The FastCGI gateway (`fcgi`, REFERENCE-behaviour.md §16.3 with CONTRACT.md point 13): PHP behind
 // php-fpm as nginx runs it, connections kept open in a bounded pool per target and shared by every
 // Plan that names it.
-import type { ResolvedSettings } from '../../config/defaults.js';
 import { parseSocketAddress } from '../../gateway/socket-address.js';
 import { gatewayLimits, type GatewayLimits } from '../../gateway/timeouts.js';
-import { defineModule } from '../../plan/module.js';
+import { defineModule, type ModuleSettings } from '../../plan/module.js';
 import { FcgiConnections } from './connections.js';
 import { fcgiStage } from './fcgi-stage.js';
+import { FCGI_PROPERTIES } from './properties.js';
 
 export interface FcgiOptions {
   readonly to: string;
@@ -16,7 +16,7 @@ export interface FcgiOptions {
   readonly limits: GatewayLimits;
 }
 
-function options(s: ResolvedSettings): FcgiOptions | undefined {
+function options(s: ModuleSettings<typeof FCGI_PROPERTIES>): FcgiOptions | undefined {
   const extensions = s.fcgiScriptExtensions?.length ? s.fcgiScriptExtensions : undefined;
   if (s.fcgiPath === undefined && extensions === undefined) return undefined;
   return {
@@ -28,8 +28,9 @@ function options(s: ResolvedSettings): FcgiOptions | undefined {
   };
 }
 
-export const fcgi = defineModule<FcgiOptions>({
+export const fcgi = defineModule({
   name: 'fcgi',
+  properties: FCGI_PROPERTIES,
   options,
   provision: (o, leases, { errorLog }) => {
     const address = parseSocketAddress(o.to);

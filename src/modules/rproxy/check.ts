@@ -1,10 +1,11 @@
 // What the property types cannot say about backend URLs: user information in one is never sent
 // (no Authorization is made from it, as in Ferron and nginx), so a user who wrote it is told.
-import type { ConfigCheck } from '../../config/checks.js';
+import type { ModuleCheck } from '../../plan/module.js';
+import type { RPROXY_PROPERTIES } from './properties.js';
 
 const TARGETS = ['proxyTo', 'secureProxyTo'] as const;
 
-export const checkBackendUrls: ConfigCheck = (_config, scopes, diags) => {
+export const checkBackendUrls: ModuleCheck<typeof RPROXY_PROPERTIES> = (_config, scopes, diags) => {
   for (const scope of scopes) {
     for (const name of TARGETS) {
       const entry = scope.keys.get(name);

@@ -2,13 +2,13 @@
 // backends chosen at random among healthy ones, keep-alive pools shared across Plans and with
 // fauth, a connection that fails before any request byte retried on another backend, and the
 // 502/503/504 mapping.
-import type { ResolvedSettings } from '../../config/defaults.js';
-import { defineModule } from '../../plan/module.js';
+import { defineModule, type ModuleSettings } from '../../plan/module.js';
 import { parseBackend } from '../../upstream/backend.js';
 import { HealthBook } from '../../upstream/health.js';
 import { leaseUpstream, poolPolicy, type PoolPolicy } from '../../upstream/pools.js';
 import { checkBackendUrls } from './check.js';
 import { proxyStage, type ProxyRoute } from './proxy-stage.js';
+import { RPROXY_PROPERTIES } from './properties.js';
 
 export interface RproxyOptions {
   readonly proxyTo: readonly string[] | undefined;
@@ -19,7 +19,7 @@ export interface RproxyOptions {
   readonly pools: PoolPolicy;
 }
 
-function options(s: ResolvedSettings): RproxyOptions | undefined {
+function options(s: ModuleSettings<typeof RPROXY_PROPERTIES>): RproxyOptions | undefined {
   if (s.proxyTo === undefined && s.secureProxyTo === undefined) return undefined;
   return {
     proxyTo: s.proxyTo,
@@ -36,8 +36,9 @@ function options(s: ResolvedSettings): RproxyOptions | undefined {
   };
 }
 
-export const rproxy = defineModule<RproxyOptions>({
+export const rproxy = defineModule({
   name: 'rproxy',
+  properties: RPROXY_PROPERTIES,
   check: checkBackendUrls,
   options,
   provision: (o, leases, { errorLog }) => {

@@ -1,10 +1,10 @@
 // The SCGI gateway (`scgi`, REFERENCE-behaviour.md §16.2): a URL prefix handed to an SCGI
 // application over TCP or a Unix socket.
-import type { ResolvedSettings } from '../../config/defaults.js';
 import { parseSocketAddress } from '../../gateway/socket-address.js';
 import { gatewayLimits, type GatewayLimits } from '../../gateway/timeouts.js';
-import { defineModule } from '../../plan/module.js';
+import { defineModule, type ModuleSettings } from '../../plan/module.js';
 import { scgiStage } from './scgi-stage.js';
+import { SCGI_PROPERTIES } from './properties.js';
 
 export interface ScgiOptions {
   readonly to: string;
@@ -13,7 +13,7 @@ export interface ScgiOptions {
   readonly limits: GatewayLimits;
 }
 
-function options(s: ResolvedSettings): ScgiOptions | undefined {
+function options(s: ModuleSettings<typeof SCGI_PROPERTIES>): ScgiOptions | undefined {
   if (s.scgiPath === undefined) return undefined;
   return {
     to: s.scgiTo,
@@ -23,8 +23,9 @@ function options(s: ResolvedSettings): ScgiOptions | undefined {
   };
 }
 
-export const scgi = defineModule<ScgiOptions>({
+export const scgi = defineModule({
   name: 'scgi',
+  properties: SCGI_PROPERTIES,
   options,
   provision: (o, _leases, { errorLog }) => ({
     stage: scgiStage({

@@ -3,13 +3,13 @@
 import type { Logger } from '../http/logger.js';
 import { decodePath } from '../http/paths.js';
 import type { Stage } from '../http/stage.js';
-import type { PythonPool } from '../process/python-pool.js';
-import type { PythonMode } from '../process/python-worker.js';
+import type { PythonPool } from './pool.js';
+import type { PythonMode } from './worker.js';
 import { hasBody } from '../upstream/request-body.js';
-import { exchangeWithPython } from './python-exchange.js';
-import { asgiScope, mounted, mountPrefix, wsgiEnviron } from './python-heads.js';
-import { isWebSocketRequest, serveWebSocket } from './python-websocket.js';
-import type { GatewayLimits } from './timeouts.js';
+import { exchangeWithPython } from './exchange.js';
+import { asgiScope, mounted, mountPrefix, wsgiEnviron } from './heads.js';
+import { isWebSocketRequest, serveWebSocket } from './websocket.js';
+import type { GatewayLimits } from '../gateway/timeouts.js';
 
 export interface PythonStageSetup {
   readonly mode: PythonMode;

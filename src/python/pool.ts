@@ -1,16 +1,11 @@
-// The bridge processes of one Python application (ARCHITECTURE.md, src/process/): all started and
+// The bridge processes of one Python application (ARCHITECTURE.md's worker pools): all started and
 // ready before a Plan that uses them goes live, each request given to the less busy of two at
 // random, a process that dies replaced while the others serve (with a back-off when it keeps
 // dying), a process stuck on a request it was told to give up replaced too (it ends once its other
 // requests are done), and all ended when the Plan that started them is retired or the server stops.
 import type { Logger } from '../http/logger.js';
-import {
-  GIVE_UP_MS,
-  PythonStartError,
-  PythonWorker,
-  type BridgeInfo,
-  type PythonSpec,
-} from './python-worker.js';
+import { PythonStartError } from './start-error.js';
+import { GIVE_UP_MS, PythonWorker, type BridgeInfo, type PythonSpec } from './worker.js';
 
 /** How long an application may take to import (and an ASGI one to finish its lifespan startup). */
 const START_TIMEOUT_MS = 60_000;

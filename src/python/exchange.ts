@@ -4,17 +4,17 @@
 // that dies mid-request a 502; a client that goes away cancels the work in Python. The proxy's
 // time limits apply, also once the client has gone: no head within proxyResponseTimeout is a 504,
 // a body that pauses past proxyIdleTimeout is cut, and either way the application is told to stop
-// and its process is replaced if it does not (python-worker.ts).
+// and its process is replaced if it does not (worker.ts).
 import type { Ctx } from '../http/ctx.js';
 import { connectionListed, isHopByHop } from '../http/hop-by-hop.js';
 import { HttpError } from '../http/http-error.js';
 import { send, startResponse, type RawHeaders } from '../http/respond.js';
 import type { BodyTarget } from '../http/response-tap.js';
-import { CREDIT_STEP, WINDOW } from '../process/python-frames.js';
-import type { PythonPool } from '../process/python-pool.js';
-import type { PythonStream } from '../process/python-worker.js';
+import { CREDIT_STEP, WINDOW } from './frames.js';
+import type { PythonPool } from './pool.js';
+import type { PythonStream } from './stream.js';
 import { discardRest } from '../upstream/request-body.js';
-import { lateError, ResponseClock, type GatewayLimits } from './timeouts.js';
+import { lateError, ResponseClock, type GatewayLimits } from '../gateway/timeouts.js';
 
 /** The application's header list, without the connection-specific fields it may not set (PEP 3333). */
 function responseHeaders(pairs: [string, string][]): RawHeaders {

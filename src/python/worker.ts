@@ -3,13 +3,14 @@
 // when it dies, every stream it held learns so at once. A stream given up on (a time limit ran
 // out) that the application does not end soon after it is told to is stuck: a thread, a task or,
 // for wsgid, the whole process lost to it; the pool replaces such a process.
-import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { realpath } from 'node:fs/promises';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../http/logger.js';
 import { inWords } from '../config/system-errors.js';
-import { creditFrame, frame, Frame, FrameReader } from './python-frames.js';
+import { frame, Frame, FrameReader } from './frames.js';
+import { PythonStartError, startFailure } from './start-error.js';
+import { PythonStream } from './stream.js';
 
 export const BRIDGE = fileURLToPath(new URL('../../python/portico_bridge.py', import.meta.url));
 
@@ -34,9 +35,6 @@ export interface BridgeInfo {
   readonly python: string;
   readonly executable: string;
 }
-
-/** The application could not start: the message names the interpreter and quotes Python. */
-export class PythonStartError extends Error {}
 
 /** What a stream hears from the bridge. */
 export interface StreamEvents {
@@ -74,66 +72,6 @@ const IGNORED: StreamEvents = {
 const MAX_LINE = 16 * 1024;
 /** Error-output lines kept to explain a process that died before it was ready. */
 const KEPT_LINES = 20;
-
-/** Interpreters users often have besides the one on the PATH (Debian's, a /usr/local build). */
-const OTHER_INTERPRETERS = ['/usr/bin/python3', '/usr/local/bin/python3'];
-
-/** Another interpreter that can import `module`, if one of the usual ones can. */
-async function interpreterWith(module: string, tried: string): Promise<string | undefined> {
-  const triedReal = await realpath(tried).catch(() => tried);
-  for (const candidate of OTHER_INTERPRETERS) {
-    const real = await realpath(candidate).catch(() => undefined);
-    if (real === undefined || real === triedReal) continue;
-    const ok = await new Promise<boolean>((done) =>
-      execFile(candidate, ['-c', `import ${module}`], { timeout: 5000 }, (e) => done(e === null)),
-    );
-    if (ok) return candidate;
-  }
-  return undefined;
-}
-
-export class PythonStream {
-  /** Body bytes sent that the bridge has not credited yet. */
-  outstanding = 0;
-  private cancelled = false;
-
-  constructor(
-    private readonly worker: PythonWorker,
-    readonly id: number,
-  ) {}
-
-  body(chunk: Buffer): void {
-    this.outstanding += chunk.length;
-    this.worker.write(frame(Frame.Body, this.id, chunk));
-  }
-
-  end(): void {
-    this.worker.write(frame(Frame.End, this.id));
-  }
-
-  /** The reader (Portico) consumed `bytes` of the response. */
-  credit(bytes: number): void {
-    if (bytes > 0 && this.worker.has(this.id)) this.worker.write(creditFrame(this.id, bytes));
-  }
-
-  websocket(binary: boolean, data: Buffer): void {
-    this.outstanding += data.length;
-    this.worker.write(frame(binary ? Frame.WsBinary : Frame.WsText, this.id, data));
-  }
-
-  websocketClose(code: number): void {
-    const payload = Buffer.alloc(2);
-    payload.writeUInt16BE(code);
-    this.worker.write(frame(Frame.WsClose, this.id, payload));
-  }
-
-  /** The client went away: the application stops what it does for it. */
-  cancel(): void {
-    if (this.cancelled || !this.worker.has(this.id)) return;
-    this.cancelled = true;
-    this.worker.write(frame(Frame.Cancel, this.id));
-  }
-}
 
 export class PythonWorker {
   readonly ready: Promise<BridgeInfo>;
@@ -179,7 +117,7 @@ export class PythonWorker {
         settle = undefined;
         if (type === Frame.Ready) waiting?.resolve(JSON.parse(payload.toString()) as BridgeInfo);
         else if (type === Frame.StartFailed && waiting)
-          void this.startError(payload).then(waiting.reject);
+          void startFailure(payload, spec, (line) => this.log(line)).then(waiting.reject);
         return;
       }
       this.dispatch(type, id, payload);
@@ -383,29 +321,6 @@ export class PythonWorker {
 
   private endIfRetired(): void {
     if (this.retiring && this.streams.size === this.abandoned.size) void this.stop(GIVE_UP_MS);
-  }
-
-  private async startError(payload: Buffer): Promise<PythonStartError> {
-    const failure = JSON.parse(payload.toString()) as {
-      error: string;
-      traceback: string;
-      python: string;
-      executable: string;
-    };
-    for (const line of failure.traceback.trimEnd().split('\n')) if (line !== '') this.log(line);
-    // A package missing is most often a package installed for another interpreter: say which has it.
-    const missing = /^ModuleNotFoundError: No module named '([\w.]+)'/m.exec(failure.error)?.[1];
-    let hint = '';
-    if (missing !== undefined) {
-      const other = await interpreterWith(missing, failure.executable);
-      hint = other
-        ? `; ${other} has "${missing}": set pythonExecutable: ${other}`
-        : `; install "${missing}" for that interpreter, or set pythonExecutable to one that has it`;
-    }
-    return new PythonStartError(
-      `${this.spec.mode} application ${this.spec.application} could not start: ${failure.error}\n` +
-        `  (the interpreter was ${failure.executable}, Python ${failure.python}, from pythonExecutable "${this.spec.executable}"${hint})`,
-    );
   }
 
   private stderr(text: string): void {

@@ -6,12 +6,18 @@
 import type { Ctx } from '../http/ctx.js';
 import { HttpError } from '../http/http-error.js';
 import { switchProtocols, type SwitchedConnection } from '../http/respond.js';
-import { WINDOW } from '../process/python-frames.js';
-import type { PythonPool } from '../process/python-pool.js';
-import type { PythonStream } from '../process/python-worker.js';
-import { asgiScope, type Mount } from './python-heads.js';
-import { lateError, ResponseClock, type GatewayLimits } from './timeouts.js';
-import { acceptKey, closeFrame, encodeFrame, Opcode, WebSocketReader } from './websocket-frames.js';
+import { WINDOW } from './frames.js';
+import type { PythonPool } from './pool.js';
+import type { PythonStream } from './stream.js';
+import { asgiScope, type Mount } from './heads.js';
+import { lateError, ResponseClock, type GatewayLimits } from '../gateway/timeouts.js';
+import {
+  acceptKey,
+  closeFrame,
+  encodeFrame,
+  Opcode,
+  WebSocketReader,
+} from '../gateway/websocket-frames.js';
 
 const WEBSOCKET = /^websocket$/i;
 

@@ -3,7 +3,7 @@
 // HTTP and WebSocket connection scopes, bytes as Latin-1 strings). CONTRACT.md: SCRIPT_NAME and
 // root_path are the mount prefix, PATH_INFO and path what follows it.
 import type { Ctx } from '../http/ctx.js';
-import { cgiVariables, variableBytes } from './cgi-variables.js';
+import { cgiVariables, variableBytes } from '../gateway/cgi-variables.js';
 
 /** Where a request falls under a mount prefix. */
 export interface Mount {

@@ -5,15 +5,13 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import type { ConfigCheck } from '../config/checks.js';
-import type { ResolvedSettings } from '../config/defaults.js';
-import type { ModuleName } from '../config/properties.js';
+import type { PropertyRows } from '../config/properties.js';
 import { pathProblem } from '../config/system-errors.js';
-import { defineModule, type Module } from '../plan/module.js';
-import type { Leases } from '../plan/resources.js';
-import { PythonPool } from '../process/python-pool.js';
-import type { PythonMode } from '../process/python-worker.js';
-import { pythonStage } from './python-stage.js';
-import { gatewayLimits, type GatewayLimits } from './timeouts.js';
+import { gatewayLimits, type GatewayLimits } from '../gateway/timeouts.js';
+import { defineModule, type Module, type ModuleSettings } from '../plan/module.js';
+import { PythonPool } from './pool.js';
+import { pythonStage } from './stage.js';
+import type { PythonMode } from './worker.js';
 
 export interface PythonOptions {
   readonly executable: string;
@@ -28,23 +26,15 @@ export interface PythonOptions {
 
 /** What one module reads of a Resolved's settings. */
 export interface PythonProperties {
+  /** `pythonExecutable`. */
+  readonly executable: string;
   readonly application: string | undefined;
   readonly path: string;
   readonly clearImportPath: boolean;
 }
 
-/** Each Plan's own number, so its applications' processes are its own. */
-const planNumbers = new WeakMap<Leases, number>();
-let plans = 0;
-
-function planNumber(leases: Leases): number {
-  let n = planNumbers.get(leases);
-  if (n === undefined) planNumbers.set(leases, (n = ++plans));
-  return n;
-}
-
 /** An application file that is not there is a load error with its position, not a Python traceback. */
-function checkApplicationFile(mode: ModuleName, property: string): ConfigCheck {
+function checkApplicationFile(mode: PythonMode, property: string): ConfigCheck {
   return (config, scopes, diags, { files }) => {
     if (!files || !(config.global.loadModules ?? []).includes(mode)) return;
     for (const scope of scopes) {
@@ -58,22 +48,25 @@ function checkApplicationFile(mode: ModuleName, property: string): ConfigCheck {
   };
 }
 
-export function pythonModule(
-  mode: PythonMode & ModuleName,
-  read: (s: ResolvedSettings) => PythonProperties,
+/** The module named `mode`, with its rows (`modeApplicationPath` among them) and how it reads them. */
+export function pythonModule<const Rows extends PropertyRows>(
+  mode: PythonMode,
+  properties: Rows,
+  read: (s: ModuleSettings<Rows>) => PythonProperties,
 ): Module {
   // wsgid: one process per CPU, as Ferron's pre-forked pool (REFERENCE-behaviour.md §18).
   const processes = mode === 'wsgid' ? availableParallelism() : 1;
   // wsgi: a thread pool as large as Python's own default (ThreadPoolExecutor).
   const threads = Math.min(32, availableParallelism() + 4);
-  return defineModule<PythonOptions>({
+  return defineModule<PythonOptions, Rows>({
     name: mode,
+    properties,
     check: checkApplicationFile(mode, `${mode}ApplicationPath`),
     options(s) {
       const p = read(s);
       if (p.application === undefined) return undefined;
       return {
-        executable: s.pythonExecutable,
+        executable: p.executable,
         application: resolve(p.application),
         path: p.path,
         clearImportPath: p.clearImportPath,
@@ -90,8 +83,8 @@ export function pythonModule(
         environment: o.environment,
         threads,
       };
-      const key = `python:${planNumber(leases)}:${mode}:${o.executable}:${o.application}:${o.clearImportPath}`;
-      const pool = leases.take(key, () => new PythonPool({ spec, processes, errorLog }));
+      const key = `python:${mode}:${o.executable}:${o.application}:${o.clearImportPath}`;
+      const pool = leases.takeOwn(key, () => new PythonPool({ spec, processes, errorLog }));
       return {
         stage: pythonStage({
           mode,

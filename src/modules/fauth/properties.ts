@@ -1,0 +1,20 @@
+// The fauth module's own rows of the property table (config/properties.ts explains the columns).
+import { SCOPES, row, type PropertyRows } from '../../config/properties.js';
+import { list, str } from '../../config/types.js';
+
+export const FAUTH_PROPERTIES = {
+  authTo: row({
+    type: str('http-url'),
+    scopes: SCOPES,
+    since: '1.0.0',
+    summary: 'Base URL for forwarded authentication requests.',
+    listedAfter: 'fcgiPath',
+  }),
+  forwardedAuthCopyHeaders: row({
+    type: list(str('header-name')),
+    scopes: SCOPES,
+    since: '1.0.0',
+    summary:
+      'Response headers copied from the authentication server response to the original request.',
+  }),
+} as const satisfies PropertyRows;

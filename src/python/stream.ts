@@ -1,0 +1,53 @@
+// One request's stream through a bridge process, as the exchange drives it: body and WebSocket
+// frames out under the bridge's credit, credit back for what the client took, and cancellation.
+import { creditFrame, frame, Frame } from './frames.js';
+
+/** The process a stream goes through (worker.ts's PythonWorker). */
+export interface StreamChannel {
+  write(data: Buffer): void;
+  /** Whether the stream is still open in the process. */
+  has(id: number): boolean;
+}
+
+export class PythonStream {
+  /** Body bytes sent that the bridge has not credited yet. */
+  outstanding = 0;
+  private cancelled = false;
+
+  constructor(
+    private readonly worker: StreamChannel,
+    readonly id: number,
+  ) {}
+
+  body(chunk: Buffer): void {
+    this.outstanding += chunk.length;
+    this.worker.write(frame(Frame.Body, this.id, chunk));
+  }
+
+  end(): void {
+    this.worker.write(frame(Frame.End, this.id));
+  }
+
+  /** The reader (Portico) consumed `bytes` of the response. */
+  credit(bytes: number): void {
+    if (bytes > 0 && this.worker.has(this.id)) this.worker.write(creditFrame(this.id, bytes));
+  }
+
+  websocket(binary: boolean, data: Buffer): void {
+    this.outstanding += data.length;
+    this.worker.write(frame(binary ? Frame.WsBinary : Frame.WsText, this.id, data));
+  }
+
+  websocketClose(code: number): void {
+    const payload = Buffer.alloc(2);
+    payload.writeUInt16BE(code);
+    this.worker.write(frame(Frame.WsClose, this.id, payload));
+  }
+
+  /** The client went away: the application stops what it does for it. */
+  cancel(): void {
+    if (this.cancelled || !this.worker.has(this.id)) return;
+    this.cancelled = true;
+    this.worker.write(frame(Frame.Cancel, this.id));
+  }
+}
