@@ -11,10 +11,10 @@ import { HttpError } from '../http/http-error.js';
 import { send, startResponse, type RawHeaders } from '../http/respond.js';
 import type { BodyTarget } from '../http/response-tap.js';
 import { CREDIT_STEP, WINDOW } from './frames.js';
-import type { PythonPool } from './pool.js';
+import type { PythonApplication } from './application.js';
 import type { PythonStream } from './stream.js';
 import { discardRest } from '../upstream/request-body.js';
-import { lateError, ResponseClock, type GatewayLimits } from '../gateway/timeouts.js';
+import { lateError, ResponseClock } from '../gateway/timeouts.js';
 
 /** The application's header list, without the connection-specific fields it may not set (PEP 3333). */
 function responseHeaders(pairs: [string, string][]): RawHeaders {
@@ -27,13 +27,18 @@ function responseHeaders(pairs: [string, string][]): RawHeaders {
   return out;
 }
 
+/** What goes to the application for one request. */
+export interface PythonRequest {
+  /** The WSGI environ or the ASGI scope (heads.ts). */
+  readonly head: object;
+  /** The request has a body, streamed after the head. */
+  readonly hasBody: boolean;
+}
+
 export async function exchangeWithPython(
   ctx: Ctx,
-  pool: PythonPool,
-  head: object,
-  hasBody: boolean,
-  what: string,
-  limits: GatewayLimits,
+  { pool, what, limits }: PythonApplication,
+  { head, hasBody }: PythonRequest,
 ): Promise<void> {
   const worker = await pool.worker();
   if (worker === undefined)

@@ -30,11 +30,17 @@ export function mounted(prefix: string, decodedPath: string): Mount | undefined 
 /** Variables of the CGI family that mean nothing to a WSGI application. */
 const NOT_WSGI = ['PATH_TRANSLATED', 'REDIRECT_STATUS', 'SCRIPT_FILENAME', 'DOCUMENT_ROOT'];
 
+export interface WsgiEnvironOptions {
+  /** The application's file (wsgiApplicationPath or wsgidApplicationPath). */
+  readonly application: string;
+  /** The request has a body, streamed after the head. */
+  readonly hasBody: boolean;
+}
+
 export function wsgiEnviron(
   ctx: Ctx,
   mount: Mount,
-  application: string,
-  hasBody: boolean,
+  { application, hasBody }: WsgiEnvironOptions,
 ): Record<string, string | boolean> {
   const vars = cgiVariables(ctx, {
     filename: application,
@@ -75,11 +81,17 @@ function headerPairs(ctx: Ctx): [string, string][] {
   return pairs;
 }
 
+export interface AsgiScopeOptions {
+  /** The request has a body, streamed after the head. */
+  readonly hasBody: boolean;
+  /** A WebSocket handshake, with the subprotocols the client offered; absent: an HTTP request. */
+  readonly websocket?: { readonly subprotocols: string[] };
+}
+
 export function asgiScope(
   ctx: Ctx,
   mount: Mount,
-  hasBody: boolean,
-  websocket?: { readonly subprotocols: string[] },
+  { hasBody, websocket }: AsgiScopeOptions,
 ): Record<string, unknown> {
   const req = ctx.req;
   const secure = ctx.scheme === 'https';

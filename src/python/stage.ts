@@ -3,6 +3,7 @@
 import type { Logger } from '../http/logger.js';
 import { decodePath } from '../http/paths.js';
 import type { Stage } from '../http/stage.js';
+import type { PythonApplication } from './application.js';
 import type { PythonPool } from './pool.js';
 import type { PythonMode } from './worker.js';
 import { hasBody } from '../upstream/request-body.js';
@@ -23,17 +24,21 @@ export interface PythonStageSetup {
 
 export function pythonStage(setup: PythonStageSetup): Stage {
   const prefix = mountPrefix(setup.path);
-  const what = `${setup.mode} ${setup.application}`;
+  const application: PythonApplication = {
+    pool: setup.pool,
+    what: `${setup.mode} ${setup.application}`,
+    limits: setup.limits,
+  };
   return async (ctx, next) => {
     const mount = mounted(prefix, decodePath(ctx.path));
     if (mount === undefined) return next(ctx);
     if (setup.mode === 'asgi' && isWebSocketRequest(ctx))
-      return serveWebSocket(ctx, setup.pool, mount, what, setup.limits);
+      return serveWebSocket(ctx, application, mount);
     const body = hasBody(ctx.req);
     const head =
       setup.mode === 'asgi'
-        ? asgiScope(ctx, mount, body)
-        : wsgiEnviron(ctx, mount, setup.application, body);
-    return exchangeWithPython(ctx, setup.pool, head, body, what, setup.limits);
+        ? asgiScope(ctx, mount, { hasBody: body })
+        : wsgiEnviron(ctx, mount, { application: setup.application, hasBody: body });
+    return exchangeWithPython(ctx, application, { head, hasBody: body });
   };
 }

@@ -33,7 +33,8 @@ export class PythonStream {
     if (bytes > 0 && this.worker.has(this.id)) this.worker.write(creditFrame(this.id, bytes));
   }
 
-  websocket(binary: boolean, data: Buffer): void {
+  /** A WebSocket message from the client; `binary`, else text. */
+  websocket(data: Buffer, { binary }: { readonly binary: boolean }): void {
     this.outstanding += data.length;
     this.worker.write(frame(binary ? Frame.WsBinary : Frame.WsText, this.id, data));
   }

@@ -7,10 +7,10 @@ import type { Ctx } from '../http/ctx.js';
 import { HttpError } from '../http/http-error.js';
 import { switchProtocols, type SwitchedConnection } from '../http/respond.js';
 import { WINDOW } from './frames.js';
-import type { PythonPool } from './pool.js';
+import type { PythonApplication } from './application.js';
 import type { PythonStream } from './stream.js';
 import { asgiScope, type Mount } from './heads.js';
-import { lateError, ResponseClock, type GatewayLimits } from '../gateway/timeouts.js';
+import { lateError, ResponseClock } from '../gateway/timeouts.js';
 import {
   acceptKey,
   closeFrame,
@@ -30,10 +30,8 @@ export function isWebSocketRequest(ctx: Ctx): boolean {
 
 export async function serveWebSocket(
   ctx: Ctx,
-  pool: PythonPool,
+  { pool, what, limits }: PythonApplication,
   mount: Mount,
-  what: string,
-  limits: GatewayLimits,
 ): Promise<void> {
   const headers = ctx.req.headers;
   const extended = ctx.method === 'CONNECT';
@@ -56,7 +54,7 @@ export async function serveWebSocket(
     .split(',')
     .map((p) => p.trim())
     .filter((p) => p !== '');
-  const scope = asgiScope(ctx, mount, false, { subprotocols: offered });
+  const scope = asgiScope(ctx, mount, { hasBody: false, websocket: { subprotocols: offered } });
   let stream: PythonStream | undefined;
   let connection: SwitchedConnection | undefined;
   let closeSent = false;
@@ -180,7 +178,7 @@ function join(
   };
   const reader = new WebSocketReader({
     message(binary, data) {
-      stream.websocket(binary, data);
+      stream.websocket(data, { binary });
       if (stream.outstanding >= WINDOW) input.pause();
     },
     ping(data) {

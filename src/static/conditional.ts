@@ -39,11 +39,21 @@ function dateSeconds(value: string): number | undefined {
   return Number.isNaN(ms) ? undefined : Math.floor(ms / 1000);
 }
 
+/** How entity tags compare (RFC 9110 §8.8.3.2). */
+export interface TagComparison {
+  /** Strong comparison: a weak tag (`W/"…"`) matches nothing. Weak: it matches its strong twin. */
+  readonly strong: boolean;
+}
+
 /**
- * Whether an If-Match / If-None-Match list names `tag`. `*` matches (the file exists); `strong`
- * refuses weak tags (`W/"…"`). A malformed list matches nothing.
+ * Whether an If-Match / If-None-Match list names `tag`. `*` matches (the file exists). A malformed
+ * list matches nothing.
  */
-export function tagListMatches(list: string, tag: string | undefined, strong: boolean): boolean {
+export function tagListMatches(
+  list: string,
+  tag: string | undefined,
+  { strong }: TagComparison,
+): boolean {
   if (list.trim() === '*') return true;
   if (tag === undefined) return false;
   let i = 0;
@@ -76,7 +86,7 @@ export function evaluatePreconditions(
   const modified = mtimeSeconds(mtimeMs);
   const ifMatch = headers['if-match'];
   if (ifMatch !== undefined) {
-    if (!tagListMatches(ifMatch, tag, true)) return 'failed';
+    if (!tagListMatches(ifMatch, tag, { strong: true })) return 'failed';
   } else {
     const since = headers['if-unmodified-since'];
     const date = since === undefined ? undefined : dateSeconds(since);
@@ -85,7 +95,8 @@ export function evaluatePreconditions(
   const safe = method === 'GET' || method === 'HEAD';
   const ifNoneMatch = headers['if-none-match'];
   if (ifNoneMatch !== undefined) {
-    if (tagListMatches(ifNoneMatch, tag, false)) return safe ? 'not-modified' : 'failed';
+    if (tagListMatches(ifNoneMatch, tag, { strong: false }))
+      return safe ? 'not-modified' : 'failed';
   } else if (safe) {
     const since = headers['if-modified-since'];
     const date = since === undefined ? undefined : dateSeconds(since);

@@ -90,6 +90,16 @@ interface RootEntry {
   refreshing: Promise<RootEntry> | undefined;
 }
 
+/** One check of a path on disk: its key, where it is, what was known of it, and when. */
+interface PathCheck {
+  readonly key: string;
+  readonly rootReal: string;
+  readonly decodedPath: string;
+  /** The entry it replaces: kept when the file is the same. */
+  readonly previous: Entry | undefined;
+  readonly now: number;
+}
+
 function negative(kind: NegativeEntry['kind'], now: number): NegativeEntry {
   return { kind, checkedAt: now };
 }
@@ -289,15 +299,13 @@ export class FileCache {
       // A symlink leaving wwwroot is reported as missing: a 403 would confirm something is there.
       if (!isInside(real, rootReal)) entry = negative('missing', now);
       else
-        entry = this.describe(
+        entry = this.describe(real, await fsp.stat(real), {
           key,
-          real,
           rootReal,
           decodedPath,
-          await fsp.stat(real),
           previous,
           now,
-        );
+        });
     } catch (error) {
       entry = negative(negativeKind(error), now);
     }
@@ -305,14 +313,11 @@ export class FileCache {
     return entry;
   }
 
+  /** The entry for the real path `real`, whose stats are `stats`. */
   private describe(
-    key: string,
     real: string,
-    rootReal: string,
-    decodedPath: string,
     stats: Stats,
-    previous: Entry | undefined,
-    now: number,
+    { key, rootReal, decodedPath, previous, now }: PathCheck,
   ): Entry {
     if (stats.isFile()) {
       if (previous?.kind === 'file' && previous.realPath === real && sameFile(previous, stats)) {

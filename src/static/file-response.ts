@@ -45,7 +45,8 @@ function pushValidators(
 
 /**
  * The 200 head for this coding and these flags, built on first use and kept on the entry (the
- * coding, the flags and the entry fix every value, Content-Length included).
+ * coding, the flags and the entry fix every value, Content-Length included). It runs for every
+ * response from memory: the BodyForm is only made when the head is built.
  */
 function okHeaders(
   entry: FileEntry,
@@ -57,16 +58,24 @@ function okHeaders(
   const codingIndex = encoding === undefined ? 0 : ENCODINGS.indexOf(encoding) + 1;
   const slot = codingIndex * 4 + (flags.etag ? 1 : 0) + (varies ? 2 : 0);
   return (entry.heads[slot] ??= new KeptHead(
-    buildOkHeaders(entry, flags, varies, encoding, length),
+    buildOkHeaders(entry, flags, { varies, encoding, length }),
   ));
+}
+
+/** How this response's body represents the file: its coding, its length, and whether it varies. */
+interface BodyForm {
+  /** The file has coded variants: the response says Vary: Accept-Encoding. */
+  readonly varies: boolean;
+  /** The content-coding sent; undefined: the file as it is. */
+  readonly encoding: Encoding | undefined;
+  /** The body's length; undefined when streamed compressed, its length unknown. */
+  readonly length: number | undefined;
 }
 
 function buildOkHeaders(
   entry: FileEntry,
   flags: FileFlags,
-  varies: boolean,
-  encoding: Encoding | undefined,
-  length: number | undefined,
+  { varies, encoding, length }: BodyForm,
 ): string[] {
   // The length first: the fields after it go to Node as one (node-fields.ts).
   const list: string[] = [];
@@ -94,18 +103,13 @@ async function servePrecompressed(
   flags: FileFlags,
   { encoding, file }: Precompressed,
 ): Promise<void> {
-  const headers = buildOkHeaders(entry, flags, true, encoding, file.size);
+  const headers = buildOkHeaders(entry, flags, { varies: true, encoding, length: file.size });
   if (file.cacheable) return send(ctx, 200, headers, await cache.body(file));
   return sendWhole(ctx, file, cache, undefined, headers);
 }
 
 /** The head of a file sent as an error's page: what the body is, nothing about the file. */
-function errorPageHeaders(
-  entry: FileEntry,
-  varies: boolean,
-  encoding: Encoding | undefined,
-  length: number | undefined,
-): string[] {
+function errorPageHeaders(entry: FileEntry, { varies, encoding, length }: BodyForm): string[] {
   // The length first: the fields after it go to Node as one (node-fields.ts).
   const list: string[] = [];
   if (length !== undefined) list.push('Content-Length', String(length));
@@ -133,13 +137,20 @@ async function stream(ctx: Ctx, status: number, headers: string[], body: Readabl
   }
 }
 
+/** A 206's parts besides the file: the ranges, and the validators the 200 would carry. */
+interface RangeResponse {
+  readonly ranges: readonly ByteRange[];
+  /** The identity body's ETag; undefined when ETags are off. */
+  readonly tag: string | undefined;
+  /** The file has coded variants: the response says Vary: Accept-Encoding. */
+  readonly varies: boolean;
+}
+
 async function serveRanges(
   ctx: Ctx,
   entry: FileEntry,
   cache: FileCache,
-  ranges: readonly ByteRange[],
-  tag: string | undefined,
-  varies: boolean,
+  { ranges, tag, varies }: RangeResponse,
 ): Promise<void> {
   if (ranges.length === 1) {
     const { start, end } = ranges[0]!;
@@ -229,7 +240,7 @@ export function serveFile(
         });
       }
       if (ranges.kind === 'ranges')
-        return serveRanges(ctx, entry, cache, ranges.ranges, tag, varies);
+        return serveRanges(ctx, entry, cache, { ranges: ranges.ranges, tag, varies });
     }
   }
 
@@ -288,13 +299,17 @@ async function serveErrorPage(
   if (entry.cacheable) {
     const body =
       encoding === undefined ? await cache.body(entry) : await cache.variant(entry, encoding);
-    return send(ctx, 200, errorPageHeaders(entry, varies, encoding, body.length), body);
+    return send(ctx, 200, errorPageHeaders(entry, { varies, encoding, length: body.length }), body);
   }
   return sendWhole(
     ctx,
     entry,
     cache,
     encoding,
-    errorPageHeaders(entry, varies, encoding, encoding === undefined ? entry.size : undefined),
+    errorPageHeaders(entry, {
+      varies,
+      encoding,
+      length: encoding === undefined ? entry.size : undefined,
+    }),
   );
 }

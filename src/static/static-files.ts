@@ -39,6 +39,14 @@ interface StageFlags extends FileFlags {
   readonly listing: boolean;
 }
 
+/** One look for what a request names: the stage's root and flags, and whether to look again. */
+interface Look {
+  readonly wwwroot: string;
+  readonly flags: StageFlags;
+  /** A file that changed while it was read is looked up once more; on the second look, an error. */
+  readonly mayRetry: boolean;
+}
+
 export type PathKind = 'file' | 'directory' | 'missing' | 'other';
 
 function decodeForTitle(path: string): string {
@@ -104,7 +112,8 @@ export class StaticFiles {
       compression: settings.enableCompression,
       listing: settings.enableDirectoryListing,
     };
-    return (ctx) => this.serve(ctx, wwwroot, flags, true);
+    const look: Look = { wwwroot, flags, mayRetry: true };
+    return (ctx) => this.serve(ctx, look);
   }
 
   /** Drops every cached entry. The cache runs no timers: staleness is checked on use. */
@@ -116,10 +125,11 @@ export class StaticFiles {
    * Synchronous when the cache knows the path and holds the file (the usual hit and the usual 404):
    * no promise per request. Anything to read or check first takes `serveFound`.
    */
-  private serve(ctx: Ctx, wwwroot: string, flags: StageFlags, mayRetry: boolean): Outcome {
+  private serve(ctx: Ctx, look: Look): Outcome {
+    const { wwwroot, flags } = look;
     const entry = this.cache.lookup(wwwroot, decodePath(ctx.path), ctx.startedAt);
     if (entry instanceof Promise || entry.kind === 'directory')
-      return this.serveFound(ctx, wwwroot, flags, mayRetry, entry);
+      return this.serveFound(ctx, look, entry);
     // Returned, not thrown: V8 builds a message (the throw's location) for an exception thrown
     // under a native callback, caught or not: a 404 flood ran at 31k req/s thrown, 42k rejected
     // (and a Refusal costs less than a rejected promise: stage.ts).
@@ -129,16 +139,11 @@ export class StaticFiles {
       copy instanceof Promise
         ? copy.then((c) => serveFile(ctx, entry, this.cache, flags, c))
         : serveFile(ctx, entry, this.cache, flags, copy);
-    return sent?.catch((error: unknown) => this.retry(error, ctx, wwwroot, flags, mayRetry));
+    return sent?.catch((error: unknown) => this.retry(error, ctx, look));
   }
 
-  private async serveFound(
-    ctx: Ctx,
-    wwwroot: string,
-    flags: StageFlags,
-    mayRetry: boolean,
-    found: Entry | Promise<Entry>,
-  ): Promise<void> {
+  private async serveFound(ctx: Ctx, look: Look, found: Entry | Promise<Entry>): Promise<void> {
+    const { wwwroot, flags } = look;
     try {
       let entry = await found;
       if (entry.kind === 'directory') {
@@ -150,7 +155,7 @@ export class StaticFiles {
       const copy = await this.precompressedFor(ctx, wwwroot, entry, flags);
       return await serveFile(ctx, entry, this.cache, flags, copy);
     } catch (error) {
-      return this.retry(error, ctx, wwwroot, flags, mayRetry);
+      return this.retry(error, ctx, look);
     }
   }
 
@@ -158,15 +163,9 @@ export class StaticFiles {
    * The file changed between its check and its read (a deploy in progress): the cache has dropped
    * it, so one more look finds what is there now.
    */
-  private retry(
-    error: unknown,
-    ctx: Ctx,
-    wwwroot: string,
-    flags: StageFlags,
-    mayRetry: boolean,
-  ): Outcome {
+  private retry(error: unknown, ctx: Ctx, look: Look): Outcome {
     if (!(error instanceof FileChangedError) || ctx.responded) throw error;
-    if (mayRetry) return this.serve(ctx, wwwroot, flags, false);
+    if (look.mayRetry) return this.serve(ctx, { ...look, mayRetry: false });
     throw new HttpError(500, 'file-error', { detail: `static files: ${error.message}, twice` });
   }
 

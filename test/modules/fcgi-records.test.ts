@@ -54,7 +54,7 @@ it('writes BEGIN_REQUEST with keep-conn, the pairs, and the empty PARAMS and STD
     ['HTTP_X_LONG', long],
     ['EMPTY', ''],
   ]);
-  const head = Buffer.from(requestHead(vars, true), 'latin1');
+  const head = Buffer.from(requestHead(vars, { withoutBody: true }), 'latin1');
   assert.equal(head.length % 8, 0, 'every record padded to a multiple of 8');
   const found = read(head);
   assert.deepEqual(
@@ -80,7 +80,7 @@ it('leaves STDIN to the body, and splits PARAMS beyond 65,535 bytes', () => {
     ['HTTP_COOKIE', 'c'.repeat(70_000)],
     ['HTTP_X_MORE', 'm'.repeat(60_000)],
   ]);
-  const found = read(Buffer.from(requestHead(vars, false), 'latin1'), 4093);
+  const found = read(Buffer.from(requestHead(vars, { withoutBody: false }), 'latin1'), 4093);
   assert.deepEqual(
     found.map((r) => [r.type, r.content.length]),
     [

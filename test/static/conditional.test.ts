@@ -28,24 +28,24 @@ describe('validators', () => {
 
 describe('tagListMatches', () => {
   it('finds a tag in a list, weakly or strongly', () => {
-    assert.equal(tagListMatches(`"x", ${TAG}`, TAG, true), true);
-    assert.equal(tagListMatches(`W/${TAG}`, TAG, false), true);
-    assert.equal(tagListMatches(`W/${TAG}`, TAG, true), false);
-    assert.equal(tagListMatches('"other"', TAG, false), false);
-    assert.equal(tagListMatches('*', TAG, true), true);
-    assert.equal(tagListMatches('*', undefined, true), true);
-    assert.equal(tagListMatches(TAG, undefined, false), false);
+    assert.equal(tagListMatches(`"x", ${TAG}`, TAG, { strong: true }), true);
+    assert.equal(tagListMatches(`W/${TAG}`, TAG, { strong: false }), true);
+    assert.equal(tagListMatches(`W/${TAG}`, TAG, { strong: true }), false);
+    assert.equal(tagListMatches('"other"', TAG, { strong: false }), false);
+    assert.equal(tagListMatches('*', TAG, { strong: true }), true);
+    assert.equal(tagListMatches('*', undefined, { strong: true }), true);
+    assert.equal(tagListMatches(TAG, undefined, { strong: false }), false);
   });
 
   it("matches a compressed variant's tag to its file", () => {
     for (const encoding of ['br', 'gzip', 'deflate'] as const)
-      assert.equal(tagListMatches(variantTag(TAG, encoding), TAG, false), true);
-    assert.equal(tagListMatches(`${TAG.slice(0, -1)}-zstd"`, TAG, false), false);
+      assert.equal(tagListMatches(variantTag(TAG, encoding), TAG, { strong: false }), true);
+    assert.equal(tagListMatches(`${TAG.slice(0, -1)}-zstd"`, TAG, { strong: false }), false);
   });
 
   it('matches nothing in a malformed list', () => {
-    assert.equal(tagListMatches(TAG.slice(1), TAG, false), false);
-    assert.equal(tagListMatches(`"x", ${TAG.slice(0, -1)}`, TAG, false), false);
+    assert.equal(tagListMatches(TAG.slice(1), TAG, { strong: false }), false);
+    assert.equal(tagListMatches(`"x", ${TAG.slice(0, -1)}`, TAG, { strong: false }), false);
   });
 });
 

@@ -15,7 +15,7 @@ import {
 import { reuse, type RequestCaching } from './freshness.js';
 import { invalidationKeys } from './invalidation.js';
 import { forward, serve, ttl, withTap } from './serve.js';
-import type { CacheSetup } from './setup.js';
+import type { CachedRequest, CacheSetup } from './setup.js';
 import type { Lookup } from './store.js';
 import { forwardAndStore } from './storing-tap.js';
 import { revalidateInBackground, validate } from './validation.js';
@@ -29,14 +29,13 @@ export function cacheStage(setup: CacheSetup): Stage {
     // A switch of protocols is not a response to store; CONNECT has none either.
     if (ctx.upgrade !== undefined || ctx.method === 'CONNECT') return next(ctx);
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return forwardOther(ctx, next, setup);
-    const request = requestCaching(ctx);
-    if (request.directives.has('no-store') || ctx.req.headers.range !== undefined)
+    const caching = requestCaching(ctx);
+    if (caching.directives.has('no-store') || ctx.req.headers.range !== undefined)
       return forward(ctx, next, { fwd: 'bypass' });
-    const primary = primaryKey(ctx);
-    const found = setup.store.lookup(primary, (field) => varyValue(ctx, field));
-    if (found instanceof Promise)
-      return found.then((f) => answer(ctx, next, setup, request, primary, f));
-    return answer(ctx, next, setup, request, primary, found);
+    const cached: CachedRequest = { setup, primary: primaryKey(ctx), caching };
+    const found = setup.store.lookup(cached.primary, (field) => varyValue(ctx, field));
+    if (found instanceof Promise) return found.then((f) => answer(ctx, next, cached, f));
+    return answer(ctx, next, cached, found);
   };
 }
 
@@ -51,40 +50,27 @@ function requestCaching(ctx: Ctx): RequestCaching {
 }
 
 /** A GET or HEAD, once the store has been asked. */
-function answer(
-  ctx: Ctx,
-  next: Next,
-  setup: CacheSetup,
-  request: RequestCaching,
-  primary: string,
-  found: Lookup,
-): Promise<void> | void {
+function answer(ctx: Ctx, next: Next, cached: CachedRequest, found: Lookup): Promise<void> | void {
   const now = Date.now();
   const entry = found.entry;
-  const onlyIfCached = request.directives.has('only-if-cached');
+  const onlyIfCached = cached.caching.directives.has('only-if-cached');
   if (entry !== undefined) {
-    const decision = reuse(entry, request, now);
+    const decision = reuse(entry, cached.caching, now);
     if (decision === 'fresh' || decision === 'stale-allowed')
       return serve(ctx, entry, now, { hit: true, ttl: ttl(entry, now) });
     if (decision === 'stale-while-revalidate') {
       serve(ctx, entry, now, { hit: true, ttl: ttl(entry, now), detail: 'stale-while-revalidate' });
-      return revalidateInBackground(ctx, next, setup, entry);
+      return revalidateInBackground(ctx, next, cached, entry);
     }
     // §5.2.1.7: nothing the client would accept without the origin.
     if (onlyIfCached) throw notCached();
-    return validate(
-      ctx,
-      next,
-      setup,
-      request,
+    return validate(ctx, next, cached, {
       entry,
-      decision === 'validate-stale' ? 'stale' : 'request',
-    );
+      fwd: decision === 'validate-stale' ? 'stale' : 'request',
+    });
   }
   if (onlyIfCached) throw notCached();
-  const fwd: Forwarded = found.known ? 'vary-miss' : 'uri-miss';
-  const forwarded = request.directives.has('no-cache') || request.pragmaNoCache ? 'request' : fwd;
-  return fill(ctx, next, setup, request, primary, found.key, forwarded);
+  return fill(ctx, next, cached, found);
 }
 
 function notCached(): HttpError {
@@ -94,41 +80,39 @@ function notCached(): HttpError {
 }
 
 /**
- * A miss: one request per key goes to the origin, the others wait for it (the issue's "no
- * stampede") and are served what it stored, or go to the origin themselves when nothing was.
+ * A miss (`found` has no entry): one request per key goes to the origin, the others wait for it
+ * (the issue's "no stampede") and are served what it stored, or go to the origin themselves when
+ * nothing was.
  */
-async function fill(
-  ctx: Ctx,
-  next: Next,
-  setup: CacheSetup,
-  request: RequestCaching,
-  primary: string,
-  key: string,
-  fwd: Forwarded,
-): Promise<void> {
+async function fill(ctx: Ctx, next: Next, cached: CachedRequest, found: Lookup): Promise<void> {
+  const { setup, caching } = cached;
+  const fwd: Forwarded =
+    caching.directives.has('no-cache') || caching.pragmaNoCache
+      ? 'request'
+      : found.known
+        ? 'vary-miss'
+        : 'uri-miss';
   // no-cache asks for the origin's answer: it does not wait for another request's.
   if (fwd !== 'request') {
-    const pending = setup.fills.current(key);
+    const pending = setup.fills.current(found.key);
     if (pending !== undefined) {
       if ((await pending.done) === 'stored') {
-        let again = setup.store.lookup(primary, (field) => varyValue(ctx, field));
+        let again = setup.store.lookup(cached.primary, (field) => varyValue(ctx, field));
         if (again instanceof Promise) again = await again;
         const now = Date.now();
-        if (again.entry && reuse(again.entry, request, now) === 'fresh')
+        if (again.entry && reuse(again.entry, caching, now) === 'fresh')
           return serve(ctx, again.entry, now, {
             hit: true,
             ttl: ttl(again.entry, now),
             collapsed: true,
           });
       }
-      return forwardAndStore(ctx, next, setup, primary, { fwd });
+      return forwardAndStore(ctx, next, cached, { parts: { fwd } });
     }
   }
-  const fill = setup.fills.start(key);
+  const fill = setup.fills.start(found.key);
   try {
-    await forwardAndStore(ctx, next, setup, primary, { fwd }, (stored) =>
-      fill.settle(stored ? 'stored' : 'not-stored'),
-    );
+    await forwardAndStore(ctx, next, cached, { parts: { fwd }, settled: fill.settle });
   } finally {
     fill.settle('not-stored');
   }

@@ -3,22 +3,33 @@
 // (maximumCacheResponseSize).
 import type { BodyTap } from '../../http/response-tap.js';
 
+export interface CaptureOptions {
+  /** The response goes to the capture alone; the client gets nothing of it. */
+  readonly absorb: boolean;
+  /** The most bytes kept; past it the body is dropped. */
+  readonly limit: number;
+  /** Gets the body once it is all there and within the limit. */
+  readonly onEnd: (body: Buffer) => void;
+  /** Called once if the body grows past the limit. */
+  readonly onGiveUp?: () => void;
+}
+
 export class Capture implements BodyTap {
+  readonly absorb: boolean;
+  private readonly limit: number;
+  private readonly onEnd: (body: Buffer) => void;
+  private readonly onGiveUp: () => void;
   private chunks: Buffer[] = [];
   private size = 0;
   private overflowed = false;
   private ended = false;
 
-  /**
-   * `limit` in bytes; `onEnd` gets the body once it is all there and within the limit, `onGiveUp`
-   * is called once if it grows past the limit.
-   */
-  constructor(
-    readonly absorb: boolean,
-    private readonly limit: number,
-    private readonly onEnd: (body: Buffer) => void,
-    private readonly onGiveUp: () => void = () => undefined,
-  ) {}
+  constructor(options: CaptureOptions) {
+    this.absorb = options.absorb;
+    this.limit = options.limit;
+    this.onEnd = options.onEnd;
+    this.onGiveUp = options.onGiveUp ?? (() => undefined);
+  }
 
   data(chunk: Buffer): void {
     if (this.overflowed) return;
@@ -45,4 +56,9 @@ export class Capture implements BodyTap {
   get complete(): boolean {
     return this.ended;
   }
+}
+
+/** A response the cache takes for itself and keeps nothing of (a 304, an error it answers for). */
+export function absorbAll(): Capture {
+  return new Capture({ absorb: true, limit: 0, onEnd: () => undefined });
 }

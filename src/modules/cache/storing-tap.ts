@@ -7,45 +7,56 @@ import type { ResponseTap } from '../../http/response-tap.js';
 import type { Next } from '../../http/stage.js';
 import { parseCacheControl } from './cache-control.js';
 import { CACHE_STATUS, cacheStatus, type CacheStatusParts } from './cache-status.js';
-import { Capture } from './capture.js';
+import { absorbAll, Capture } from './capture.js';
 import { fieldValue, listMembers } from './fields.js';
 import { withTap } from './serve.js';
-import type { CacheSetup } from './setup.js';
+import type { FillOutcome } from './fills.js';
+import type { CachedRequest } from './setup.js';
 import { refusal, storedResponse } from './stored-response.js';
 import { varyValues } from './variants.js';
+
+/** How a response on its way to the client is stored. */
+export interface Storing {
+  /** What Cache-Status says of the request before the response: how it went forward. */
+  readonly parts: CacheStatusParts;
+  /** Told once whether the response is stored (other requests may wait on it: fills.ts). */
+  readonly settled?: (outcome: FillOutcome) => void;
+}
 
 /** Sends the request on and stores the response as it passes, if §3 allows. */
 export async function forwardAndStore(
   ctx: Ctx,
   next: Next,
-  setup: CacheSetup,
-  primary: string,
-  parts: CacheStatusParts,
-  settled: (stored: boolean) => void = () => undefined,
+  cached: CachedRequest,
+  storing: Storing,
 ): Promise<void> {
   const requestTime = Date.now();
   await withTap(
     ctx,
     next,
-    storingTap(ctx, setup, primary, requestTime, parts, settled, false),
-    parts,
+    storingTap(ctx, cached, { ...storing, requestTime, absorb: false }),
+    storing.parts,
   );
+}
+
+export interface StoringTapOptions extends Storing {
+  /** When the request went to the origin (the request_time of RFC 9111 §4.2.3). */
+  readonly requestTime: number;
+  /** Nobody else is to see the response (a background validation): the tap takes all of it. */
+  readonly absorb: boolean;
 }
 
 /**
  * The tap that stores: at the head it decides (and says in Cache-Status) whether the response can
- * be stored, then keeps its body up to the bound. `absorb`: nobody else is to see it (a background
- * validation).
+ * be stored, then keeps its body up to the bound.
  */
 export function storingTap(
   ctx: Ctx,
-  setup: CacheSetup,
-  primary: string,
-  requestTime: number,
-  parts: CacheStatusParts,
-  settled: (stored: boolean) => void,
-  absorb: boolean,
+  { setup, primary }: CachedRequest,
+  options: StoringTapOptions,
 ): ResponseTap {
+  const { parts, requestTime, absorb } = options;
+  const settled = options.settled ?? (() => undefined);
   return {
     head(status, headers) {
       const responseTime = Date.now();
@@ -66,15 +77,15 @@ export function storingTap(
         cacheStatus({ ...parts, fwdStatus: status, stored: why === undefined, detail: why }),
       );
       if (why !== undefined) {
-        settled(false);
-        return absorb ? new Capture(true, 0, () => undefined) : undefined;
+        settled('not-stored');
+        return absorb ? absorbAll() : undefined;
       }
       const varyFields = [...new Set(listMembers(fieldValue(received, 'vary')))].sort();
       const varyAt = varyValues(ctx, varyFields);
-      return new Capture(
+      return new Capture({
         absorb,
-        setup.maxResponseBytes,
-        (body) => {
+        limit: setup.maxResponseBytes,
+        onEnd: (body) => {
           void setup.store.put(
             storedResponse({
               primary,
@@ -89,10 +100,10 @@ export function storingTap(
               responseTime,
             }),
           );
-          settled(true);
+          settled('stored');
         },
-        () => settled(false),
-      );
+        onGiveUp: () => settled('not-stored'),
+      });
     },
   };
 }

@@ -6,11 +6,11 @@ import type { RawHeaders } from '../../http/respond.js';
 import type { ResponseTap } from '../../http/response-tap.js';
 import type { Next } from '../../http/stage.js';
 import type { Forwarded } from './cache-status.js';
-import { Capture } from './capture.js';
+import { absorbAll } from './capture.js';
 import { abandonCopy, detachedCopy } from './detached.js';
-import { staleIfError, type RequestCaching } from './freshness.js';
+import { staleIfError } from './freshness.js';
 import { serve, ttl, withTap } from './serve.js';
-import type { CacheSetup } from './setup.js';
+import type { CachedRequest } from './setup.js';
 import { forwardAndStore, storingTap } from './storing-tap.js';
 import { freshened, type StoredResponse } from './stored-response.js';
 import { variantKey } from './variants.js';
@@ -28,6 +28,13 @@ export function validators(ctx: Ctx, entry: StoredResponse): Map<string, string 
   return fields;
 }
 
+/** A stored response to validate, and why it goes to the origin (Cache-Status's fwd). */
+export interface Validation {
+  readonly entry: StoredResponse;
+  /** 'stale': the entry is; 'request': the request asked for the origin's word. */
+  readonly fwd: Forwarded;
+}
+
 /**
  * A stored response that needs the origin's word (§4.3): a 304 freshens and serves it; a full
  * response replaces it; an error or a failure serves it stale where stale-if-error allows.
@@ -35,34 +42,25 @@ export function validators(ctx: Ctx, entry: StoredResponse): Map<string, string 
 export async function validate(
   ctx: Ctx,
   next: Next,
-  setup: CacheSetup,
-  request: RequestCaching,
-  entry: StoredResponse,
-  fwd: Forwarded,
+  cached: CachedRequest,
+  { entry, fwd }: Validation,
 ): Promise<void> {
+  const { setup, caching } = cached;
   if (entry.etag === undefined && entry.lastModified === undefined)
-    return forwardAndStore(ctx, next, setup, entry.primary, { fwd });
+    return forwardAndStore(ctx, next, cached, { parts: { fwd } });
   const requestTime = Date.now();
   let notModified: { headers: RawHeaders; responseTime: number } | undefined;
   let failed: number | undefined;
-  const replace = storingTap(
-    ctx,
-    setup,
-    entry.primary,
-    requestTime,
-    { fwd },
-    () => undefined,
-    false,
-  );
+  const replace = storingTap(ctx, cached, { parts: { fwd }, requestTime, absorb: false });
   const tap: ResponseTap = {
     head(status, headers) {
       if (status === 304) {
         notModified = { headers: headers.slice(), responseTime: Date.now() };
-        return new Capture(true, 0, () => undefined);
+        return absorbAll();
       }
-      if (status >= 500 && staleIfError(entry, request, Date.now())) {
+      if (status >= 500 && staleIfError(entry, caching, Date.now())) {
         failed = status;
-        return new Capture(true, 0, () => undefined);
+        return absorbAll();
       }
       void setup.store.remove(entry);
       return replace.head(status, headers);
@@ -74,7 +72,7 @@ export async function validate(
     await withTap(ctx, next, tap, { fwd });
   } catch (e) {
     if (!isHttpError(e) || e.status < 500 || ctx.responded) throw e;
-    if (!staleIfError(entry, request, Date.now())) throw e;
+    if (!staleIfError(entry, caching, Date.now())) throw e;
     setup.errorLog.log(`[${e.code}] serving a stale response for ${entry.primary}: ${e.message}`);
     failed = e.status;
   } finally {
@@ -98,7 +96,7 @@ export async function validate(
   if (updated === undefined) {
     // The 304 names another representation than the one stored: ask for it whole.
     void setup.store.remove(entry);
-    return forwardAndStore(ctx, next, setup, entry.primary, { fwd });
+    return forwardAndStore(ctx, next, cached, { parts: { fwd } });
   }
   void setup.store.put(updated);
   serve(ctx, updated, now, { fwd, fwdStatus: 304, ttl: ttl(updated, now), stored: true });
@@ -111,9 +109,10 @@ export async function validate(
 export async function revalidateInBackground(
   ctx: Ctx,
   next: Next,
-  setup: CacheSetup,
+  cached: CachedRequest,
   entry: StoredResponse,
 ): Promise<void> {
+  const setup = cached.setup;
   const key = `revalidate ${variantKey(entry.primary, entry.varyFields, entry.varyValues)}`;
   if (setup.fills.current(key) !== undefined) return;
   const copy = detachedCopy(ctx);
@@ -121,15 +120,15 @@ export async function revalidateInBackground(
   const fill = setup.fills.start(key);
   const requestTime = Date.now();
   let notModified: { headers: RawHeaders; responseTime: number } | undefined;
-  const replace = storingTap(copy, setup, entry.primary, requestTime, {}, () => undefined, true);
+  const replace = storingTap(copy, cached, { parts: {}, requestTime, absorb: true });
   copy.requestFields = validators(ctx, entry);
   copy.tap = {
     head(status, headers) {
       if (status === 304) {
         notModified = { headers: headers.slice(), responseTime: Date.now() };
-        return new Capture(true, 0, () => undefined);
+        return absorbAll();
       }
-      if (status >= 500) return new Capture(true, 0, () => undefined);
+      if (status >= 500) return absorbAll();
       return replace.head(status, headers);
     },
   };

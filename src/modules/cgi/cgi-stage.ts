@@ -48,7 +48,10 @@ export function cgiStage(setup: CgiSetup): Stage {
     if (script === undefined) return next(ctx);
     const what = `CGI ${script.name}`;
     const stats = await fsp.stat(script.filename);
-    const command = commandFor(script.filename, (stats.mode & 0o111) !== 0, setup.interpreters);
+    const command = commandFor(script.filename, {
+      executable: (stats.mode & 0o111) !== 0,
+      interpreters: setup.interpreters,
+    });
     if (command === undefined)
       throw new HttpError(500, 'internal', {
         detail: `${what}: not executable, and no interpreter for its extension (cgiScriptInterpreters)`,
@@ -61,20 +64,33 @@ export function cgiStage(setup: CgiSetup): Stage {
     try {
       // A client gone while the request waited for a slot is not answered: nothing is run for it.
       if (ctx.clientGone) return;
-      await run(ctx, setup, what, command, script.filename, cgiVariables(ctx, script));
+      await run(ctx, setup, {
+        what,
+        command,
+        filename: script.filename,
+        vars: cgiVariables(ctx, script),
+      });
     } finally {
       release();
     }
   };
 }
 
+/** A script to run for one request. */
+interface ScriptRun {
+  /** How messages name it: `CGI` and its SCRIPT_NAME. */
+  readonly what: string;
+  /** The script itself, or its interpreter and the script, with arguments. */
+  readonly command: readonly string[];
+  readonly filename: string;
+  /** The CGI variables, its environment besides Portico's own. */
+  readonly vars: ReadonlyMap<string, string>;
+}
+
 async function run(
   ctx: Ctx,
   { errorLog: log, limits }: CgiSetup,
-  what: string,
-  command: readonly string[],
-  filename: string,
-  vars: ReadonlyMap<string, string>,
+  { what, command, filename, vars }: ScriptRun,
 ): Promise<void> {
   const child = spawn(command[0]!, command.slice(1), {
     cwd: dirname(filename),

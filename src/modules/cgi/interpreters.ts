@@ -26,11 +26,17 @@ export function interpretersWith(
   return table;
 }
 
+export interface CommandOptions {
+  /** The file has an execute permission bit: it runs itself. */
+  readonly executable: boolean;
+  /** Interpreters by lower-cased extension (interpretersWith). */
+  readonly interpreters: Readonly<Record<string, readonly string[]>>;
+}
+
 /** The command line for a script: itself when executable, else its interpreter; undefined: none. */
 export function commandFor(
   filename: string,
-  executable: boolean,
-  interpreters: Readonly<Record<string, readonly string[]>>,
+  { executable, interpreters }: CommandOptions,
 ): readonly string[] | undefined {
   if (executable) return [filename];
   const interpreter = interpreters[extname(filename).toLowerCase()];

@@ -75,15 +75,27 @@ export class FcgiConnection {
     if (!this.served) this.pool.firstAnswer(this);
   }
 
-  /** The exchange is over; kept for the next one when `keep`, else closed. */
-  end(keep: boolean): void {
-    this.pool.end(this, keep);
+  /** The exchange is over; the connection is kept for the next one, or closed. */
+  end(how: ExchangeEnd): void {
+    this.pool.end(this, how);
   }
 }
 
-interface Waiter {
+/** How an exchange left its connection. */
+export interface ExchangeEnd {
+  /** Fit for another request (the application kept it, and nothing of this one is left on it). */
+  readonly keep: boolean;
+}
+
+/** A request asking for a connection. */
+export interface Borrower {
+  /** A new connection, never an idle one (a retry after a stale one). */
   readonly fresh: boolean;
+  /** The request's client: one that left while it waited is not given a connection. */
   readonly client: { readonly clientGone: boolean } | undefined;
+}
+
+interface Waiter extends Borrower {
   readonly since: number;
   readonly resolve: (connection: FcgiConnection) => void;
   readonly reject: (error: unknown) => void;
@@ -119,15 +131,18 @@ export class FcgiConnections {
    * A connection for one exchange: an idle one, or a new one (always new when `fresh`, a retry),
    * once fewer than the limit are lent. A waiting request whose client left is not given one.
    */
-  acquire(
-    fresh = false,
-    client?: { readonly clientGone: boolean },
-  ): FcgiConnection | Promise<FcgiConnection> {
-    if (this.waiting.length === 0 && this.mayLend()) return this.lend(fresh);
+  acquire(borrower: Borrower): FcgiConnection | Promise<FcgiConnection> {
+    if (this.waiting.length === 0 && this.mayLend()) return this.lend(borrower);
     if (this.waiting.length >= MAX_WAITING)
       return Promise.reject(this.busyError(`${MAX_WAITING} requests wait already`));
     const turn = new Promise<FcgiConnection>((resolve, reject) =>
-      this.waiting.push({ fresh, client, since: Date.now(), resolve, reject }),
+      this.waiting.push({
+        fresh: borrower.fresh,
+        client: borrower.client,
+        since: Date.now(),
+        resolve,
+        reject,
+      }),
     );
     this.expiry ??= setTimeout(() => this.expire(), WAIT_MS).unref();
     // The first in line may go over the limit as a probe.
@@ -202,7 +217,7 @@ export class FcgiConnections {
   }
 
   /** @internal FcgiConnection.end */
-  end(connection: FcgiConnection, keep: boolean): void {
+  end(connection: FcgiConnection, { keep }: ExchangeEnd): void {
     this.busy--;
     connection.user = undefined;
     const { socket } = connection;
@@ -229,7 +244,7 @@ export class FcgiConnections {
   }
 
   /** An idle connection at once, or a promise of a new one. */
-  private lend(fresh: boolean): FcgiConnection | Promise<FcgiConnection> {
+  private lend({ fresh }: Borrower): FcgiConnection | Promise<FcgiConnection> {
     this.busy++;
     for (let c = fresh ? undefined : this.idle.pop(); c; c = this.idle.pop()) {
       if (!c.socket.destroyed && c.socket.writable) {
@@ -274,7 +289,7 @@ export class FcgiConnections {
         waiter.reject(Object.assign(new Error('the client went away'), { code: 'ECONNABORTED' }));
         continue;
       }
-      const lent = this.lend(waiter.fresh);
+      const lent = this.lend(waiter);
       if (lent instanceof FcgiConnection) waiter.resolve(lent);
       else lent.then(waiter.resolve, waiter.reject);
     }

@@ -89,11 +89,11 @@ export class FcgiExchange implements ConnectionUser {
       timing.limits,
       () => !this.bodySent && !this.bodyBlocked(),
       // Not a stale connection to try again: the application had the request all that time.
-      (late) => this.fail(timing.late(late), false),
+      (late) => this.fail(timing.late(late), { retryable: false }),
     );
     connection.user = this;
     // A request without a body goes out in one write: BEGIN_REQUEST, PARAMS, the empty STDIN.
-    this.socket.write(requestHead(vars, body === undefined), 'latin1');
+    this.socket.write(requestHead(vars, { withoutBody: body === undefined }), 'latin1');
     if (body === undefined) connection.sent();
     else {
       const sending = sendBody(this.socket, body, () => {
@@ -181,14 +181,16 @@ export class FcgiExchange implements ConnectionUser {
           : this.stderr,
     };
     this.settle({ ending });
-    this.connection.end(
-      ending.protocolStatus === ProtocolStatus.RequestComplete &&
+    this.connection.end({
+      keep:
+        ending.protocolStatus === ProtocolStatus.RequestComplete &&
         this.bodySent &&
         this.reader.empty,
-    );
+    });
   }
 
-  private fail(error: unknown, retryable = true): void {
+  /** The exchange fails; a stale connection's request may be sent again, unless not `retryable`. */
+  private fail(error: unknown, { retryable = true }: { readonly retryable?: boolean } = {}): void {
     if (this.settled !== undefined) return;
     // Nothing came back and nothing of the body was read: a pooled connection the application
     // had closed. The caller may send the request again on a new one.
@@ -196,7 +198,7 @@ export class FcgiExchange implements ConnectionUser {
     const reason = retry ? new StaleConnection(error) : error;
     this.decided(undefined);
     this.settle({ error: reason });
-    this.connection.end(false);
+    this.connection.end({ keep: false });
     if (this.output !== undefined && !this.output.destroyed) this.output.destroy(reason as Error);
   }
 

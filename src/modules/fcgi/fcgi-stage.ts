@@ -48,7 +48,7 @@ export function fcgiStage(setup: FcgiSetup): Stage {
     try {
       for (let attempt = 0; ; attempt++) {
         try {
-          return await serveOnce(ctx, setup, vars, body, relay, attempt > 0);
+          return await serveOnce(ctx, setup, { vars, body, relay, fresh: attempt > 0 });
         } catch (e) {
           // A connection php-fpm had closed while idle (pm.max_requests): once more, on a new one.
           if (e instanceof StaleConnection && attempt === 0 && !ctx.responded) continue;
@@ -69,18 +69,25 @@ export function fcgiStage(setup: FcgiSetup): Stage {
   };
 }
 
+/** One attempt at sending a request to the application. */
+interface FcgiAttempt {
+  readonly vars: ReadonlyMap<string, string>;
+  /** The client's body, when it has one. */
+  readonly body: Readable | undefined;
+  readonly relay: RelayOptions;
+  /** On a new connection, never an idle one: the retry after a stale connection. */
+  readonly fresh: boolean;
+}
+
 async function serveOnce(
   ctx: Ctx,
   setup: FcgiSetup,
-  vars: ReadonlyMap<string, string>,
-  body: Readable | undefined,
-  relay: RelayOptions,
-  fresh: boolean,
+  { vars, body, relay, fresh }: FcgiAttempt,
 ): Promise<void> {
   const what = relay.what;
   let connection: FcgiConnection;
   try {
-    const lent = setup.connections.acquire(fresh, ctx);
+    const lent = setup.connections.acquire({ fresh, client: ctx });
     connection = lent instanceof Promise ? await lent : lent;
   } catch (e) {
     throw gatewayError(what, e);

@@ -72,6 +72,11 @@ const PARAMS_END = header(RecordType.Params, 0);
 const STDIN_END = header(RecordType.Stdin, 0);
 const ASCII = /^[\x00-\x7f]*$/;
 
+export interface RequestHeadOptions {
+  /** The request has no body: the empty STDIN that says so goes out with the head. */
+  readonly withoutBody: boolean;
+}
+
 /**
  * What goes out before the body, as Latin-1 text (a character per byte) for one write:
  * BEGIN_REQUEST (responder, FCGI_KEEP_CONN), the variables as name-value pairs (§3.4) in PARAMS
@@ -79,7 +84,10 @@ const ASCII = /^[\x00-\x7f]*$/;
  * A request carries some thirty variables: a buffer or a write per name and value cost 5 µs of the
  * exchange's 60 (Node 20), and the socket encodes the text itself without a Buffer made for it.
  */
-export function requestHead(vars: ReadonlyMap<string, string>, withoutBody: boolean): string {
+export function requestHead(
+  vars: ReadonlyMap<string, string>,
+  { withoutBody }: RequestHeadOptions,
+): string {
   let pairs = '';
   for (const [name, value] of vars) {
     // Text sent as UTF-8 becomes its bytes, each one a Latin-1 character.

@@ -33,30 +33,36 @@ export interface ProxySetup {
   readonly errorLog: Logger;
 }
 
+/** What every attempt at one request sends, whichever backend it goes to. */
+interface ProxiedRequest {
+  readonly route: ProxyRoute;
+  /** 'websocket' for a WebSocket handshake, else undefined. */
+  readonly upgrade: string | undefined;
+  /** An HTTP/2 extended CONNECT (RFC 8441) asking for a WebSocket. */
+  readonly extended: boolean;
+  /** The client's body, when it has one to send. */
+  readonly body: Readable | undefined;
+}
+
 export function proxyStage(setup: ProxySetup): Stage {
   const intercept = (status: number) => setup.interceptErrors && status >= 400;
 
   // No promise of its own per request, and the set of tried backends only once one failed.
-  const attempt = (
-    ctx: Ctx,
-    route: ProxyRoute,
-    tried: Set<Backend> | undefined,
-    upgrade: string | undefined,
-    extended: boolean,
-    body: Readable | undefined,
-  ): Promise<void> => {
+  const attempt = (ctx: Ctx, request: ProxiedRequest, tried?: Set<Backend>): Promise<void> => {
+    const { route, body } = request;
     const backend = chooseBackend(route.backends, tried, setup.health)!;
     const requestBody = body && new RequestBody(body);
+    const headers = forwardedHeaders(ctx, {
+      authority: backend.authority,
+      xForwarded: setup.xForwarded,
+    });
     const sent = exchange(ctx, route.upstreams.get(backend)!, backend, {
       path: backendPath(backend, ctx.path, ctx.query),
-      headers: withKey(
-        forwardedHeaders(ctx, { authority: backend.authority, xForwarded: setup.xForwarded }),
-        extended,
-      ),
+      headers: request.extended ? withKey(headers) : headers,
       body: requestBody,
       keep: intercept,
       errorLog: setup.errorLog,
-      upgrade,
+      upgrade: request.upgrade,
     });
     return sent.then(
       (kept) => {
@@ -74,7 +80,7 @@ export function proxyStage(setup: ProxySetup): Stage {
           setup.errorLog.log(
             `[${upstreamError(backend, error).code}] proxy to ${backend.shown}: ${(error as Error).message}; trying another backend`,
           );
-          return attempt(ctx, route, triedNow, upgrade, extended, body);
+          return attempt(ctx, request, triedNow);
         }
         throw upstreamError(backend, error);
       },
@@ -92,7 +98,7 @@ export function proxyStage(setup: ProxySetup): Stage {
         ? 'websocket'
         : undefined;
     const body = upgrade === undefined && hasBody(ctx.req) ? ctx.body : undefined;
-    const done = attempt(ctx, route, undefined, upgrade, extended, body);
+    const done = attempt(ctx, { route, upgrade, extended, body });
     return body ? done.finally(() => discardRest(body)) : done;
   };
 }
@@ -101,7 +107,7 @@ export function proxyStage(setup: ProxySetup): Stage {
  * An HTTP/2 WebSocket carries no Sec-WebSocket-Key (RFC 8441 §5); the HTTP/1.1 handshake toward
  * the backend needs one (RFC 6455 §4.1), so the proxy makes it.
  */
-function withKey(headers: string[], extended: boolean): string[] {
-  if (extended) headers.push('sec-websocket-key', randomBytes(16).toString('base64'));
+function withKey(headers: string[]): string[] {
+  headers.push('sec-websocket-key', randomBytes(16).toString('base64'));
   return headers;
 }
