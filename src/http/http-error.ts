@@ -58,7 +58,7 @@ export class HttpError extends Error {
     options: HttpErrorOptions = {},
   ) {
     // An HttpError is an answer, not a fault: a stack captured for every 404 of a scanner's flood
-    // would cost more than the page (issue 15). The error log says what failed by `code` and `detail`.
+    // would cost more than the page. The error log says what failed by `code` and `detail`.
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
     super(options.detail ?? `${status} ${STATUS_CODES[status] ?? ''}`.trim());

@@ -1,6 +1,6 @@
-// An HTTP/2 request and its response on node:http2's core stream API (issue 15). The compatibility
-// layer builds a Readable request and a Stream response per stream and re-wires a dozen stream
-// events for them: half the throughput of a small file (bench/h2.sh). These two hold only what the
+// An HTTP/2 request and its response on node:http2's core stream API. The compatibility layer
+// builds a Readable request and a Stream response per stream and re-wires a dozen stream events
+// for them, the largest cost of a small file over HTTP/2 (bench/h2.sh). These two hold only what the
 // pipeline reads; the stream itself carries the request body (Ctx.body) and the response
 // (respond.ts writes to it).
 import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';

@@ -3,7 +3,6 @@
 import type { ResolvedSettings } from '../config/defaults.js';
 import type { HostConfig } from '../config/validate.js';
 import type { IpList } from './ip-list.js';
-import type { Handler } from './stage.js';
 
 export type { ResolvedSettings };
 
@@ -24,6 +23,10 @@ export interface ErrorConfigRoute {
   readonly resolved: Resolved;
 }
 
+/**
+ * Its handler chain (`chain`) is declared where chains are (stage.ts): a chain takes a Ctx, which
+ * holds its Resolved.
+ */
 export interface Resolved {
   readonly settings: ResolvedSettings;
   /** The host this belongs to (undefined: the global configuration, no host matched). */
@@ -39,6 +42,4 @@ export interface Resolved {
   readonly readErrorPage: (path: string) => Promise<ErrorPageRead>;
   /** Empty inside an errorConfig: an error there is not re-dispatched again. */
   readonly errorConfigs: readonly ErrorConfigRoute[];
-  /** The prepared handler chain: built-in stages, modules, method check, static files. */
-  readonly chain: Handler;
 }

@@ -1,14 +1,14 @@
 // A stage that must see what the stages after it answer (the cache, which stores a response as it
 // passes and takes a revalidation's 304 for itself) sets `ctx.tap`; respond.ts shows it every head
 // before `customHeaders` and `Server` are added, and the body as it is written.
-import type { RawHeaders } from './respond.js';
+import { Transform, Writable } from 'node:stream';
 
 export interface ResponseTap {
   /**
-   * The head as the stage made it; the tap may add fields to `headers`. Returns what watches the
-   * body, or undefined to let the response pass unwatched.
+   * The head as the stage made it, [name, value, …]; the tap may add fields to `headers`. Returns
+   * what watches the body, or undefined to let the response pass unwatched.
    */
-  head(status: number, headers: RawHeaders): BodyTap | undefined;
+  head(status: number, headers: string[]): BodyTap | undefined;
 }
 
 export interface BodyTap {
@@ -53,4 +53,32 @@ export class TappedTarget implements BodyTarget {
     this.target?.off(event, listener);
     return this;
   }
+}
+
+/** Feeds a tap alone (an absorbed response). */
+export function tapWritable(tap: BodyTap): Writable {
+  return new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      tap.data(chunk);
+      done();
+    },
+    final(done) {
+      tap.end();
+      done();
+    },
+  });
+}
+
+/** Shows each piece to a tap on its way to the client. */
+export function tapTransform(tap: BodyTap): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      tap.data(chunk);
+      done(null, chunk);
+    },
+    flush(done) {
+      tap.end();
+      done();
+    },
+  });
 }

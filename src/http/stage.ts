@@ -2,6 +2,13 @@
 // once per Resolved at compile time; a request only walks them.
 import type { Ctx } from './ctx.js';
 
+declare module './resolved.js' {
+  interface Resolved {
+    /** The prepared handler chain: built-in stages, modules, method check, static files. */
+    readonly chain: Handler;
+  }
+}
+
 /** A whole chain: its stages, then what answers when none did. */
 export type Handler = (ctx: Ctx) => Outcome;
 /**

@@ -3,31 +3,46 @@
 // default over an RSA certificate for the name asked for. So each connection's ClientHello is read
 // first and the connection starts with the named certificate's context; the callback stays for a
 // hello that could not be read (one larger than a record). A hello that offers only `acme-tls/1`
-// for a name being validated gets automatic TLS's validation certificate instead.
+// for a name being validated gets automatic TLS's validation certificate instead, and plain HTTP
+// sent to the port is told to use HTTPS (as OpenSSL recognises it: a first record that begins as a
+// GET, POST, HEAD or PUT request).
 import type { Socket } from 'node:net';
+import type { SecureContext, Server as TlsServer } from 'node:tls';
 import {
-  createSecureContext,
-  TLSSocket,
-  type SecureContext,
-  type Server as TlsServer,
-} from 'node:tls';
+  contextSwapWorks,
+  defaultContext,
+  handOverWith,
+  serverMadeContext,
+} from '../http/node-internals.js';
 import type { TlsSetup } from '../plan/compile.js';
 import type { KeyPair } from '../tls/certificates.js';
 import { readClientHello } from '../tls/client-hello.js';
+import { tlsModule } from '../tls/lazy-modules.js';
 
 const ACME_TLS = 'acme-tls/1';
-
-/** Node's tls.Server keeps the context it starts each connection with here (Node 18 to 24). */
-type ServerWithContext = TlsServer & { _sharedCreds: SecureContext };
+// A TLS record begins with its content type: a ClientHello's is a handshake's.
+const HANDSHAKE = 0x16;
+// OpenSSL reads a record's five-byte header before it tells plain HTTP from a broken record.
+const RECORD_HEADER = 5;
+const PLAIN_HTTP = /^(?:GET |POST |HEAD |PUT )/;
 
 export class CertificateContexts {
   /** Per certificate; automatic TLS's come and go, so they are made on first use and kept weakly. */
   private contexts = new WeakMap<KeyPair, SecureContext>();
   private tls: TlsSetup | undefined;
+  /**
+   * Whether a connection can start from a context of its own (node-internals.ts). Without it the
+   * server's default is made anew for a connection that names another certificate than the last.
+   */
+  private readonly swap = contextSwapWorks(tlsModule());
+  /** The certificate the server's default context was made from last. */
+  private current: KeyPair | undefined;
 
   constructor(
     private readonly server: TlsServer,
     private readonly helloTimeoutMs: number,
+    /** Plain HTTP arrived instead of a ClientHello: it is answered on the client's socket. */
+    private readonly onPlainHttp: (socket: Socket) => void,
   ) {}
 
   /**
@@ -36,14 +51,15 @@ export class CertificateContexts {
    * fallback's is made last and stays the server's default.
    */
   use(tls: TlsSetup): void {
-    const server = this.server as ServerWithContext;
     const fallback = tls.certificates.fallback;
     this.tls = tls;
     this.contexts = new WeakMap();
-    for (const pair of tls.certificates.pairs) if (pair !== fallback) this.contextOf(pair);
+    if (this.swap)
+      for (const pair of tls.certificates.pairs) if (pair !== fallback) this.contextOf(pair);
     // Without a fallback (automatic TLS), a client that names nothing known gets no certificate.
-    server.setSecureContext({ ...tls.policy, ...fallback });
-    if (fallback) this.contexts.set(fallback, server._sharedCreds);
+    this.server.setSecureContext({ ...tls.policy, ...fallback });
+    this.current = fallback;
+    if (fallback && this.swap) this.contexts.set(fallback, defaultContext(this.server));
   }
 
   /** The context for a server name (SNICallback). */
@@ -52,15 +68,13 @@ export class CertificateContexts {
     return pair && this.contextOf(pair);
   }
 
-  /** The server makes it (setSecureContext) and keeps its default as it was. */
   private contextOf(pair: KeyPair): SecureContext {
     const known = this.contexts.get(pair);
     if (known) return known;
-    const server = this.server as ServerWithContext;
-    const usual = server._sharedCreds;
-    server.setSecureContext({ ...this.tls!.policy, ...pair });
-    const context = server._sharedCreds;
-    server._sharedCreds = usual;
+    const options = { ...this.tls!.policy, ...pair };
+    const context = this.swap
+      ? serverMadeContext(this.server, options)
+      : tlsModule().createSecureContext(options);
     this.contexts.set(pair, context);
     return context;
   }
@@ -83,7 +97,13 @@ export class CertificateContexts {
       buffered = buffered === undefined ? chunk : Buffer.concat([buffered, chunk]);
       const hello = readClientHello(buffered);
       if (!hello.complete) return;
+      if (buffered[0] !== HANDSHAKE && buffered.length < RECORD_HEADER) return;
       stop();
+      if (buffered[0] !== HANDSHAKE && PLAIN_HTTP.test(buffered.toString('latin1', 0, 5))) {
+        // What else it sends is read and dropped until the answer's linger ends.
+        socket.on('error', onError);
+        return this.onPlainHttp(socket);
+      }
       socket.pause();
       socket.unshift(buffered);
       const challenge =
@@ -91,7 +111,7 @@ export class CertificateContexts {
           ? this.tls?.acmeChallenge?.(serverName(hello.name))
           : undefined;
       if (challenge) return answerChallenge(socket, challenge, this.helloTimeoutMs);
-      this.handOver(socket, hello.name === undefined ? undefined : this.forName(hello.name));
+      this.handOver(socket, hello.name);
     };
     socket.on('data', onData);
     socket.on('error', onError);
@@ -99,15 +119,19 @@ export class CertificateContexts {
   }
 
   /** The server's connection listener builds the TLS socket at once, from the context set here. */
-  private handOver(socket: Socket, context: SecureContext | undefined): void {
-    const server = this.server as ServerWithContext;
-    const usual = server._sharedCreds;
-    if (context) server._sharedCreds = context;
-    try {
-      server.emit('connection', socket);
-    } finally {
-      server._sharedCreds = usual;
+  private handOver(socket: Socket, name: string | undefined): void {
+    const pair = name === undefined ? undefined : this.tls?.certificates.select(serverName(name));
+    if (this.swap) {
+      if (pair === undefined) this.server.emit('connection', socket);
+      else handOverWith(this.server, socket, this.contextOf(pair));
+      return;
     }
+    const wanted = pair ?? this.tls?.certificates.fallback;
+    if (wanted !== this.current) {
+      this.server.setSecureContext({ ...this.tls?.policy, ...wanted });
+      this.current = wanted;
+    }
+    this.server.emit('connection', socket);
   }
 }
 
@@ -125,13 +149,14 @@ function serverName(name: string): string {
  * then the connection ends; it never reaches HTTP.
  */
 function answerChallenge(socket: Socket, pair: KeyPair, timeoutMs: number): void {
-  const tls = new TLSSocket(socket, {
+  const tls = tlsModule();
+  const secure = new tls.TLSSocket(socket, {
     isServer: true,
-    secureContext: createSecureContext({ ...pair, minVersion: 'TLSv1.2' }),
+    secureContext: tls.createSecureContext({ ...pair, minVersion: 'TLSv1.2' }),
     ALPNProtocols: [ACME_TLS],
   });
-  const timer = setTimeout(() => tls.destroy(), timeoutMs);
-  tls.on('secure', () => tls.end());
-  tls.on('error', () => tls.destroy());
-  tls.on('close', () => clearTimeout(timer));
+  const timer = setTimeout(() => secure.destroy(), timeoutMs);
+  secure.on('secure', () => secure.end());
+  secure.on('error', () => secure.destroy());
+  secure.on('close', () => clearTimeout(timer));
 }

@@ -16,7 +16,7 @@ export class ErrorResponder {
 
   /**
    * Synchronous unless a page must be read or an errorConfig re-runs a chain: a 404 flood costs no
-   * promise (issue 15).
+   * promise.
    */
   respond(ctx: Ctx, error: unknown): Promise<void> | void {
     const e = isHttpError(error)
@@ -94,7 +94,7 @@ function sendPage(ctx: Ctx, status: number, headers: RawHeaders, configured: Buf
   send(ctx, status, headers, body);
 }
 
-// A page's head, kept with the page's bytes (issue 15: a 404 flood builds no head per response).
+// A page's head, kept with the page's bytes: a 404 flood builds no head per response.
 const PAGE_HEADS = new WeakMap<Buffer, KeptHead>();
 
 function pageHead(body: Buffer, status: number): KeptHead {
@@ -107,7 +107,6 @@ function pageHead(body: Buffer, status: number): KeptHead {
 }
 
 function pageFields(body: Buffer): string[] {
-  // The length first: the fields after it go to Node as one (node-fields.ts).
   return ['Content-Length', String(body.length), 'Content-Type', 'text/html; charset=utf-8'];
 }
 

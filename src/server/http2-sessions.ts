@@ -1,6 +1,6 @@
 // The HTTP/2 sessions of one protocol server, watched by one sweeping timer rather than a timer per
-// session or stream (Node's own session timer is refreshed on every write of every stream, 9 % of
-// the CPU of a small response). Each sweep:
+// session or stream (Node's own session timer is refreshed on every write of every stream, a cost
+// on every small response). Each sweep:
 // - a session that has read nothing for the liveness time is pinged, and destroyed if the ping is
 //   not answered within as long again: Node's session stops reading its socket while a write is
 //   pending, so a client that died mid-download (or flooded PINGs without reading the answers,

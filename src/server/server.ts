@@ -7,24 +7,24 @@ import { effectiveConfig } from '../config/effective.js';
 import type { LoadResult } from '../config/load.js';
 import type { Config } from '../config/validate.js';
 import type { Logger } from '../http/logger.js';
-import { AccessLog } from '../log/access-log.js';
-import { ErrorLog } from '../log/error-log.js';
+import type { ErrorLog } from '../log/error-log.js';
 import { MODULES } from '../modules/registry.js';
 import { compilePlan, PlanNotReady, type CompileServices, type Plan } from '../plan/compile.js';
-import type { ListenerSpec } from '../plan/listener-spec.js';
 import type { Module } from '../plan/module.js';
 import { Resources } from '../plan/resources.js';
 import { VERSION } from '../version.js';
 import { ErrorResponder } from './error-responder.js';
+import type { ConnectionLimits } from './listener.js';
+import { ListenerSet } from './listener-set.js';
+import { RequestHandler } from './request-handler.js';
 import {
-  bindingOf,
-  Listener,
-  ProtocolServer,
-  type ConnectionLimits,
-  type Dispatch,
-  type Refusal,
-} from './listener.js';
-import { RequestHandler, type AccessRecord } from './request-handler.js';
+  accessEntry,
+  closeLogs,
+  openLogs,
+  refusedEntry,
+  reopenChanged,
+  type Logs,
+} from './server-logs.js';
 import { SurgeGc } from './surge-gc.js';
 
 /** What runs beside the listeners and follows the configuration: the admin API (admin/admin-api.ts). */
@@ -68,10 +68,9 @@ export class Server {
   lastReload: Date | undefined;
   /** True from the start of a graceful stop: /health answers 503. */
   draining = false;
-  private readonly listeners = new Map<string, Listener>();
+  private readonly listeners: ListenerSet;
   private readonly handler: RequestHandler;
   private readonly surgeGc: SurgeGc;
-  private readonly dispatch: Dispatch;
   private stopping: Promise<void> | undefined;
   private readonly control: ControlPlane | undefined;
   /** Reloads run one at a time, in the order asked. */
@@ -91,14 +90,15 @@ export class Server {
   ) {
     this.handler = new RequestHandler(plan, new ErrorResponder(services.errorLog));
     this.listenForAccessLog();
-    this.dispatch = this.handler.handle.bind(this.handler);
+    this.listeners = new ListenerSet({
+      dispatch: this.handler.handle.bind(this.handler),
+      limits: services.options.limits,
+      onRefused: (r) => this.current.logs.access?.log(refusedEntry(r)),
+      log: (message) => this.log(message),
+    });
     this.control = services.options.controlPlane?.(this);
     this.surgeGc = new SurgeGc({
-      takePeak: () => {
-        let n = 0;
-        for (const l of this.listeners.values()) n += l.takePeak();
-        return n;
-      },
+      takePeak: () => this.listeners.takePeak(),
       open: () => this.connectionsActive,
       requests: () => this.requestsTotal,
       rss: () => process.memoryUsage.rss(),
@@ -106,7 +106,7 @@ export class Server {
   }
 
   static async start(config: Config, options: ServerOptions = {}): Promise<Server> {
-    const current = { logs: await openLogs(config, options) };
+    const current = { logs: await openLogs(config, options.stderr) };
     const errorLog: Logger = { log: (message) => current.logs.error.log(message) };
     const services: Services = {
       resources: new Resources(),
@@ -125,7 +125,7 @@ export class Server {
       try {
         await server.control?.start(plan);
       } catch (e) {
-        await Promise.all([...server.listeners.values()].map((l) => l.close(0)));
+        await server.listeners.close(0);
         throw e;
       }
       return server;
@@ -142,7 +142,7 @@ export class Server {
 
   /** Listener ids (`http://*:8080`) with the port actually bound. */
   get listenerUrls(): string[] {
-    return [...this.listeners.values()].map((l) => l.url);
+    return this.listeners.urls;
   }
 
   /** The admin API's URL while it listens. */
@@ -151,9 +151,7 @@ export class Server {
   }
 
   get connectionsActive(): number {
-    let n = 0;
-    for (const l of this.listeners.values()) n += l.connections;
-    return n;
+    return this.listeners.connections;
   }
 
   get requestsTotal(): number {
@@ -198,36 +196,12 @@ export class Server {
   }
 
   private async swapIn(plan: Plan, config: Config): Promise<void> {
-    const wanted = new Map(plan.listeners.map((s) => [bindingOf(s), s]));
-    const added = plan.listeners.filter((s) => !this.listeners.has(bindingOf(s)));
-    const removed = [...this.listeners]
-      .filter(([binding]) => !wanted.has(binding))
-      .map(([, l]) => l);
-    // An address whose protocol changes (HTTP/2 or client certificates switched, HTTP to HTTPS)
-    // keeps its socket and gets a new protocol server. Made before anything changes: it can fail.
-    const replaced: [Listener, ProtocolServer][] = [];
-    const discard = () => Promise.all(replaced.map(([, p]) => p.drain(0)));
-    try {
-      for (const [binding, l] of this.listeners) {
-        const spec = wanted.get(binding);
-        if (spec && spec.key !== l.spec.key) replaced.push([l, this.protocolServer(spec, plan)]);
-      }
-    } catch (e) {
-      await discard();
-      throw e;
-    }
-    let opened: Listener[];
+    const changes = await this.listeners.prepare(plan);
     let logs: Logs;
     try {
-      opened = await this.bind(added, plan);
-      try {
-        logs = await reopenChanged(this.current.logs, config, this.services.options);
-      } catch (e) {
-        await Promise.all(opened.map((l) => l.close(0)));
-        throw e;
-      }
+      logs = await reopenChanged(this.current.logs, config, this.services.options.stderr);
     } catch (e) {
-      await discard();
+      await changes.discard();
       throw e;
     }
     const oldLogs = this.current.logs;
@@ -237,15 +211,9 @@ export class Server {
     const old = this.handler.plan;
     this.handler.plan = plan;
     this.retirePlan(old);
-    for (const l of opened) this.listeners.set(bindingOf(l.spec), l);
-    for (const l of removed) this.listeners.delete(bindingOf(l.spec));
-    const grace = plan.global.shutdownTimeout;
     // Draining can take up to the grace period: it runs in the background, not in this reload.
-    for (const l of removed) this.retire(l.close(grace));
-    for (const [l, protocol] of replaced) this.retire(l.replace(protocol, grace));
-    if (plan.tls) for (const l of this.listeners.values()) l.updateTls(plan.tls);
-    const limits = this.connectionLimits(plan);
-    for (const l of this.listeners.values()) l.updateLimits(limits, plan.global.maxConnections);
+    changes.commit(plan.global.shutdownTimeout, (draining) => this.retire(draining));
+    this.listeners.update(plan);
     this.prefetchOcsp(plan);
     this.manageCertificates(plan);
     this.reloads++;
@@ -371,12 +339,7 @@ export class Server {
       // A reload under way finishes first, so every listener it opens is closed here.
       await this.reloading;
       const grace = this.plan.global.shutdownTimeout;
-      const [cut] = await Promise.all([
-        Promise.all([...this.listeners.values()].map((l) => l.close(grace))),
-        Promise.all(this.retiring),
-      ]);
-      this.listeners.clear();
-      const closed = cut.reduce((a, b) => a + b, 0);
+      const [closed] = await Promise.all([this.listeners.close(grace), Promise.all(this.retiring)]);
       if (closed > 0)
         this.errorLog.log(
           `shutdownTimeout (${grace} ms) passed: ${closed} connection${closed === 1 ? '' : 's'} with requests in flight closed`,
@@ -393,7 +356,6 @@ export class Server {
     return this.stopping;
   }
 
-  /** Staples are fetched ahead of the first handshake, in the background. */
   /** Automatic TLS: the names of this configuration get (or keep) their certificates. */
   private manageCertificates(plan: Plan): void {
     if (!plan.acme) return;
@@ -405,6 +367,7 @@ export class Server {
     manager.manage(names, settings);
   }
 
+  /** Staples are fetched ahead of the first handshake, in the background. */
   private prefetchOcsp(plan: Plan): void {
     if (plan.ocsp && plan.tls)
       for (const pair of plan.tls.certificates.pairs) plan.ocsp.prefetch(pair.cert);
@@ -417,142 +380,18 @@ export class Server {
   }
 
   private async openListeners(plan: Plan): Promise<void> {
-    for (const l of await this.bind(plan.listeners, plan)) this.listeners.set(bindingOf(l.spec), l);
+    await this.listeners.open(plan);
     this.prefetchOcsp(plan);
     this.manageCertificates(plan);
-    if (plan.global.enableHTTP3) this.log(http3Notice(plan.global));
   }
-
-  private protocolServer(spec: ListenerSpec, plan: Plan): ProtocolServer {
-    return new ProtocolServer(spec, this.dispatch, this.connectionLimits(plan), plan.tls, (r) =>
-      this.current.logs.access?.log(refusedEntry(r)),
-    );
-  }
-
-  /** The configuration's connection limits; a test's own (Server options) take precedence. */
-  private connectionLimits(plan: Plan): ConnectionLimits {
-    const g = plan.global;
-    const http2 = g.http2Settings;
-    return {
-      headersTimeoutMs: g.requestHeaderTimeout,
-      requestTimeoutMs: g.requestTimeout,
-      keepAliveTimeoutMs: g.keepAliveTimeout,
-      // Node checks the first two this often: a tenth of the head's limit, within 25 ms and 2 s.
-      checkIntervalMs: Math.min(2000, Math.max(25, Math.floor(g.requestHeaderTimeout / 10))),
-      sendTimeoutMs: g.sendTimeout,
-      ...(http2?.idleTimeout === undefined ? {} : { http2IdleMs: http2.idleTimeout }),
-      ...(http2?.pingTimeout === undefined ? {} : { http2LivenessMs: http2.pingTimeout }),
-      ...this.services.options.limits,
-    };
-  }
-
-  /** Binds every spec or none. */
-  private async bind(specs: readonly ListenerSpec[], plan: Plan): Promise<Listener[]> {
-    const opened: Listener[] = [];
-    try {
-      for (const spec of specs) {
-        const listener = new Listener(this.protocolServer(spec, plan), {
-          maxConnections: plan.global.maxConnections,
-          log: (message) => this.log(message),
-        });
-        await listener.start();
-        opened.push(listener);
-      }
-      return opened;
-    } catch (e) {
-      await Promise.all(opened.map((l) => l.close(0)));
-      throw e;
-    }
-  }
-}
-
-interface Logs {
-  readonly error: ErrorLog;
-  readonly access: AccessLog | undefined;
-  readonly errorPath: string | undefined;
-  readonly accessPath: string | undefined;
 }
 
 interface Services extends CompileServices {
   readonly options: ServerOptions;
 }
 
-async function openLogs(config: Config, options: ServerOptions): Promise<Logs> {
-  const errorPath = config.global.errorLogFilePath;
-  const accessPath = config.global.logFilePath;
-  const error = await ErrorLog.open(errorPath, options.stderr);
-  try {
-    return { error, access: await AccessLog.open(accessPath), errorPath, accessPath };
-  } catch (e) {
-    await error.close();
-    throw e;
-  }
-}
-
-/** New log files only where the configured path changed; the others carry over. */
-async function reopenChanged(old: Logs, config: Config, options: ServerOptions): Promise<Logs> {
-  const errorPath = config.global.errorLogFilePath;
-  const accessPath = config.global.logFilePath;
-  const error =
-    errorPath === old.errorPath ? old.error : await ErrorLog.open(errorPath, options.stderr);
-  try {
-    const access = accessPath === old.accessPath ? old.access : await AccessLog.open(accessPath);
-    return { error, access, errorPath, accessPath };
-  } catch (e) {
-    if (error !== old.error) await error.close();
-    throw e;
-  }
-}
-
-async function closeLogs(logs: Logs): Promise<void> {
-  await logs.access?.close();
-  await logs.error.close();
-}
-
 /** CONTRACT.md: `environmentVariables` go into Portico's own environment (CGI, Python apps see them). */
 function applyEnvironment(config: Config): void {
   for (const [name, value] of Object.entries(config.global.environmentVariables ?? {}))
     process.env[name] = value;
-}
-
-/** CONTRACT.md point 9: a request the HTTP parser refused is logged, with what it sent. */
-function refusedEntry(r: Refusal) {
-  return {
-    clientIp: r.address,
-    user: undefined,
-    time: new Date(),
-    method: '',
-    target: '',
-    protocol: r.protocol,
-    rawLine: r.line ?? '-',
-    status: r.status,
-    length: 0,
-    referer: undefined,
-    userAgent: undefined,
-  };
-}
-
-function accessEntry({ ctx, rawTarget, protocol }: AccessRecord) {
-  const h = ctx.req.headers;
-  return {
-    clientIp: ctx.clientAddress,
-    user: ctx.user,
-    time: new Date(ctx.startedAt),
-    method: ctx.method,
-    target: rawTarget,
-    protocol,
-    // A response the client abandoned before its head was sent: nginx's 499.
-    status: ctx.status || 499,
-    length: ctx.length,
-    referer: typeof h.referer === 'string' ? h.referer : undefined,
-    userAgent: typeof h['user-agent'] === 'string' ? h['user-agent'] : undefined,
-  };
-}
-
-/** What `enableHTTP3` gets, said as it is for this configuration. */
-function http3Notice(g: Plan['global']): string {
-  const served = !g.secure
-    ? 'HTTP/3 needs HTTPS too, and secure is off'
-    : `HTTPS${g.enableHTTP2 ? ' and HTTP/2 are' : ' is'} served`;
-  return `HTTP/3 is not served: this Node.js runtime has no QUIC support (enableHTTP3 is ignored; ${served})`;
 }

@@ -77,7 +77,6 @@ function buildOkHeaders(
   flags: FileFlags,
   { varies, encoding, length }: BodyForm,
 ): string[] {
-  // The length first: the fields after it go to Node as one (node-fields.ts).
   const list: string[] = [];
   if (length !== undefined) list.push('Content-Length', String(length));
   if (entry.contentType !== undefined) list.push('Content-Type', entry.contentType);
@@ -110,7 +109,6 @@ async function servePrecompressed(
 
 /** The head of a file sent as an error's page: what the body is, nothing about the file. */
 function errorPageHeaders(entry: FileEntry, { varies, encoding, length }: BodyForm): string[] {
-  // The length first: the fields after it go to Node as one (node-fields.ts).
   const list: string[] = [];
   if (length !== undefined) list.push('Content-Length', String(length));
   if (entry.contentType !== undefined) list.push('Content-Type', entry.contentType);

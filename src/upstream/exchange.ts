@@ -96,10 +96,12 @@ function send(
 }
 
 /**
- * undici 7's own handler form, with the head as read off the wire: the newer form
- * (onResponseStart…) is wrapped into this one per request, its head parsed into an object and its
- * trailers too, a tenth of the proxy's own time per request (issue 10). One object per exchange,
- * not a closure per callback. Returning false pauses the backend until `resume`.
+ * undici 7's own handler form (onConnect, onHeaders, onData, onComplete), with the head as read off
+ * the wire. undici 7 still calls its handlers in this form: one in the newer form (onRequestStart…)
+ * is wrapped into it per request, its head and trailers parsed into objects besides, a cost every
+ * proxied request would pay (bench/instructions.sh, h1-proxy). The form is deprecated, not gone,
+ * in undici 7, which package.json holds to. One object per exchange, not a closure per callback.
+ * Returning false pauses the backend until `resume`.
  */
 class Relay implements Dispatcher.DispatchHandler {
   private abort: ((reason: Error) => void) | undefined;

@@ -1,0 +1,163 @@
+// The listeners of a running server, by the address each binds, and what a reload changes of them:
+// addresses to bind, addresses to let go, and addresses kept whose protocol changes (HTTP/2 or
+// client certificates switched, HTTP to HTTPS), which keep their socket and get a new protocol
+// server while the old one drains its connections. A reload's changes are made off to the side
+// and either committed or discarded, so a failure leaves the running listeners as they were.
+import type { Plan } from '../plan/compile.js';
+import type { ListenerSpec } from '../plan/listener-spec.js';
+import {
+  bindingOf,
+  Listener,
+  ProtocolServer,
+  type ConnectionLimits,
+  type Dispatch,
+} from './listener.js';
+import type { Refusal } from './refusals.js';
+
+export interface ListenerSetup {
+  readonly dispatch: Dispatch;
+  /** Connection time limits in place of the configuration's (tests). */
+  readonly limits: ConnectionLimits | undefined;
+  /** A request refused before it was parsed, for the access log. */
+  readonly onRefused: (refusal: Refusal) => void;
+  readonly log: (message: string) => void;
+}
+
+/** A reload's new listeners and protocol servers, made but not yet serving the new Plan alone. */
+export interface ListenerReload {
+  /**
+   * The new listeners are kept, the removed ones and the replaced protocol servers drain within
+   * `graceMs` in the background: `retire` is handed each drain.
+   */
+  commit(graceMs: number, retire: (draining: Promise<unknown>) => void): void;
+  /** Undoes what was made: the new listeners close, the new protocol servers go. */
+  discard(): Promise<void>;
+}
+
+export class ListenerSet {
+  private readonly listeners = new Map<string, Listener>();
+
+  constructor(private readonly setup: ListenerSetup) {}
+
+  /** Listener ids (`http://*:8080`) with the port actually bound. */
+  get urls(): string[] {
+    return [...this.listeners.values()].map((l) => l.url);
+  }
+
+  get connections(): number {
+    let n = 0;
+    for (const l of this.listeners.values()) n += l.connections;
+    return n;
+  }
+
+  /** The most connections open at once since the last call, over every listener. */
+  takePeak(): number {
+    let n = 0;
+    for (const l of this.listeners.values()) n += l.takePeak();
+    return n;
+  }
+
+  /** Binds the Plan's listeners, every one or none. */
+  async open(plan: Plan): Promise<void> {
+    for (const l of await this.bind(plan.listeners, plan)) this.listeners.set(bindingOf(l.spec), l);
+    if (plan.global.enableHTTP3) this.setup.log(http3Notice(plan.global));
+  }
+
+  /** Binds what the Plan adds and makes the protocol servers it changes; nothing else changes yet. */
+  async prepare(plan: Plan): Promise<ListenerReload> {
+    const wanted = new Map(plan.listeners.map((s) => [bindingOf(s), s]));
+    const added = plan.listeners.filter((s) => !this.listeners.has(bindingOf(s)));
+    const removed = [...this.listeners]
+      .filter(([binding]) => !wanted.has(binding))
+      .map(([, l]) => l);
+    // Made before anything changes: it can fail.
+    const replaced: [Listener, ProtocolServer][] = [];
+    const discardReplaced = () => Promise.all(replaced.map(([, p]) => p.drain(0)));
+    let opened: Listener[];
+    try {
+      for (const [binding, l] of this.listeners) {
+        const spec = wanted.get(binding);
+        if (spec && spec.key !== l.spec.key) replaced.push([l, this.protocolServer(spec, plan)]);
+      }
+      opened = await this.bind(added, plan);
+    } catch (e) {
+      await discardReplaced();
+      throw e;
+    }
+    return {
+      commit: (graceMs, retire) => {
+        for (const l of opened) this.listeners.set(bindingOf(l.spec), l);
+        for (const l of removed) this.listeners.delete(bindingOf(l.spec));
+        for (const l of removed) retire(l.close(graceMs));
+        for (const [l, protocol] of replaced) retire(l.replace(protocol, graceMs));
+      },
+      discard: async () => {
+        await Promise.all(opened.map((l) => l.close(0)));
+        await discardReplaced();
+      },
+    };
+  }
+
+  /** The Plan's certificates and connection limits, for every listener and open connection. */
+  update(plan: Plan): void {
+    if (plan.tls) for (const l of this.listeners.values()) l.updateTls(plan.tls);
+    const limits = this.connectionLimits(plan);
+    for (const l of this.listeners.values()) l.updateLimits(limits, plan.global.maxConnections);
+  }
+
+  /** Closes every listener within `graceMs`; resolves with how many connections that cut. */
+  async close(graceMs: number): Promise<number> {
+    const cut = await Promise.all([...this.listeners.values()].map((l) => l.close(graceMs)));
+    this.listeners.clear();
+    return cut.reduce((a, b) => a + b, 0);
+  }
+
+  private protocolServer(spec: ListenerSpec, plan: Plan): ProtocolServer {
+    const { dispatch, onRefused } = this.setup;
+    return new ProtocolServer(spec, dispatch, this.connectionLimits(plan), plan.tls, onRefused);
+  }
+
+  /** The configuration's connection limits; a test's own (Server options) take precedence. */
+  private connectionLimits(plan: Plan): ConnectionLimits {
+    const g = plan.global;
+    const http2 = g.http2Settings;
+    return {
+      headersTimeoutMs: g.requestHeaderTimeout,
+      requestTimeoutMs: g.requestTimeout,
+      keepAliveTimeoutMs: g.keepAliveTimeout,
+      // Checked this often: a tenth of the head's limit, within 25 ms and 2 s.
+      checkIntervalMs: Math.min(2000, Math.max(25, Math.floor(g.requestHeaderTimeout / 10))),
+      sendTimeoutMs: g.sendTimeout,
+      ...(http2?.idleTimeout === undefined ? {} : { http2IdleMs: http2.idleTimeout }),
+      ...(http2?.pingTimeout === undefined ? {} : { http2LivenessMs: http2.pingTimeout }),
+      ...this.setup.limits,
+    };
+  }
+
+  /** Binds every spec or none. */
+  private async bind(specs: readonly ListenerSpec[], plan: Plan): Promise<Listener[]> {
+    const opened: Listener[] = [];
+    try {
+      for (const spec of specs) {
+        const listener = new Listener(this.protocolServer(spec, plan), {
+          maxConnections: plan.global.maxConnections,
+          log: this.setup.log,
+        });
+        await listener.start();
+        opened.push(listener);
+      }
+      return opened;
+    } catch (e) {
+      await Promise.all(opened.map((l) => l.close(0)));
+      throw e;
+    }
+  }
+}
+
+/** What `enableHTTP3` gets, said as it is for this configuration. */
+function http3Notice(g: Plan['global']): string {
+  const served = !g.secure
+    ? 'HTTP/3 needs HTTPS too, and secure is off'
+    : `HTTPS${g.enableHTTP2 ? ' and HTTP/2 are' : ' is'} served`;
+  return `HTTP/3 is not served: this Node.js runtime has no QUIC support (enableHTTP3 is ignored; ${served})`;
+}
