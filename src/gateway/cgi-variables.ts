@@ -92,10 +92,8 @@ export function cgiVariables(
 ): Map<string, string> {
   const req = ctx.req;
   const vars = new Map<string, string>();
-  const headers = req.headers;
+  const headers = ctx.outgoing.headers;
   const field = (name: string): string | undefined => {
-    const replaced = ctx.requestFields;
-    if (replaced?.has(name)) return replaced.get(name);
     const value = headers[name];
     return Array.isArray(value) ? value.join(', ') : value;
   };
@@ -135,11 +133,6 @@ export function cgiVariables(
     if (name.startsWith(':') || SKIPPED.has(name)) continue;
     const value = field(name);
     if (value !== undefined) vars.set(headerName(name), value);
-  }
-  // Fields a stage added for the backend (fauth's forwardedAuthCopyHeaders).
-  for (const [name, value] of ctx.requestFields ?? []) {
-    if (value === undefined || SKIPPED.has(name) || name in headers) continue;
-    vars.set(headerName(name), value);
   }
   return vars;
 }

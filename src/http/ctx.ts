@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex, Readable } from 'node:stream';
 import { HttpError, type FailureCode, type HeaderPairs } from './http-error.js';
 import type { Http2Request, Http2Response } from './http2-exchange.js';
+import type { OutgoingFields } from './outgoing-fields.js';
 import type { Resolved } from './resolved.js';
 import type { ResponseTap } from './response-tap.js';
 
@@ -22,9 +23,10 @@ export interface Addresses {
 // Most requests carry no error headers: one shared empty list rather than one per request.
 const NO_HEADERS: HeaderPairs = [];
 
-/** Who resets a request whose response head is late (the `timeout` limit). */
+/** Who resets a request whose response head is late (the `timeout` limit; deadlines.ts). */
 export interface DeadlineWatch {
-  remove(ctx: Ctx): void;
+  /** The head is out: the limit no longer applies. */
+  end(): void;
 }
 
 export interface CtxInit {
@@ -88,20 +90,12 @@ export class Ctx {
   /** `?…` or empty. */
   query = '';
   resolved!: Resolved;
-  /** When the `timeout` limit resets the connection (ms since the epoch), and who watches it. */
-  deadline = 0;
-  deadlines: DeadlineWatch | undefined = undefined;
-  /** Neighbours in the watch's list of requests (deadlines.ts): no hashing per request. */
-  deadlinePrevious: Ctx | undefined = undefined;
-  deadlineNext: Ctx | undefined = undefined;
+  /** What resets the request if its response head is late; set while it is watched. */
+  deadline: DeadlineWatch | undefined = undefined;
   /** A stage watching what the stages after it answer (the cache; response-tap.ts). */
   tap: ResponseTap | undefined = undefined;
-  /**
-   * Request fields a stage replaced for the stages after it (lower-case name → value, undefined
-   * removes the field): the cache's revalidation asks with its own validators. What is sent to a
-   * backend reads them.
-   */
-  requestFields: ReadonlyMap<string, string | undefined> | undefined = undefined;
+  /** What a stage put in place of the client's fields for the stages after it (`outgoing`). */
+  private replacedFields: OutgoingFields | undefined = undefined;
 
   constructor(init: CtxInit) {
     this.req = init.req;
@@ -126,6 +120,18 @@ export class Ctx {
     return 'stream' in this.req ? this.req.stream : this.req;
   }
 
+  /**
+   * The request fields as a backend must see them (outgoing-fields.ts): the client's own, or what
+   * a stage set for the stages after it (the cache's revalidation, with its validators).
+   */
+  get outgoing(): OutgoingFields {
+    return this.replacedFields ?? this.req;
+  }
+
+  set outgoing(fields: OutgoingFields) {
+    this.replacedFields = fields === this.req ? undefined : fields;
+  }
+
   get responded(): boolean {
     return this.res.headersSent;
   }
@@ -133,6 +139,35 @@ export class Ctx {
   /** The client has gone (or its time limit reset it): nothing sent now reaches anyone. */
   get clientGone(): boolean {
     return ('stream' in this.res ? this.res.stream : this.res).destroyed;
+  }
+
+  /**
+   * A copy of this request answering into `res`, for a request sent again in the background (the
+   * cache's revalidation): where it is for, who asks, its path and settings, and the fields a
+   * backend sees. Not its response's state, its deadline, its tap or its connection upgrade.
+   */
+  detached(res: Response): Ctx {
+    const copy = new Ctx({
+      req: this.req,
+      res,
+      scheme: this.scheme,
+      addresses: {
+        remote: this.clientAddress,
+        remotePort: this.clientPort,
+        local: this.localAddress,
+        localPort: this.localPort,
+      },
+      hostHeader: this.hostHeader,
+      hostname: this.hostname,
+    });
+    copy.routed = this.routed;
+    copy.resolved = this.resolved;
+    copy.user = this.user;
+    copy.originalPath = this.originalPath;
+    copy.path = this.path;
+    copy.query = this.query;
+    copy.replacedFields = this.replacedFields;
+    return copy;
   }
 
   /** Ends the chain with an error status; the error responder renders it. */

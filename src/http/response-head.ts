@@ -76,7 +76,7 @@ export function addCustomAndServer(
 /** The status is final: the access log's, and the `timeout` limit no longer applies. */
 export function sending(ctx: Ctx, status: number): void {
   ctx.status = status;
-  ctx.deadlines?.remove(ctx);
+  ctx.deadline?.end();
 }
 
 function withoutContentFields(headers: string[], status: number): void {

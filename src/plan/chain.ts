@@ -30,7 +30,19 @@ export interface ChainServices {
 const NOT_FOUND = new Refusal(new HttpError(404, 'not-found'));
 const notFound: Handler = () => NOT_FOUND;
 
-export function buildChain(settings: ResolvedSettings, services: ChainServices): Handler {
+/**
+ * What a chain is for. `errorPage` is the chain an errorConfig runs to render an error's page: it
+ * has no method check (the page is served whatever the method of the request that failed) and its
+ * static files answer with the page (static-files.ts).
+ */
+export type ChainPurpose = 'request' | 'errorPage';
+
+export function buildChain(
+  settings: ResolvedSettings,
+  services: ChainServices,
+  purpose: ChainPurpose,
+): Handler {
+  const errorPage = purpose === 'errorPage';
   const stages: Stage[] = [];
   for (const stage of [
     httpsRedirect(settings),
@@ -47,7 +59,8 @@ export function buildChain(settings: ResolvedSettings, services: ChainServices):
     const stage = services.modules.stage(name, settings);
     if (stage) stages.push(stage);
   }
-  stages.push(methodCheck);
-  if (wwwroot !== undefined) stages.push(services.files.stage({ ...settings, wwwroot }));
+  if (!errorPage) stages.push(methodCheck);
+  if (wwwroot !== undefined)
+    stages.push(services.files.stage({ ...settings, wwwroot }, { errorPage }));
   return compose(stages, notFound);
 }

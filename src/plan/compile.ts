@@ -21,7 +21,7 @@ import {
   type KeyPair,
 } from '../tls/certificates.js';
 import { OcspStapler } from '../tls/ocsp.js';
-import { buildChain, type ChainServices } from './chain.js';
+import { buildChain, type ChainPurpose, type ChainServices } from './chain.js';
 import { HostTable } from './host-table.js';
 import { InFlight } from './in-flight.js';
 import { listenerSpecs, type ListenerSpec } from './listener-spec.js';
@@ -273,10 +273,12 @@ class Compiler {
     host: HostConfig | undefined,
     location: string | undefined,
     errorConfigs: HostConfig['errorConfigs'],
+    purpose: ChainPurpose = 'request',
   ): Resolved {
+    // An errorConfig's settings serve only error pages: their chain is built for that.
     const routes: ErrorConfigRoute[] = errorConfigs.map((e) => ({
       scode: e.scode,
-      resolved: this.resolved(this.merge(merged, e.settings), host, location, []),
+      resolved: this.resolved(this.merge(merged, e.settings), host, location, [], 'errorPage'),
     }));
     const settings = Object.freeze(withDefaults(merged, this.properties));
     return Object.freeze({
@@ -289,7 +291,7 @@ class Compiler {
       errorPages: errorPages(settings.errorPages),
       readErrorPage: this.readErrorPage,
       errorConfigs: routes,
-      chain: buildChain(settings, this.services),
+      chain: buildChain(settings, this.services, purpose),
     });
   }
 }

@@ -66,10 +66,9 @@ export function wsgiEnviron(
 /** Request fields as ASGI lists them: lower-cased names, HTTP/2's `:authority` as `host`. */
 function headerPairs(ctx: Ctx): [string, string][] {
   const pairs: [string, string][] = [];
-  const replaced = ctx.requestFields;
-  const headers = ctx.req.headers;
+  const headers = ctx.outgoing.headers;
   for (const name of Object.keys(headers)) {
-    if (name.startsWith(':') || replaced?.has(name)) continue;
+    if (name.startsWith(':')) continue;
     const value = headers[name];
     if (value === undefined) continue;
     if (Array.isArray(value)) for (const one of value) pairs.push([name, one]);
@@ -77,7 +76,6 @@ function headerPairs(ctx: Ctx): [string, string][] {
   }
   if (headers.host === undefined && ctx.hostHeader !== undefined)
     pairs.push(['host', ctx.hostHeader]);
-  for (const [name, value] of replaced ?? []) if (value !== undefined) pairs.push([name, value]);
   return pairs;
 }
 

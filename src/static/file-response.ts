@@ -19,6 +19,8 @@ import { parseRange, type ByteRange } from './ranges.js';
 export interface FileFlags {
   readonly etag: boolean;
   readonly compression: boolean;
+  /** The file is an errorConfig's page for an error (static-files.ts). */
+  readonly errorPage: boolean;
 }
 
 /** The ETag a response carries: the variant's tag when compressed; undefined when ETags are off. */
@@ -199,7 +201,7 @@ export function serveFile(
   const encoding =
     precompressed?.encoding ??
     (varies && entry.compressible ? negotiateEncoding(request['accept-encoding']) : undefined);
-  if (ctx.errorStatus !== undefined) return serveErrorPage(ctx, entry, cache, varies, encoding);
+  if (flags.errorPage) return serveErrorPage(ctx, entry, cache, varies, encoding);
 
   const conditional =
     request['if-match'] !== undefined ||

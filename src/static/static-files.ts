@@ -102,8 +102,12 @@ export class StaticFiles {
     }
   }
 
-  /** The stage that serves settings.wwwroot. It answers or refuses (a Refusal, or a thrown HttpError); it never calls next. */
-  stage(settings: ResolvedSettings): Stage {
+  /**
+   * The stage that serves settings.wwwroot. It answers or refuses (a Refusal, or a thrown
+   * HttpError); it never calls next. `errorPage`: it serves an errorConfig's page for an error,
+   * which keeps the error's status (file-response.ts).
+   */
+  stage(settings: ResolvedSettings, { errorPage = false }: { errorPage?: boolean } = {}): Stage {
     if (settings.wwwroot === undefined) throw new Error('the static files stage needs wwwroot');
     // Relative to the working directory at compile time, resolved once.
     const wwwroot = resolve(settings.wwwroot);
@@ -111,6 +115,7 @@ export class StaticFiles {
       etag: settings.enableETag,
       compression: settings.enableCompression,
       listing: settings.enableDirectoryListing,
+      errorPage,
     };
     const look: Look = { wwwroot, flags, mayRetry: true };
     return (ctx) => this.serve(ctx, look);
@@ -176,7 +181,7 @@ export class StaticFiles {
     entry: FileEntry,
     flags: StageFlags,
   ): Precompressed | undefined | Promise<Precompressed | undefined> {
-    if (!flags.compression || ctx.errorStatus !== undefined) return undefined;
+    if (!flags.compression || flags.errorPage) return undefined;
     return this.precompressed(
       wwwroot,
       entry,

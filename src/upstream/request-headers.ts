@@ -31,24 +31,21 @@ export interface ForwardOptions {
 
 /** A flat [name, value, …] list, the form undici takes as it is. */
 export function forwardedHeaders(ctx: Ctx, options: ForwardOptions): string[] {
-  const raw = ctx.req.rawHeaders;
+  const raw = ctx.outgoing.rawHeaders;
   const listed = connectionListed(ctx.req.headers.connection);
   const out: string[] = ['host', options.authority];
   const cookies: string[] = [];
-  const replaced = ctx.requestFields;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
     const lower = name.toLowerCase();
     if (lower.charCodeAt(0) === 58 /* ':' */ || isHopByHop(lower, listed)) continue;
-    if (replaced?.has(lower) || forgeable(lower)) continue;
+    if (forgeable(lower)) continue;
     if (OWN.has(lower)) {
       if (lower === 'cookie') cookies.push(raw[i + 1]!);
       continue;
     }
     out.push(name, raw[i + 1]!);
   }
-  if (replaced)
-    for (const [name, value] of replaced) if (value !== undefined) out.push(name, value);
   // HTTP/2 may split Cookie into one field per pair; HTTP/1.1 wants one (RFC 9113 §8.2.3).
   if (cookies.length > 0) out.push('cookie', cookies.join('; '));
   const length = ctx.req.headers['content-length'];

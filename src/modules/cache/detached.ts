@@ -1,7 +1,7 @@
 // A copy of a request whose response goes nowhere: what a background validation sends through the
 // stages after the cache (RFC 5861 §3) once the client has had its stale response.
 import { type IncomingMessage, ServerResponse } from 'node:http';
-import { Ctx } from '../../http/ctx.js';
+import type { Ctx } from '../../http/ctx.js';
 import { hasBody } from '../../upstream/request-body.js';
 
 /** Undefined when the request had a body: it is gone, and a copy could not send it again. */
@@ -14,26 +14,7 @@ export function detachedCopy(ctx: Ctx): Ctx | undefined {
     httpVersionMinor: 1,
     headers: {},
   } as IncomingMessage);
-  const copy = new Ctx({
-    req: ctx.req,
-    res,
-    scheme: ctx.scheme,
-    addresses: {
-      remote: ctx.clientAddress,
-      remotePort: ctx.clientPort,
-      local: ctx.localAddress,
-      localPort: ctx.localPort,
-    },
-    hostHeader: ctx.hostHeader,
-    hostname: ctx.hostname,
-  });
-  copy.routed = ctx.routed;
-  copy.resolved = ctx.resolved;
-  copy.user = ctx.user;
-  copy.originalPath = ctx.originalPath;
-  copy.path = ctx.path;
-  copy.query = ctx.query;
-  return copy;
+  return ctx.detached(res);
 }
 
 /** Gives up on a copy: its response closes, which every stage takes for a client gone. */

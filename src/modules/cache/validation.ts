@@ -4,6 +4,7 @@ import type { Ctx } from '../../http/ctx.js';
 import { isHttpError } from '../../http/http-error.js';
 import type { RawHeaders } from '../../http/respond.js';
 import type { ResponseTap } from '../../http/response-tap.js';
+import { replacedFields, type OutgoingFields } from '../../http/outgoing-fields.js';
 import type { Next } from '../../http/stage.js';
 import type { Forwarded } from './cache-status.js';
 import { absorbAll } from './capture.js';
@@ -19,13 +20,13 @@ import { variantKey } from './variants.js';
 // own conditions, which the cache evaluates itself against the result (§4.3.1, §4.3.2).
 const CLIENT_CONDITIONS = ['if-match', 'if-unmodified-since', 'if-range'] as const;
 
-/** The request fields of a validation request for `entry` (§4.3.1). */
-export function validators(ctx: Ctx, entry: StoredResponse): Map<string, string | undefined> {
-  const fields = new Map(ctx.requestFields);
+/** The request fields of a validation request for `entry`, from those of `ctx` (§4.3.1). */
+export function validators(ctx: Ctx, entry: StoredResponse): OutgoingFields {
+  const fields = new Map<string, string | undefined>();
   fields.set('if-none-match', entry.etag);
   fields.set('if-modified-since', entry.lastModified);
   for (const name of CLIENT_CONDITIONS) fields.set(name, undefined);
-  return fields;
+  return replacedFields(ctx.outgoing, fields);
 }
 
 /** A stored response to validate, and why it goes to the origin (Cache-Status's fwd). */
@@ -66,8 +67,8 @@ export async function validate(
       return replace.head(status, headers);
     },
   };
-  const previous = ctx.requestFields;
-  ctx.requestFields = validators(ctx, entry);
+  const previous = ctx.outgoing;
+  ctx.outgoing = validators(ctx, entry);
   try {
     await withTap(ctx, next, tap, { fwd });
   } catch (e) {
@@ -76,7 +77,7 @@ export async function validate(
     setup.errorLog.log(`[${e.code}] serving a stale response for ${entry.primary}: ${e.message}`);
     failed = e.status;
   } finally {
-    ctx.requestFields = previous;
+    ctx.outgoing = previous;
   }
   const now = Date.now();
   if (failed !== undefined)
@@ -121,7 +122,7 @@ export async function revalidateInBackground(
   const requestTime = Date.now();
   let notModified: { headers: RawHeaders; responseTime: number } | undefined;
   const replace = storingTap(copy, cached, { parts: {}, requestTime, absorb: true });
-  copy.requestFields = validators(ctx, entry);
+  copy.outgoing = validators(ctx, entry);
   copy.tap = {
     head(status, headers) {
       if (status === 304) {
