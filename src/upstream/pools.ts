@@ -25,7 +25,11 @@ export interface Upstream {
   readonly gate: BackendGate;
 }
 
-export function poolPolicy(s: ResolvedSettings, verify: boolean): PoolPolicy {
+/** `verify`: whether the backend's TLS certificate is checked. */
+export function poolPolicy(
+  s: ResolvedSettings,
+  { verify }: { readonly verify: boolean },
+): PoolPolicy {
   return {
     verify,
     connectTimeoutMs: s.proxyConnectTimeout,

@@ -24,7 +24,7 @@ function options(s: ModuleSettings<typeof FAUTH_PROPERTIES>): FauthOptions | und
     authTo: s.authTo,
     copy: (s.forwardedAuthCopyHeaders ?? []).map((name) => name.toLowerCase()),
     // Always verified: there is no option to turn it off for authentication (REFERENCE §17).
-    pools: poolPolicy(s, true),
+    pools: poolPolicy(s, { verify: true }),
   };
 }
 

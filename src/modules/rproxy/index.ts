@@ -32,7 +32,7 @@ function options(s: ModuleSettings<typeof RPROXY_PROPERTIES>): RproxyOptions | u
           windowMs: s.loadBalancerHealthCheckWindow,
         }
       : undefined,
-    pools: poolPolicy(s, !s.disableProxyCertificateVerification),
+    pools: poolPolicy(s, { verify: !s.disableProxyCertificateVerification }),
   };
 }
 
