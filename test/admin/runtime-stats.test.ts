@@ -11,6 +11,7 @@ it('reports an idle event loop as idle: low utilization, delay without the sampl
     // The best of three windows, so one preempted moment on a loaded machine does not decide.
     const readings: { utilization: number; delay_p99_ms: number }[] = [];
     for (let i = 0; i < 3; i++) {
+      // An idle loop is only seen over idle time: no event marks it.
       await sleep(300);
       readings.push(stats.read().event_loop as { utilization: number; delay_p99_ms: number });
     }

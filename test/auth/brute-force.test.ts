@@ -6,6 +6,7 @@ import {
   LOCKOUT_FAILURES,
   LOCKOUT_WINDOW_MS,
 } from '../../src/auth/brute-force.js';
+import { until } from '../helpers/wait.js';
 
 function fakeClock(): { now: () => number; advance(ms: number): void } {
   let t = 1_000_000;
@@ -85,19 +86,28 @@ test('IPv6 clients are counted per /64; IPv4-mapped addresses as IPv4', () => {
 test("serialize runs one client's attempts one at a time, other clients in parallel", async () => {
   const guard = new BruteForceGuard();
   const log: string[] = [];
-  const attempt = (id: string, ms: number) => async () => {
+  // Each attempt runs until the test lets it end.
+  const ends = new Map<string, () => void>();
+  const attempt = (id: string) => async () => {
     log.push(`start ${id}`);
-    await new Promise((r) => setTimeout(r, ms));
+    await new Promise<void>((resolve) => ends.set(id, resolve));
     log.push(`end ${id}`);
     if (id === 'a2') throw new Error('refused');
     return id;
   };
-  const results = await Promise.allSettled([
-    guard.serialize('192.0.2.1', attempt('a1', 30)),
-    guard.serialize('192.0.2.1', attempt('a2', 10)),
-    guard.serialize('192.0.2.1', attempt('a3', 1)),
-    guard.serialize('192.0.2.2', attempt('b1', 5)),
+  const end = async (id: string) => {
+    await until(() => ends.get(id), { what: `${id} started` });
+    ends.get(id)!();
+  };
+  const settled = Promise.allSettled([
+    guard.serialize('192.0.2.1', attempt('a1')),
+    guard.serialize('192.0.2.1', attempt('a2')),
+    guard.serialize('192.0.2.1', attempt('a3')),
+    guard.serialize('192.0.2.2', attempt('b1')),
   ]);
+  await end('b1');
+  for (const id of ['a1', 'a2', 'a3']) await end(id);
+  const results = await settled;
   assert.deepEqual(
     results.map((r) => r.status),
     ['fulfilled', 'rejected', 'fulfilled', 'fulfilled'],

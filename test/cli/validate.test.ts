@@ -1,10 +1,11 @@
 // `portico validate` on every broken file kept in test/fixtures/invalid: each must exit 1 and print
-// exactly the errors its trailing `expect:` comments list, as FILE:LINE:COL: path: message.
+// exactly the errors its trailing `expect:` comments list, as FILE:LINE:COL: path: message. The
+// cases run main() in this process; one runs the real command line, which must print the same.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ROOT, runCli } from '../helpers/cli.js';
+import { ROOT, runCli, runMain } from '../helpers/cli.js';
 
 const INVALID = join(ROOT, 'test/fixtures/invalid');
 const VALID = join(ROOT, 'test/fixtures/valid');
@@ -29,7 +30,7 @@ describe('validate refuses broken configurations', () => {
 
   for (const file of files) {
     it(file, async () => {
-      const { code, stdout, stderr } = await runCli(['validate', '-c', file], { cwd: INVALID });
+      const { code, stdout, stderr } = await runMain(['validate', '-c', file], { cwd: INVALID });
       assert.equal(code, 1, stderr);
       assert.equal(stdout, '');
       const errors = stderr
@@ -51,7 +52,9 @@ describe('validate refuses broken configurations', () => {
 describe('validate accepts the samples', () => {
   for (const file of ['everything.yaml', 'everything.kdl']) {
     it(`${file}: exit 0, "configuration OK", no warnings`, async () => {
-      const { code, stdout, stderr } = await runCli(['validate', '--config', file], { cwd: VALID });
+      const { code, stdout, stderr } = await runMain(['validate', '--config', file], {
+        cwd: VALID,
+      });
       assert.equal(stderr, '');
       assert.equal(stdout, 'configuration OK\n');
       assert.equal(code, 0);
@@ -59,7 +62,7 @@ describe('validate accepts the samples', () => {
   }
 
   it('prints warnings and still exits 0', async () => {
-    const { code, stdout, stderr } = await runCli(['validate', '-c', 'warnings.yaml'], {
+    const { code, stdout, stderr } = await runMain(['validate', '-c', 'warnings.yaml'], {
       cwd: join(ROOT, 'test/fixtures/warnings'),
     });
     assert.equal(code, 0);
@@ -71,5 +74,20 @@ describe('validate accepts the samples', () => {
       .filter((m): m is RegExpExecArray => m !== null)
       .map((m) => `warnings.yaml:${m[1]}: warning: ${m[2]}`);
     assert.deepEqual(lines, expected);
+  });
+});
+
+describe('the real command line', () => {
+  it('prints what main() prints and exits with its status, for a broken file and a sample', async () => {
+    const broken = 'check-every-error.yaml';
+    assert.deepEqual(
+      await runCli(['validate', '-c', broken], { cwd: INVALID }),
+      await runMain(['validate', '-c', broken], { cwd: INVALID }),
+    );
+    assert.deepEqual(await runCli(['validate', '-c', 'everything.yaml'], { cwd: VALID }), {
+      code: 0,
+      stdout: 'configuration OK\n',
+      stderr: '',
+    });
   });
 });

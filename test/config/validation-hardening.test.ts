@@ -7,6 +7,7 @@ import { redactCredentials, redactScope } from '../../src/config/redact.js';
 import { editDistance, suggest } from '../../src/config/suggest.js';
 import { PROPERTY_TABLE } from '../../src/modules/registry.js';
 import { configChecks } from '../../src/server/config-checks.js';
+import { cpuClock } from '../helpers/cpu.js';
 
 function errorsOf(text: string, syntax: Syntax = 'yaml'): string[] {
   const file = syntax === 'kdl' ? 'portico.kdl' : 'portico.yaml';
@@ -17,9 +18,9 @@ function errorsOf(text: string, syntax: Syntax = 'yaml'): string[] {
 
 describe('an unknown name far from every candidate', () => {
   it('is refused at once, and its message does not repeat a megabyte', () => {
-    const started = performance.now();
+    const cpu = cpuClock();
     const kdl = errorsOf(`global {\n    ${'a'.repeat(1e6)} 1\n}\n`, 'kdl');
-    assert.ok(performance.now() - started < 3000, 'took too long');
+    assert.ok(cpu() < 3000, 'took too long');
     assert.equal(kdl.length, 1);
     const yaml = errorsOf(`global: {"${'a'.repeat(1e6)}": 1}\n`);
     assert.deepEqual(yaml, [`portico.yaml:1:10: global.${'a'.repeat(80)}…: unknown property`]);

@@ -9,6 +9,7 @@ import { formatDiagnostic } from '../../src/config/diagnostics.js';
 import { loadConfig, loadConfigText } from '../../src/config/load.js';
 import { PROPERTY_TABLE } from '../../src/modules/registry.js';
 import { runCli } from '../helpers/cli.js';
+import { cpuClock } from '../helpers/cpu.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'portico-yaml-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -27,9 +28,9 @@ function manyAliases(count: number): string {
 describe('YAML aliases', () => {
   it('validates a file of 200,000 aliases in linear time and names the one alias that crosses the bound', async () => {
     writeFileSync(join(dir, 'many.yaml'), manyAliases(200_000));
-    const started = Date.now();
+    const cpu = cpuClock();
     const { code, stderr } = await runCli(['validate', '-c', 'many.yaml'], { cwd: dir });
-    assert.ok(Date.now() - started < 15_000, `took ${Date.now() - started} ms`);
+    assert.ok(cpu() < 15_000, `took ${cpu()} ms`);
     assert.equal(code, 1);
     assert.equal(
       stderr,
@@ -44,11 +45,11 @@ describe('YAML aliases', () => {
       text += `a${i}: &a${i} [${Array(10)
         .fill(`*a${i - 1}`)
         .join(',')}]\n`;
-    const started = Date.now();
+    const cpu = cpuClock();
     assert.deepEqual(messages(text), [
       't.yaml:5:38: a4[7]: YAML aliases expand to more than 100000 nodes by this *a3; refusing the file (a guard against alias bombs)',
     ]);
-    assert.ok(Date.now() - started < 5_000);
+    assert.ok(cpu() < 5_000);
   });
 
   it('still reads a file of many small aliases', () => {
@@ -101,9 +102,9 @@ describe('YAML duplicate keys', () => {
 
   it('checks a mapping of 50,000 keys quickly', () => {
     const text = `global:\n  environmentVariables:\n${Array.from({ length: 50_000 }, (_, i) => `    K${i}: v\n`).join('')}`;
-    const started = Date.now();
+    const cpu = cpuClock();
     assert.deepEqual(messages(text), []);
-    assert.ok(Date.now() - started < 5_000, `took ${Date.now() - started} ms`);
+    assert.ok(cpu() < 5_000, `took ${cpu()} ms`);
   });
 });
 

@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { raw, request } from '../helpers/http.js';
 import { freePort, startServer } from '../helpers/server.js';
-import { ROOT } from '../helpers/cli.js';
+import { SERVER_CERT, SERVER_KEY, TEST_CA } from '../helpers/tls.js';
+import { until } from '../helpers/wait.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'portico-access-'));
 const www = join(dir, 'www');
@@ -20,11 +21,12 @@ spawnSync('mkdir', ['-p', www]);
 writeFileSync(join(www, 'small.txt'), 'hello');
 writeFileSync(join(www, 'big.bin'), Buffer.alloc(8 * 1024 * 1024, 1));
 after(() => rmSync(dir, { recursive: true, force: true }));
-const TLS = join(ROOT, 'test/fixtures/tls');
 
 // The combined format as analysers match it: every field present, the quoted ones quoted.
 const COMBINED =
   /^(\S+) \S+ (\S+) \[[^\]]+\] "((?:[^"\\]|\\.)*)" (\d{3}) (\d+|-) "((?:[^"\\]|\\.)*)" "((?:[^"\\]|\\.)*)"$/;
+
+const lineCount = (log: string) => readFileSync(log, 'utf8').split('\n').filter(Boolean).length;
 
 it('writes lines every combined-format reader parses, with the body bytes sent', async (t) => {
   const log = join(dir, 'access.log');
@@ -47,7 +49,8 @@ it('writes lines every combined-format reader parses, with the body bytes sent',
         });
       });
     });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Its line comes once the server has seen it go.
+    await until(() => lineCount(log), { ok: (n) => n === 5, what: 'five access log lines' });
   } finally {
     await s.close();
   }
@@ -89,10 +92,10 @@ it('logs each HTTP/2 request once, as HTTP/2.0, a reset download with what got o
   const log = join(dir, 'access-h2.log');
   const sport = await freePort();
   const s = await startServer(
-    `global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  cert: ${join(TLS, 'server.crt')}\n  key: ${join(TLS, 'server.key')}\n  disableToHTTPSRedirect: true\n  wwwroot: ${www}\n  logFilePath: ${log}\n`,
+    `global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  cert: ${SERVER_CERT}\n  key: ${SERVER_KEY}\n  disableToHTTPSRedirect: true\n  wwwroot: ${www}\n  logFilePath: ${log}\n`,
   );
   const session = http2Connect(`https://localhost:${sport}`, {
-    ca: readFileSync(join(TLS, 'ca.crt')),
+    ca: TEST_CA,
     host: '127.0.0.1',
   } as never);
   const fetchH2 = (path: string) =>
@@ -111,7 +114,7 @@ it('logs each HTTP/2 request once, as HTTP/2.0, a reset download with what got o
         resolve();
       });
     });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await until(() => lineCount(log), { ok: (n) => n === 3, what: 'three access log lines' });
   } finally {
     session.close();
     await s.close();

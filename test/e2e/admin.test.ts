@@ -2,14 +2,13 @@
 // and CONTRACT.md's wire format, the five profiles, reload and shutdown.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { get as httpGet, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfigText } from '../../src/config/load.js';
-import { request } from '../helpers/http.js';
+import { heldResponse, isRefused, request } from '../helpers/http.js';
 import { freePort, startServer, type RunningServer } from '../helpers/server.js';
+import { logged, until } from '../helpers/wait.js';
 
 const root = mkdtempSync(join(tmpdir(), 'portico-admin-'));
 const www = join(root, 'www');
@@ -27,36 +26,17 @@ interface AdminReply {
   json: Record<string, unknown>;
 }
 
-function admin(
+async function admin(
   port: number,
   path: string,
   options: { method?: string; headers?: Record<string, string> } = {},
 ): Promise<AdminReply> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        method: options.method ?? 'GET',
-        headers: options.headers,
-        agent: false,
-      },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8').on('data', (d: string) => (body += d));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            json: body ? (JSON.parse(body) as Record<string, unknown>) : {},
-          }),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
+  const r = await request(port, path, options);
+  return {
+    status: r.status,
+    headers: r.headers,
+    json: r.text ? (JSON.parse(r.text) as Record<string, unknown>) : {},
+  };
 }
 
 async function withAdmin(
@@ -274,7 +254,10 @@ describe('authentication', () => {
           .status,
         401,
       );
-      await sleep(50);
+      // Fifteen requests, each logged once answered.
+      await until(() => s.stderr().split('admin: 127.0.0.1 ').length - 1 >= 15, {
+        what: 'every admin request in the log',
+      });
       assert.ok(!s.stderr().includes('correct horse'), 'the token never reaches the log');
       assert.match(s.stderr(), /admin: 127\.0\.0\.1 GET \/health 401/);
       assert.match(s.stderr(), /admin: 127\.0\.0\.1 GET \/health 200/);
@@ -350,7 +333,6 @@ describe('reload', () => {
       const ok = await admin(port, '/reload', { method: 'POST' });
       assert.deepEqual([ok.status, ok.json], [200, { status: 'reloaded', reloads: 1 }]);
       assert.equal((await request(s.port, '/')).text, 'second');
-      await sleep(100);
       s.rewrite(
         `global:\n  wwwroot: ${www}\n  timeout: -1\n  bogus: 1\n  admin:\n    listen: "127.0.0.1:${port}"\n`,
       );
@@ -375,21 +357,19 @@ describe('reload', () => {
       const next = await freePort();
       s.rewrite(`global:\n  wwwroot: ${www}\n  admin:\n    listen: "127.0.0.1:${next}"\n`);
       assert.equal((await admin(port, '/reload')).status, 200);
-      await sleep(200);
-      await assert.rejects(admin(port, '/health'), /ECONNREFUSED/);
+      await until(() => isRefused(port), { what: `the admin API gone from ${port}` });
       assert.equal((await admin(next, '/health')).status, 200);
       s.rewrite(`global:\n  wwwroot: ${www}\n`);
       assert.equal((await admin(next, '/reload')).status, 200);
-      await sleep(200);
-      await assert.rejects(admin(next, '/health'), /ECONNREFUSED/);
+      await until(() => isRefused(next), { what: `the admin API gone from ${next}` });
       assert.equal((await request(s.port, '/')).text, 'first');
       // "Stopped permanently": a later reload that brings the block back does not restart it.
       s.rewrite(`global:\n  wwwroot: ${other}\n  admin:\n    listen: "127.0.0.1:${next}"\n`);
       assert.equal((await s.server.reloadFromSource()).ok, true);
-      await sleep(200);
+      // The restart that would start it again has run once it says so.
+      await logged(s.stderr, /admin API not started: an earlier reload removed it/);
       await assert.rejects(admin(next, '/health'), /ECONNREFUSED/);
       assert.equal((await request(s.port, '/')).text, 'second');
-      assert.match(s.stderr(), /admin API not started: an earlier reload removed it/);
     }));
 
   it('overlapping reloads restart the admin listener one after the other; none is orphaned, and shutdown completes', async () => {
@@ -406,10 +386,11 @@ describe('reload', () => {
       replies.map((r) => r.status),
       [200, 200, 200],
     );
-    await sleep(300);
     assert.equal((await admin(adminPort, '/health')).status, 200);
-    assert.doesNotMatch(s.stderr(), /not restarted/);
+    // Stopping waits for the restarts under way: after it, each has run and said how it went.
     await s.close();
+    await logged(s.stderr, /Portico stopped/);
+    assert.doesNotMatch(s.stderr(), /not restarted/);
     await assert.rejects(admin(adminPort, '/health'), /ECONNREFUSED/);
   });
 
@@ -438,7 +419,9 @@ describe('reload', () => {
       })();
       for (let i = 0; i < 10; i++) {
         assert.equal((await admin(port, '/reload', { method: 'POST' })).status, 200);
-        await sleep(30);
+        // Each restart meets a health check.
+        const seen = answered + failures.length;
+        await until(() => answered + failures.length > seen, { what: 'a health answer' });
       }
       polling = false;
       await poller;
@@ -453,8 +436,8 @@ describe('reload', () => {
       const early = connect(port, '127.0.0.1');
       await new Promise((resolve) => early.once('connect', resolve));
       assert.equal((await admin(port, '/reload', { method: 'POST' })).status, 200);
-      // The restart is under way: the connection has not sent anything yet.
-      await sleep(20);
+      // The restart ran before this reply was read (the server, in this process, queues it ahead
+      // of writing the reply); the connection accepted before it has not sent anything yet.
       let reply = '';
       early.setEncoding('utf8').on('data', (d: string) => (reply += d));
       early.write('GET /status HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
@@ -487,32 +470,19 @@ describe('reload', () => {
     }));
 });
 
-/** A download of big.bin that starts reading after 400 ms: a request in flight through a stop. Its byte count. */
-function slowDownload(port: number): Promise<number> {
-  return new Promise<number>((resolve, reject) => {
-    httpGet({ host: '127.0.0.1', port, path: '/big.bin', agent: false }, (res) => {
-      res.pause();
-      let n = 0;
-      setTimeout(() => res.on('data', (d: Buffer) => (n += d.length)).resume(), 400);
-      res.on('end', () => resolve(n));
-    }).on('error', reject);
-  });
-}
-
 describe('shutdown', () => {
   it('/health answers 503 while requests drain, then the admin listener goes too', async () => {
     const adminPort = await freePort();
     const s = await startServer(
       `global:\n  wwwroot: ${www}\n  shutdownTimeout: 5000\n  admin:\n    listen: "127.0.0.1:${adminPort}"\n`,
     );
-    const download = slowDownload(s.port);
-    await sleep(100);
+    const download = await heldResponse(s.port, '/big.bin');
     assert.deepEqual((await admin(adminPort, '/health')).json, { status: 'ok' });
+    // Draining starts as stop() is called.
     const stopped = s.close();
-    await sleep(50);
     const draining = await admin(adminPort, '/health');
     assert.deepEqual([draining.status, draining.json], [503, { status: 'shutting_down' }]);
-    assert.equal(await download, 16 * 1024 * 1024);
+    assert.deepEqual(await download.finish(), { received: 16 * 1024 * 1024, complete: true });
     await stopped;
     await assert.rejects(admin(adminPort, '/health'), /ECONNREFUSED/);
   });
@@ -522,17 +492,19 @@ describe('shutdown', () => {
     const s = await startServer(
       `global:\n  wwwroot: ${www}\n  shutdownTimeout: 5000\n  admin:\n    listen: "127.0.0.1:${adminPort}"\n`,
     );
-    const download = slowDownload(s.port);
-    await sleep(100);
+    const download = await heldResponse(s.port, '/big.bin');
     const stopped = s.close();
-    await sleep(50);
     const elsewhere = await freePort();
     s.rewrite(
       `global:\n  port: "127.0.0.1:${elsewhere}"\n  wwwroot: ${www}\n  admin:\n    listen: "127.0.0.1:${adminPort}"\n`,
     );
     const refused = await admin(adminPort, '/reload', { method: 'POST' });
     assert.deepEqual([refused.status, refused.json.error], [503, 'shutting down']);
-    assert.equal(await download, 16 * 1024 * 1024, 'the download in flight finishes');
+    assert.deepEqual(
+      await download.finish(),
+      { received: 16 * 1024 * 1024, complete: true },
+      'the download in flight finishes',
+    );
     await stopped;
     await assert.rejects(request(elsewhere, '/'), /ECONNREFUSED/);
   });

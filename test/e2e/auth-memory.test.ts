@@ -12,6 +12,7 @@ import { it } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { startServer } from '../helpers/server.js';
+import { until } from '../helpers/wait.js';
 
 const b64 = (b: Buffer) => b.toString('base64').replace(/=+$/, '');
 const salt = randomBytes(16);
@@ -25,15 +26,24 @@ function collect(): void {
   (runInNewContext('gc') as () => void)();
 }
 
-// Collections a few hundred ms apart, before each reading: the pages a run freed go back to the
-// system late (V8's sweeper, the compiler threads' malloc arenas), and one collection 200 ms after
-// the run left RSS 24–48 MB up in most runs on a 2-core machine with no trend over further runs
-// (heapUsed +0.5 MB); read after this, both readings are of a settled process.
-async function settle(): Promise<void> {
-  for (let i = 0; i < 3; i++) {
-    await new Promise((r) => setTimeout(r, 300));
-    collect();
-  }
+// Collections a few hundred ms apart until RSS stops falling, before each reading: the pages a
+// run freed go back to the system late (V8's sweeper, the compiler threads' malloc arenas), and
+// one collection 200 ms after the run left RSS 24–48 MB up in most runs on a 2-core machine with
+// no trend over further runs (heapUsed +0.5 MB); read after this, both readings are of a settled
+// process.
+async function settled(): Promise<NodeJS.MemoryUsage> {
+  let previous: number | undefined;
+  let falling = true;
+  return until(
+    () => {
+      collect();
+      const memory = process.memoryUsage();
+      falling = previous === undefined || memory.rss < previous - MB;
+      previous = memory.rss;
+      return memory;
+    },
+    { ok: () => !falling, every: 300, what: 'RSS to stop falling' },
+  );
 }
 
 it('10,000 failed logins from 1,000 addresses leave RSS within 20 MB', async () => {
@@ -81,11 +91,9 @@ global:
   try {
     // Warm-up from other addresses, long enough for V8 to settle its heap size under this load.
     await run('172.17', 5000);
-    await settle();
-    const before = process.memoryUsage();
+    const before = await settled();
     const statuses = await run('172.16', 10_000);
-    await settle();
-    const after = process.memoryUsage();
+    const after = await settled();
     assert.deepEqual(
       statuses,
       new Set([401]),

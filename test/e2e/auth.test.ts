@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { hashPassword } from '../../src/auth/password.js';
 import { request, type Reply } from '../helpers/http.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
+import { logged } from '../helpers/wait.js';
 
 const root = mkdtempSync(join(tmpdir(), 'portico-auth-'));
 const www = join(root, 'www');
@@ -58,11 +59,6 @@ const from = (client: string, headers: Record<string, string> = {}) => ({
   'X-Forwarded-For': client,
   ...headers,
 });
-
-async function waitFor(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 100 && !check(); i++) await new Promise((r) => setTimeout(r, 20));
-  assert.ok(check(), what);
-}
 
 let s: RunningServer;
 before(async () => {
@@ -246,11 +242,9 @@ describe('basic authentication', () => {
       '/private/file.txt?log=1',
       from('198.51.100.13', { Authorization: basic('bob', BOB) }),
     );
-    await waitFor(
-      () => readFileSync(accessLog, 'utf8').includes('/private/file.txt?log=1'),
-      'access line written',
-    );
-    const line = readFileSync(accessLog, 'utf8')
+    const line = (
+      await logged(() => readFileSync(accessLog, 'utf8'), /\/private\/file\.txt\?log=1/)
+    )
       .split('\n')
       .find((l) => l.includes('/private/file.txt?log=1'))!;
     assert.match(line, /^198\.51\.100\.13 - bob \[/);
@@ -381,7 +375,9 @@ describe('brute-force protection', () => {
     );
   });
 
-  it('the lock-out ends by itself when the window has passed', async () => {
+  it('the lock-out ends by itself when the window has passed', async (t) => {
+    // The guard's clock, moved past the window instead of waiting for it.
+    t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
     const short = await startServer(
       `global:\n  wwwroot: ${www}\n  enableIPSpoofing: true\n  users: ${JSON.stringify([{ name: 'bob', pass: scryptPhc(BOB) }])}\n  nonStandardCodes:\n    - scode: 401\n      regex: "^/private/"\n`,
       { auth: { lockoutWindowMs: 1000 } },
@@ -403,7 +399,7 @@ describe('brute-force protection', () => {
         ).status,
         429,
       );
-      await new Promise((r) => setTimeout(r, 1200));
+      t.mock.timers.tick(1200);
       assert.equal(
         (
           await get(

@@ -4,7 +4,7 @@
 // no Content-Type, no Content-Length on a 204 or 304, `Content-Length: 0` on a 205. A body after
 // one of them would be read as the start of the next response on a keep-alive connection.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import {
   connect as http2Connect,
   type ClientHttp2Session,
@@ -14,10 +14,9 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ROOT } from '../helpers/cli.js';
 import { freePort, startServer, type RunningServer } from '../helpers/server.js';
+import { SERVER_CERT, SERVER_KEY, TEST_CA } from '../helpers/tls.js';
 
-const TLS = join(ROOT, 'test/fixtures/tls');
 const root = mkdtempSync(join(tmpdir(), 'portico-bodyless-'));
 const www = join(root, 'www');
 const pages = join(root, 'pages');
@@ -46,8 +45,8 @@ global:
   sport: "127.0.0.1:${sport}"
   secure: true
   disableToHTTPSRedirect: true
-  cert: ${join(TLS, 'server.crt')}
-  key: ${join(TLS, 'server.key')}
+  cert: ${SERVER_CERT}
+  key: ${SERVER_KEY}
   wwwroot: ${www}
   nonStandardCodes:
     - scode: 204
@@ -205,7 +204,7 @@ describe('statuses without content over HTTP/2', () => {
   let session: ClientHttp2Session;
   before(() => {
     session = http2Connect(`https://localhost:${sport}`, {
-      ca: readFileSync(join(TLS, 'ca.crt')),
+      ca: TEST_CA,
       host: '127.0.0.1',
     } as never);
   });

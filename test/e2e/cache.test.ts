@@ -8,14 +8,10 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect as http2Connect } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { describe, it, type TestContext } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { ROOT } from '../helpers/cli.js';
 import { request, type Reply } from '../helpers/http.js';
 import { freePort, type RunningServer, startServer } from '../helpers/server.js';
-
-const TLS = join(ROOT, 'test/fixtures/tls');
+import { SERVER_CERT, SERVER_KEY, TEST_CA } from '../helpers/tls.js';
+import { until } from '../helpers/wait.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -355,10 +351,12 @@ describe('cache: reusing stored responses (RFC 9111 §4)', () => {
   });
 
   it('§4.2.3, §5.1: the Age a response arrived with counts; every hit carries the current Age', async (t) => {
+    // The cache's clock, moved a second on instead of waiting one.
+    t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
     const o = await origin(t, fixed({ 'Cache-Control': 'max-age=60', Age: '50' }));
     const s = await cachingProxy(t, o);
     await get(s, '/age');
-    await sleep(1100);
+    t.mock.timers.tick(1100);
     const hit = await get(s, '/age');
     assert.match(status(hit), /hit; ttl=[6789]$/);
     const age = Number(hit.headers.age);
@@ -545,10 +543,13 @@ describe('cache: stale content (RFC 5861)', () => {
     const stale = await get(s, '/swr');
     assert.match(status(stale), /^Portico; hit; ttl=-\d+; detail=stale-while-revalidate$/);
     assert.equal(stale.headers['x-n'], '1');
-    for (let i = 0; i < 50 && o.hits('/swr') < 2; i++) await sleep(20);
+    await until(() => o.hits('/swr') === 2, { what: 'the background validation' });
     assert.equal(o.seen[1]!.headers['if-none-match'], '"s1"');
-    await sleep(50);
-    const fresh = await get(s, '/swr');
+    // Its 304 freshens the entry once it is back.
+    const fresh = await until(() => get(s, '/swr'), {
+      ok: (r) => r.headers['x-n'] === '2',
+      what: 'the entry freshened',
+    });
     assert.match(status(fresh), /^Portico; hit; ttl=(27|28|29)$/);
     assert.equal(fresh.headers['x-n'], '2', 'freshened by the background 304');
     assert.equal(o.hits('/swr'), 2);
@@ -570,14 +571,19 @@ describe('cache: stale content (RFC 5861)', () => {
     const s = await cachingProxy(t, o, '  timeout: 400\n');
     await get(s, '/hang');
     await get(s, '/hang');
-    for (let i = 0; i < 50 && o.hits('/hang') < 2; i++) await sleep(20);
-    assert.equal(o.hits('/hang'), 2, 'the background validation reached the origin');
+    await until(() => o.hits('/hang') === 2, { what: 'the background validation at the origin' });
     // Still under way: no second validation of the same response.
     await get(s, '/hang');
     assert.equal(o.hits('/hang'), 2);
-    await sleep(600);
-    await get(s, '/hang');
-    for (let i = 0; i < 50 && o.hits('/hang') < 3; i++) await sleep(20);
+    // Once the hung one is given up, a stale hit starts the next. A hit asks only while the origin
+    // has not seen a third: a third started and not yet arrived is under way, so no fourth starts.
+    await until(
+      async () => {
+        if (o.hits('/hang') < 3) await get(s, '/hang');
+        return o.hits('/hang');
+      },
+      { ok: (n) => n >= 3, what: 'a validation after the hung one' },
+    );
     assert.equal(o.hits('/hang'), 3, 'the hung one was given up');
   });
 
@@ -610,16 +616,20 @@ describe('cache: stale content (RFC 5861)', () => {
 
 describe('cache: collapsing, bounds, streaming, reload', () => {
   it('200 concurrent requests for one cold key reach the origin once', async (t) => {
+    // The origin answers once every request has reached the cache.
+    let release!: () => void;
+    const allIn = new Promise<void>((resolve) => (release = resolve));
     const o = await origin(t, (_req, res) => {
-      setTimeout(() => {
+      void allIn.then(() => {
         res.writeHead(200, { 'Cache-Control': 'max-age=60' });
         res.end('once');
-      }, 300);
+      });
     });
     const s = await cachingProxy(t, o);
     const agent = new http.Agent({ keepAlive: true, maxSockets: 200 });
     t.after(() => agent.destroy());
-    const replies = await Promise.all(
+    const received = s.server.requestsTotal;
+    const answered = Promise.all(
       Array.from(
         { length: 200 },
         () =>
@@ -643,6 +653,14 @@ describe('cache: collapsing, bounds, streaming, reload', () => {
           }),
       ),
     );
+    await until(() => s.server.requestsTotal - received, {
+      ok: (n) => n === 200,
+      what: 'the 200 requests received',
+    });
+    // A request's way to the cache's wait runs on in the turn it was received in.
+    await new Promise((resolve) => setImmediate(resolve));
+    release();
+    const replies = await answered;
     assert.equal(o.hits('/cold'), 1);
     assert.ok(replies.every((r) => r.status === 200 && r.body === 'once'));
     assert.equal(replies.filter((r) => /collapsed/.test(r.cache)).length, 199);
@@ -657,9 +675,11 @@ describe('cache: collapsing, bounds, streaming, reload', () => {
       void gate.then(() => res.end(Buffer.alloc(600_000, 98)));
     });
     const s = await cachingProxy(t, o, '  maximumCacheResponseSize: 1000000\n');
+    let firstDone!: Promise<unknown>;
     const firstBytes = await new Promise<{ got: number; cache: string }>((resolve, reject) => {
       http
         .get({ port: s.port, host: '127.0.0.1', path: '/big', headers: { host: 'x' } }, (res) => {
+          firstDone = once(res, 'end');
           let got = 0;
           res.on('data', (d: Buffer) => {
             got += d.length;
@@ -673,7 +693,8 @@ describe('cache: collapsing, bounds, streaming, reload', () => {
         .on('error', reject);
     });
     assert.match(firstBytes.cache, /stored/, 'it looked storable at the head');
-    await sleep(100);
+    // Not collapsed onto the first: that one is over.
+    await firstDone;
     const second = await get(s, '/big');
     assert.equal(second.body.length, 1_200_000);
     assert.match(status(second), /fwd=uri-miss/);
@@ -685,11 +706,9 @@ describe('cache: collapsing, bounds, streaming, reload', () => {
     await cachingProxy(
       t,
       o,
-      `  secure: true\n  sport: "127.0.0.1:${sport}"\n  cert: ${join(TLS, 'server.crt')}\n  key: ${join(TLS, 'server.key')}\n`,
+      `  secure: true\n  sport: "127.0.0.1:${sport}"\n  cert: ${SERVER_CERT}\n  key: ${SERVER_KEY}\n`,
     );
-    const client = http2Connect(`https://localhost:${sport}`, {
-      ca: readFileSync(join(TLS, 'ca.crt')),
-    });
+    const client = http2Connect(`https://localhost:${sport}`, { ca: TEST_CA });
     t.after(() => client.close());
     const h2get = () =>
       new Promise<string>((resolve) => {

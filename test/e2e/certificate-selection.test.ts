@@ -4,10 +4,9 @@
 // sni certificates. Certificates are made here with openssl, signed by one CA, and checked by
 // Node's TLS client, openssl s_client and curl, each verifying the chain and the name.
 import assert from 'node:assert/strict';
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { connect as netConnect, createServer as createNetServer, type AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,79 +19,27 @@ import { formatDiagnostic } from '../../src/config/diagnostics.js';
 import { configChecks } from '../../src/server/config-checks.js';
 import { certificateProblems } from '../../src/tls/certificate-check.js';
 import { freePort, startServer } from '../helpers/server.js';
+import { makeTestCa } from '../helpers/tls.js';
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'portico-certs-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-type KeyType = 'rsa' | 'ec';
-const keyArgs = (type: KeyType) =>
-  type === 'rsa'
-    ? ['-newkey', 'rsa:2048']
-    : ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256'];
-
-const CA = join(dir, 'ca.crt');
-execFileSync(
-  'openssl',
-  [
-    'req',
-    '-x509',
-    ...keyArgs('ec'),
-    '-nodes',
-    '-days',
-    '2',
-    '-keyout',
-    join(dir, 'ca.key'),
-    '-out',
-    CA,
-    '-subj',
-    '/CN=Portico test CA',
-  ],
-  { stdio: 'ignore' },
-);
-
-/** A leaf certificate for `names` (the first is its CN), signed by the CA. */
-function leaf(file: string, type: KeyType, names: string[]): { cert: string; key: string } {
-  const cert = join(dir, `${file}.crt`);
-  const key = join(dir, `${file}.key`);
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      ...keyArgs(type),
-      '-nodes',
-      '-days',
-      '2',
-      '-CA',
-      CA,
-      '-CAkey',
-      join(dir, 'ca.key'),
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-subj',
-      `/CN=${names[0]}`,
-      '-addext',
-      `subjectAltName=${names.map((n) => `DNS:${n}`).join(',')}`,
-    ],
-    { stdio: 'ignore' },
-  );
-  return { cert, key };
-}
-
+const ca = makeTestCa(dir);
+const CA = ca.file;
 const certs = {
   rsa: {
-    default: leaf('default-rsa', 'rsa', ['default.test']),
-    named: leaf('named-rsa', 'rsa', ['named.test', 'extra.test']),
+    default: ca.leaf('default-rsa', { type: 'rsa', names: ['default.test'] }),
+    named: ca.leaf('named-rsa', { type: 'rsa', names: ['named.test', 'extra.test'] }),
   },
   ec: {
-    default: leaf('default-ec', 'ec', ['default.test']),
-    named: leaf('named-ec', 'ec', ['named.test', 'extra.test']),
+    default: ca.leaf('default-ec', { names: ['default.test'] }),
+    named: ca.leaf('named-ec', { names: ['named.test', 'extra.test'] }),
   },
 };
-const caPem = readFileSync(CA);
+const caPem = ca.pem;
 
 async function serve(yaml: string) {
   const sport = await freePort();
@@ -211,7 +158,8 @@ describe('certificate selection', () => {
       `  cert: ${d.cert}\n  key: ${d.key}\n  sni:\n    named.test:\n      cert: ${n.cert}\n      key: ${n.key}\n`,
     );
     t.after(() => s.close());
-    // A relay that passes what the client sends on in 7-byte writes, 2 ms apart.
+    // A relay that passes what the client sends on in 7-byte writes, one per turn of the event
+    // loop, which the server (in this process) reads in between.
     const relay = createNetServer((client) => {
       const upstream = netConnect(sport, '127.0.0.1');
       upstream.setNoDelay(true);
@@ -219,7 +167,7 @@ describe('certificate selection', () => {
       client.on('data', (data: Buffer) => {
         for (let at = 0; at < data.length; at += 7) {
           const piece = data.subarray(at, at + 7);
-          queue = queue.then(() => sleep(2)).then(() => void upstream.write(piece));
+          queue = queue.then(nextTurn).then(() => void upstream.write(piece));
         }
       });
       upstream.pipe(client);

@@ -14,15 +14,14 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { once } from 'node:events';
-import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { MAX_PROCESSES } from '../../src/modules/cgi/process-slots.js';
-import { uploadThenAsk } from '../helpers/http.js';
+import { request, uploadThenAsk } from '../helpers/http.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
+import { logged, until } from '../helpers/wait.js';
 
 const has = (p: string) => spawnSync('sh', ['-c', `command -v ${p}`]).status === 0;
 const phpCgi = has('php-cgi');
@@ -80,24 +79,9 @@ script(
 );
 script('readme.txt', 'plain text', false);
 
-function get(
-  port: number,
-  path: string,
-  body?: string,
-): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { host: '127.0.0.1', port, path, method: body === undefined ? 'GET' : 'POST', agent: false },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8').on('data', (d: string) => (text += d));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+/** A GET, or a POST of `body`. */
+const get = (port: number, path: string, body?: string) =>
+  request(port, path, body === undefined ? {} : { method: 'POST', body });
 
 /** Processes whose command line names this test's folder. */
 function scriptProcesses(): number {
@@ -151,9 +135,8 @@ describe('CGI', () => {
 
   it('answers 500 for a script that exits non-zero before its headers, and logs its stderr', async () => {
     assert.equal((await get(s.port, '/cgi-bin/fail.sh')).status, 500);
-    await sleep(100);
-    assert.match(
-      s.stderr(),
+    await logged(
+      s.stderr,
       /CGI \/cgi-bin\/fail\.sh: the script wrote to its error output: broken on purpose/,
     );
   });
@@ -161,16 +144,14 @@ describe('CGI', () => {
   it('answers while the script writes a megabyte to stderr; the log keeps a bounded part', async () => {
     const r = await get(s.port, '/cgi-bin/noisy.sh');
     assert.deepEqual([r.status, r.text], [200, 'still fine']);
-    await sleep(100);
-    assert.match(s.stderr(), /e{1000}… \(\d+ more bytes not logged\)/);
+    await logged(s.stderr, /e{1000}… \(\d+ more bytes not logged\)/);
   });
 
   it('kills a script that never answers when the request times out: no process is left', async () => {
     const started = Date.now();
     await get(s.port, '/cgi-bin/forever.sh').catch(() => undefined);
     assert.ok(Date.now() - started < 5000);
-    for (let i = 0; i < 40 && scriptProcesses() > 0; i++) await sleep(50);
-    assert.equal(scriptProcesses(), 0, 'the script and its sleep are gone');
+    await until(scriptProcesses, { ok: (n) => n === 0, what: 'the script and its sleep gone' });
   });
 
   it('ends the script when the client goes away in the middle of an upload: no process or socket left', async () => {
@@ -178,13 +159,10 @@ describe('CGI', () => {
     await once(socket, 'connect');
     socket.write('POST /cgi-bin/upload.sh HTTP/1.1\r\nHost: x\r\nContent-Length: 10000000\r\n\r\n');
     socket.write(Buffer.alloc(64 * 1024, 1));
-    for (let i = 0; i < 40 && scriptProcesses() === 0; i++) await sleep(25);
-    assert.ok(scriptProcesses() > 0, 'the script was reading the upload');
+    await until(scriptProcesses, { ok: (n) => n > 0, what: 'the script reading the upload' });
     socket.destroy();
-    for (let i = 0; i < 40 && scriptProcesses() > 0; i++) await sleep(50);
-    assert.equal(scriptProcesses(), 0);
-    await sleep(100);
-    assert.equal(s.server.connectionsActive, 0);
+    await until(scriptProcesses, { ok: (n) => n === 0, what: 'the script gone' });
+    await until(() => s.server.connectionsActive, { ok: (n) => n === 0, what: 'no connection' });
   });
 
   it(`frees the process slot of a client gone before the answer: ${2 * MAX_PROCESSES} such clients leave scripts runnable`, async () => {
@@ -198,11 +176,12 @@ describe('CGI', () => {
         socket.destroy();
       }),
     );
-    for (let i = 0; i < 60 && scriptProcesses() > 0; i++) await sleep(50);
+    await until(scriptProcesses, { ok: (n) => n === 0, what: 'every script ended' });
     const started = Date.now();
     const r = await get(s.port, '/cgi-bin/quick.sh');
     assert.deepEqual([r.status, r.text], [200, 'quick']);
-    assert.ok(Date.now() - started < 1000, `answered after ${Date.now() - started} ms`);
+    // Without a free slot it would wait out the 3 s timeout.
+    assert.ok(Date.now() - started < 2500, `answered after ${Date.now() - started} ms`);
   });
 
   it('frees the process slot of a script whose daemon keeps its error output', async (t) => {
@@ -221,7 +200,8 @@ describe('CGI', () => {
     const started = Date.now();
     const r = await get(s.port, '/cgi-bin/quick.sh');
     assert.deepEqual([r.status, r.text], [200, 'quick']);
-    assert.ok(Date.now() - started < 1000, `answered after ${Date.now() - started} ms`);
+    // Without a free slot it would wait out the 3 s timeout.
+    assert.ok(Date.now() - started < 2500, `answered after ${Date.now() - started} ms`);
   });
 
   it('takes the rest of an upload the script did not read: the client finishes sending, its connection kept', async () => {
@@ -240,20 +220,17 @@ describe('CGI', () => {
   it('leaves no script running after its response is complete (killed within 5 s at most)', async () => {
     const r = await get(s.port, '/cgi-bin/linger.sh');
     assert.equal(r.text, 'answered');
-    for (let i = 0; i < 140 && scriptProcesses() > 0; i++) await sleep(50);
-    assert.equal(scriptProcesses(), 0, 'then it is gone');
+    await until(scriptProcesses, { ok: (n) => n === 0, what: 'the lingering script gone' });
   });
 
   it(`200 requests at once to a script that sleeps 1 s: never more than ${MAX_PROCESSES} processes, every request 200 or 503`, async (t) => {
     let most = 0;
-    let sampling = true;
-    const sampler = (async () => {
-      while (sampling) {
-        // Each script is a shell and its sleep: two processes per running script.
-        most = Math.max(most, Math.ceil(scriptProcesses() / 2));
-        await sleep(50);
-      }
-    })();
+    // Each script is a shell and its sleep: two processes per running script.
+    const sampler = setInterval(
+      () => (most = Math.max(most, Math.ceil(scriptProcesses() / 2))),
+      50,
+    );
+    t.after(() => clearInterval(sampler));
     // The default timeout: the queue behind the bound takes about four seconds to drain.
     const busy = await startServer(`global:\n  wwwroot: ${www}\n  loadModules: [cgi]\n`);
     t.after(() => busy.close());
@@ -265,8 +242,7 @@ describe('CGI', () => {
         ),
       ),
     );
-    sampling = false;
-    await sampler;
+    clearInterval(sampler);
     assert.ok(most <= MAX_PROCESSES, `${most} scripts at once`);
     assert.ok(most > 1, 'they ran side by side');
     assert.ok(

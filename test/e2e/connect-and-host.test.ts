@@ -9,12 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
-import { ROOT } from '../helpers/cli.js';
 import { raw } from '../helpers/http.js';
 import { freePort, startServer } from '../helpers/server.js';
+import { SERVER_CERT, SERVER_KEY, TEST_CA as CA } from '../helpers/tls.js';
+import { until } from '../helpers/wait.js';
 
-const TLS = join(ROOT, 'test/fixtures/tls');
-const CA = readFileSync(join(TLS, 'ca.crt'));
 const root = mkdtempSync(join(tmpdir(), 'portico-connect-'));
 const www = join(root, 'www');
 mkdirSync(www);
@@ -25,7 +24,7 @@ after(() => rmSync(root, { recursive: true, force: true }));
 async function withServer(run: (port: number, sport: number) => Promise<void>): Promise<void> {
   const sport = await freePort();
   const s = await startServer(
-    `global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  cert: ${join(TLS, 'server.crt')}\n  key: ${join(TLS, 'server.key')}\n  wwwroot: ${www}\n  logFilePath: ${accessLog}\n`,
+    `global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  cert: ${SERVER_CERT}\n  key: ${SERVER_KEY}\n  wwwroot: ${www}\n  logFilePath: ${accessLog}\n`,
   );
   try {
     await run(s.port, sport);
@@ -97,9 +96,7 @@ describe('CONNECT from a client that resets at once', () => {
         await raw(s.port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'),
         /^HTTP\/1\.1 200 OK\r\n/,
       );
-      for (let i = 0; i < 40 && s.server.connectionsActive > 0; i++)
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      assert.equal(s.server.connectionsActive, 0);
+      await until(() => s.server.connectionsActive === 0, { what: 'no connection left' });
     } finally {
       await s.close();
     }
@@ -127,7 +124,7 @@ describe('the host of an HTTP/2 request', () => {
   it('is its :authority, even beside a Host field naming another (RFC 9113 §8.3.1)', async () => {
     const sport = await freePort();
     const s = await startServer(
-      `global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  cert: ${join(TLS, 'server.crt')}\n  key: ${join(TLS, 'server.key')}\n  wwwroot: ${www}\nhosts:\n  - domain: a.test\n    customHeaders:\n      X-Site: a\n  - domain: b.test\n    customHeaders:\n      X-Site: b\n`,
+      `global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  cert: ${SERVER_CERT}\n  key: ${SERVER_KEY}\n  wwwroot: ${www}\nhosts:\n  - domain: a.test\n    customHeaders:\n      X-Site: a\n  - domain: b.test\n    customHeaders:\n      X-Site: b\n`,
     );
     try {
       const session = http2Connect(`https://localhost:${sport}`, {
@@ -153,7 +150,7 @@ describe('requests Node’s parser or TLS refuses', () => {
   it('plain HTTP sent to the HTTPS port gets a 400 that says so; a target too long a 414, too many fields a 431', async () => {
     const sport = await freePort();
     const s = await startServer(
-      `global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  cert: ${join(TLS, 'server.crt')}\n  key: ${join(TLS, 'server.key')}\n  wwwroot: ${www}\n  logFilePath: ${join(root, 'refused.log')}\n`,
+      `global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  cert: ${SERVER_CERT}\n  key: ${SERVER_KEY}\n  wwwroot: ${www}\n  logFilePath: ${join(root, 'refused.log')}\n`,
     );
     try {
       const plain = await raw(sport, 'GET / HTTP/1.1\r\nHost: localhost\r\n\r\n');

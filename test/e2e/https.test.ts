@@ -23,22 +23,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { connect as tlsConnect, type ConnectionOptions, type PeerCertificate } from 'node:tls';
-import { BIN, ROOT } from '../helpers/cli.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { runServing } from '../helpers/cli.js';
 import { request } from '../helpers/http.js';
 import { freePort, startServer, type RunningServer } from '../helpers/server.js';
+import { TEST_CA as CA, TLS } from '../helpers/tls.js';
+import { until } from '../helpers/wait.js';
 import { DEFAULT_LIMITS } from '../../src/server/listener.js';
-import { setTimeout as sleep } from 'node:timers/promises';
-
-async function eventually(condition: () => boolean, ms = 3000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    assert.ok(Date.now() < deadline, 'timed out');
-    await sleep(25);
-  }
-}
-
-const TLS = join(ROOT, 'test/fixtures/tls');
-const CA = readFileSync(join(TLS, 'ca.crt'));
 const root = mkdtempSync(join(tmpdir(), 'portico-https-'));
 const www = join(root, 'www');
 mkdirSync(www);
@@ -219,29 +210,20 @@ describe('client certificates without clientCertificateCA', () => {
       `global:\n  port: "127.0.0.1:${await freePort()}"\n  sport: "127.0.0.1:${sport}"\n${tlsBlock()}  useClientCertificate: true\n`,
     );
     // The clients' CA is trusted the way an operator would add their own: NODE_EXTRA_CA_CERTS.
-    const child = spawn(process.execPath, [BIN, 'run', '-c', join(dir, 'p.yaml')], {
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const { child, exited } = await runServing(join(dir, 'p.yaml'), {
       env: { ...process.env, NODE_EXTRA_CA_CERTS: join(TLS, 'clients-ca.pem') },
-      stdio: 'ignore',
     });
     t.after(async () => {
       child.kill('SIGTERM');
-      if (child.exitCode === null) await once(child, 'exit');
-      rmSync(dir, { recursive: true, force: true });
+      await exited;
     });
     const withCert = () =>
       get(sport, {
         cert: readFileSync(join(TLS, 'client.crt')),
         key: readFileSync(join(TLS, 'client.key')),
       });
-    let status = 0;
-    for (let i = 0; i < 100 && status === 0; i++) {
-      status = await withCert().then(
-        (r) => r.status,
-        () => 0,
-      );
-      if (status === 0) await sleep(50);
-    }
-    assert.equal(status, 200);
+    assert.equal((await withCert()).status, 200);
     await assert.rejects(get(sport), /certificate|alert|socket hang up|ECONNRESET/i);
     await assert.rejects(
       get(sport, {
@@ -512,23 +494,27 @@ describe('HTTP/2', () => {
             return false;
           }
         }).length;
-      // A slow reader, killed outright: its kernel resets the connection while the server's
-      // writes are still queued.
+      // A slow reader, killed outright once the download flows: its kernel resets the connection
+      // while the server's writes are still queued.
       const curl = spawn('curl', [
         '-sk',
         '--http2',
         '--limit-rate',
         '500k',
-        '-o',
-        '/dev/null',
         '--resolve',
         `localhost:${sport}:127.0.0.1`,
         `https://localhost:${sport}/huge.bin`,
       ]);
-      await eventually(() => s.server.connectionsActive === 1 && openFiles() === 1);
-      await sleep(300);
+      let received = 0;
+      curl.stdout.on('data', (d: Buffer) => (received += d.length));
+      await until(() => received >= 256 * 1024 && openFiles() === 1, {
+        what: 'the download under way',
+      });
+      assert.equal(s.server.connectionsActive, 1);
       curl.kill('SIGKILL');
-      await eventually(() => s.server.connectionsActive === 0 && openFiles() === 0, 5000);
+      await until(() => s.server.connectionsActive === 0 && openFiles() === 0, {
+        what: 'no connection or open file left',
+      });
       assert.doesNotMatch(
         s.stderr(),
         /Unexpected error/,
@@ -553,6 +539,9 @@ describe('HTTP/2', () => {
       const quietFrom = Date.now();
       const busy = connect2(sport);
       busy.on('goaway', () => assert.fail('the busy session got GOAWAY'));
+      // The liveness check pings a session it has not heard from: each ping is a check it passed.
+      let pings = 0;
+      busy.on('ping', () => pings++);
       const download = busy.request({ ':path': '/large.bin' });
       await once(download, 'response');
       download.pause();
@@ -560,7 +549,9 @@ describe('HTTP/2', () => {
       const quietMs = Date.now() - quietFrom;
       // Closed at the first check once the idle time has passed: 900 ms, plus up to two intervals.
       assert.ok(quietMs >= 850 && quietMs < 4000, `idle session closed after ${quietMs} ms`);
-      await sleep(400);
+      // Two more checks, past the idle time, with its download still waiting.
+      const seen = pings;
+      await until(() => pings >= seen + 2, { what: 'two liveness pings on the busy session' });
       let length = 0;
       download.on('data', (d: Buffer) => (length += d.length));
       download.resume();
@@ -590,6 +581,7 @@ describe('HTTP/2', () => {
         await new Promise((resolve) => stream.once('response', resolve));
         stream.pause();
         session.close();
+        // Nothing happens to wait for (a closing session is not pinged): five liveness intervals.
         await sleep(1000);
         let length = 0;
         stream.on('data', (d: Buffer) => (length += d.length));

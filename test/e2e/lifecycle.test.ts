@@ -1,7 +1,7 @@
 // `portico run` as an operator meets it: start, serve, logs, log rotation, time limits, graceful
 // shutdown, bind failures, and no handle left behind.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -11,15 +11,16 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer as createHttpServer, get as httpGet } from 'node:http';
+import { createServer as createHttpServer } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { BIN, ROOT } from '../helpers/cli.js';
-import { raw, request } from '../helpers/http.js';
+import { once } from 'node:events';
+import { BIN, ROOT, runServing, type ServingCli } from '../helpers/cli.js';
+import { heldResponse, isRefused, raw, request } from '../helpers/http.js';
 import { freePort, startServer } from '../helpers/server.js';
+import { logged, until } from '../helpers/wait.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'portico-lifecycle-'));
 const www = join(dir, 'www');
@@ -28,28 +29,11 @@ writeFileSync(join(www, 'index.html'), 'hello');
 writeFileSync(join(www, 'big.bin'), Buffer.alloc(32 * 1024 * 1024, 7));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Starts `portico run`, resolves once it says it is serving. */
-function run(
-  config: string,
-  name = 'portico.yaml',
-): Promise<{ child: ChildProcess; output: () => string; exited: Promise<number | null> }> {
+/** Writes `config` to `name` and starts `portico run` on it. */
+function run(config: string, name = 'portico.yaml'): Promise<ServingCli> {
   const file = join(dir, name);
   writeFileSync(file, config);
-  const child = spawn(process.execPath, [BIN, 'run', '-c', file], {
-    cwd: dir,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    const onData = (d: Buffer) => {
-      out += d.toString();
-      if (/Portico is serving/.test(out)) resolve({ child, output: () => out, exited });
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    void exited.then((code) => reject(new Error(`exited ${code}: ${out}`)));
-  });
+  return runServing(file, { cwd: dir });
 }
 
 describe('portico run', () => {
@@ -65,8 +49,11 @@ describe('portico run', () => {
     });
     assert.equal(r.text, 'hello');
     await request(port, '/%zz');
-    await sleep(300);
-    const line = readFileSync(access, 'utf8').split('\n')[0]!;
+    // Both logs are written on their next flush.
+    const lines = (path: string) => readFileSync(path, 'utf8').split('\n').filter(Boolean);
+    await until(() => lines(access).length === 2, { what: 'two access log lines' });
+    await logged(() => readFileSync(errorLog, 'utf8'), /URL sanitation error/);
+    const line = lines(access)[0]!;
     assert.match(
       line,
       /^127\.0\.0\.1 - - \[\d{2}\/[A-Z][a-z]{2}\/\d{4}:\d{2}:\d{2}:\d{2} [+-]\d{4}\] "GET \/index\.html\?x=\\"1\\" HTTP\/1\.1" 200 5 "http:\/\/ref\.test\/" "test \\"agent\\""$/,
@@ -79,12 +66,11 @@ describe('portico run', () => {
 
     renameSync(access, `${access}.1`);
     p.child.kill('SIGUSR1');
-    await sleep(300);
-    await request(port, '/');
-    await sleep(300);
+    await logged(() => readFileSync(errorLog, 'utf8'), /logs reopened/);
     assert.ok(existsSync(access), 'a new access log was opened');
-    assert.match(readFileSync(access, 'utf8'), /"GET \/ HTTP\/1\.1" 200/);
-    assert.equal(readFileSync(`${access}.1`, 'utf8').split('\n').filter(Boolean).length, 2);
+    await request(port, '/');
+    await logged(() => readFileSync(access, 'utf8'), /"GET \/ HTTP\/1\.1" 200/);
+    assert.equal(lines(`${access}.1`).length, 2);
 
     p.child.kill('SIGTERM');
     assert.equal(await p.exited, 0);
@@ -102,11 +88,11 @@ describe('portico run', () => {
       `global:\n  port: "127.0.0.1:${port}"\n  wwwroot: ${other}\n`,
     );
     p.child.kill('SIGHUP');
-    await sleep(400);
+    await logged(p.output, /reloaded by SIGHUP/);
     assert.equal((await request(port, '/')).text, 'reloaded');
     writeFileSync(join(dir, 'reload.yaml'), `global:\n  port: 0\n`);
     p.child.kill('SIGHUP');
-    await sleep(400);
+    await logged(p.output, /reload by SIGHUP .* refused/);
     assert.equal((await request(port, '/')).text, 'reloaded');
     assert.match(p.output(), /reload: .*reload\.yaml:2:9: global\.port: 0 is out of range/);
     assert.match(p.output(), /reload by SIGHUP .* refused \(invalid configuration\)/);
@@ -130,30 +116,33 @@ describe('portico run', () => {
       if (by === 'SIGHUP') p.child.kill('SIGHUP');
       else await request(adminPort, '/reload', { method: 'POST' });
     };
-    // The log line comes when the reload has run, later on a busy machine.
-    const logged = async (line: RegExp) => {
-      for (let i = 0; i < 100 && !line.test(p.output()); i++) await sleep(50);
-      assert.match(p.output(), line);
-    };
     for (const by of ['SIGHUP', 'the admin API'] as const) {
       writeFileSync(join(dir, 'admin-log.yaml'), config(www, '  bogus: 1\n'));
       await reload(by);
-      await logged(new RegExp(`reload: .*admin-log\\.yaml:7:3: global\\.bogus: unknown property`));
       await logged(
+        p.output,
+        new RegExp(`reload: .*admin-log\\.yaml:7:3: global\\.bogus: unknown property`),
+      );
+      await logged(
+        p.output,
         new RegExp(
           `reload by ${by} \\(.*admin-log\\.yaml\\) refused \\(invalid configuration\\); the running configuration keeps serving`,
         ),
       );
       writeFileSync(join(dir, 'admin-log.yaml'), config(www));
       await reload(by);
-      await logged(new RegExp(`reloaded by ${by} \\(.*admin-log\\.yaml\\); serving http://127`));
+      await logged(
+        p.output,
+        new RegExp(`reloaded by ${by} \\(.*admin-log\\.yaml\\); serving http://127`),
+      );
     }
     // A download that outlives shutdownTimeout: the client reads nothing, so it cannot finish.
     const socket = connect(port, '127.0.0.1');
     socket.write('GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n');
-    socket.pause();
     socket.on('error', () => undefined);
-    await sleep(200);
+    // In flight once its first bytes arrive; then it stops reading.
+    await once(socket, 'data');
+    socket.pause();
     p.child.kill('SIGTERM');
     assert.equal(await p.exited, 0);
     assert.match(
@@ -251,60 +240,40 @@ describe('time limits', () => {
   });
 });
 
+/** The active resources (handles, requests, timers) not in `before`, counted by kind. */
+function opened(before: readonly string[]): string[] {
+  const kept = [...before];
+  return process.getActiveResourcesInfo().filter((kind) => {
+    const i = kept.indexOf(kind);
+    if (i >= 0) kept.splice(i, 1);
+    return i < 0;
+  });
+}
+
 describe('graceful shutdown', () => {
   it('lets an in-flight download finish, refuses new connections, and leaves no handle open', async () => {
-    const before = new Set(process.getActiveResourcesInfo());
+    const before = process.getActiveResourcesInfo();
     const s = await startServer(`global:\n  wwwroot: ${www}\n  shutdownTimeout: 10000\n`);
-    let received = 0;
-    const done = new Promise<number>((resolve, reject) => {
-      httpGet({ host: '127.0.0.1', port: s.port, path: '/big.bin', agent: false }, (res) => {
-        res.pause();
-        setTimeout(() => res.resume(), 300);
-        res.on('data', (d: Buffer) => (received += d.length));
-        res.on('end', () => resolve(received));
-        res.on('error', reject);
-      }).on('error', reject);
-    });
-    await sleep(100);
+    const download = await heldResponse(s.port, '/big.bin');
     const stopped = s.close();
-    await sleep(50);
-    await assert.rejects(
-      new Promise((resolve, reject) =>
-        connect(s.port, '127.0.0.1').on('connect', resolve).on('error', reject),
-      ),
-      /ECONNREFUSED/,
-    );
-    assert.equal(await done, 32 * 1024 * 1024);
+    // The download cannot finish while it is held: the listener closes with it in flight.
+    await until(() => isRefused(s.port), { what: 'new connections refused' });
+    assert.deepEqual(await download.finish(), { received: 32 * 1024 * 1024, complete: true });
     await stopped;
-    await sleep(50);
-    const left = process
-      .getActiveResourcesInfo()
-      .filter((r) => !before.has(r) && r !== 'TTYWrap' && r !== 'Timeout');
-    assert.deepEqual(left, []);
+    // Handles and timers alike: a timer the server left running keeps a process alive too.
+    await until(() => opened(before), { ok: (left) => left.length === 0, what: 'no handle left' });
   });
 
   it('closes connections still busy after shutdownTimeout', async () => {
     const s = await startServer(`global:\n  wwwroot: ${www}\n  shutdownTimeout: 200\n`);
     // A reader that stops reading: the response cannot finish, so only the server can end it.
-    const response = await new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
-      httpGet({ host: '127.0.0.1', port: s.port, path: '/big.bin', agent: false }, (res) => {
-        res.pause();
-        resolve(res);
-      }).on('error', reject);
-    });
-    await sleep(100);
+    const download = await heldResponse(s.port, '/big.bin');
     const started = Date.now();
     await s.close();
     assert.ok(Date.now() - started < 2000);
     // Reading what was already in flight, the client then meets the cut.
-    let received = 0;
-    const ended = await new Promise<boolean>((resolve) => {
-      response.on('data', (d: Buffer) => (received += d.length));
-      response.on('close', () => resolve(response.complete));
-      response.on('error', () => resolve(false));
-      response.resume();
-    });
-    assert.equal(ended, false);
+    const { received, complete } = await download.finish();
+    assert.equal(complete, false);
     assert.ok(received < 32 * 1024 * 1024);
   });
 });

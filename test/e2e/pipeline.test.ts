@@ -2,17 +2,15 @@
 // trailing-slash redirects, error pages, errorConfig, Server header, malformed requests.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { connect as http2Connect } from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { raw, request } from '../helpers/http.js';
 import { freePort, startServer, type RunningServer } from '../helpers/server.js';
-import { ROOT } from '../helpers/cli.js';
+import { SERVER_CERT, SERVER_KEY, TEST_CA as CA } from '../helpers/tls.js';
 
-const TLS = join(ROOT, 'test/fixtures/tls');
-const CA = readFileSync(join(TLS, 'ca.crt'));
 const root = mkdtempSync(join(tmpdir(), 'portico-pipeline-'));
 const www = join(root, 'www');
 const errors = join(root, 'errors');
@@ -210,7 +208,7 @@ describe('the kept head of a file held in memory or an error page', () => {
   it('carries each location’s own customHeaders, over HTTP/1.1 and HTTP/2, whichever asked before', async () => {
     const sport = await freePort();
     const own = await startServer(
-      `global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  cert: ${join(TLS, 'server.crt')}\n  key: ${join(TLS, 'server.key')}\n  disableToHTTPSRedirect: true\n  wwwroot: ${www}\n  customHeaders:\n    X-Site: global\nhosts:\n  - domain: a.test\n    customHeaders:\n      X-Site: a\n      Server: edge-a\n  - domain: p.test\n    customHeaders:\n      X-Path: "p={path}"\n    rewriteMap:\n      - regex: "^/alias$"\n        replacement: /bare/note.txt\n`,
+      `global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  cert: ${SERVER_CERT}\n  key: ${SERVER_KEY}\n  disableToHTTPSRedirect: true\n  wwwroot: ${www}\n  customHeaders:\n    X-Site: global\nhosts:\n  - domain: a.test\n    customHeaders:\n      X-Site: a\n      Server: edge-a\n  - domain: p.test\n    customHeaders:\n      X-Path: "p={path}"\n    rewriteMap:\n      - regex: "^/alias$"\n        replacement: /bare/note.txt\n`,
     );
     const session = http2Connect(`https://localhost:${sport}`, {
       ca: CA,
@@ -291,10 +289,12 @@ describe('the kept head of a file held in memory or an error page', () => {
     }
   });
 
-  it('carries the current Date over HTTP/2 as over HTTP/1.1, or the one customHeaders set', async () => {
+  it('carries the current Date over HTTP/2 as over HTTP/1.1, or the one customHeaders set', async (t) => {
+    // Portico's clock, moved a second on instead of waiting one.
+    t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
     const sport = await freePort();
     const own = await startServer(
-      `global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  cert: ${join(TLS, 'server.crt')}\n  key: ${join(TLS, 'server.key')}\n  disableToHTTPSRedirect: true\n  wwwroot: ${www}\nhosts:\n  - domain: d.test\n    customHeaders:\n      Date: "Mon, 01 Jan 2001 00:00:00 GMT"\n`,
+      `global:\n  sport: "127.0.0.1:${sport}"\n  secure: true\n  cert: ${SERVER_CERT}\n  key: ${SERVER_KEY}\n  disableToHTTPSRedirect: true\n  wwwroot: ${www}\nhosts:\n  - domain: d.test\n    customHeaders:\n      Date: "Mon, 01 Jan 2001 00:00:00 GMT"\n`,
     );
     const session = http2Connect(`https://localhost:${sport}`, {
       ca: CA,
@@ -324,8 +324,10 @@ describe('the kept head of a file held in memory or an error page', () => {
       isNow(await h2Date('x.test', '/gone'), '404');
       isNow(await h2Date('x.test', '/docs'), '301');
       isNow(await h2Date('x.test', '/bare/note.txt', 'HEAD'), 'HEAD');
+      // Node writes HTTP/1.1's Date by the real clock, which the tick below leaves behind.
+      isNow((await request(own.port, '/bare/note.txt')).headers.date, 'HTTP/1.1');
       // The kept head's Date moves on with the clock.
-      await new Promise((resolve) => setTimeout(resolve, 1100));
+      t.mock.timers.tick(1100);
       const later = await h2Date('x.test', '/bare/note.txt');
       isNow(later, 'file, a second later');
       assert.notEqual(later, first);
@@ -334,7 +336,6 @@ describe('the kept head of a file held in memory or an error page', () => {
       assert.equal(await h2Date('d.test', '/gone'), 'Mon, 01 Jan 2001 00:00:00 GMT');
       const h1 = await request(own.port, '/bare/note.txt', { headers: { host: 'd.test' } });
       assert.equal(h1.headers.date, 'Mon, 01 Jan 2001 00:00:00 GMT');
-      isNow((await request(own.port, '/bare/note.txt')).headers.date, 'HTTP/1.1');
     } finally {
       session.close();
       await own.close();
@@ -386,7 +387,9 @@ describe('error pages', () => {
     assert.match(String(r.headers['content-type']), /^text\/html/);
   });
 
-  it('reads errorPages files through the static file cache: edits show, a FIFO or a huge file is never read', async () => {
+  it('reads errorPages files through the static file cache: edits show, a FIFO or a huge file is never read', async (t) => {
+    // The cache's clock, moved past its revalidation interval instead of waiting.
+    t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
     const dir = mkdtempSync(join(tmpdir(), 'portico-errpages-'));
     const page = join(dir, 'page.html');
     const fifo = join(dir, 'fifo.html');
@@ -402,7 +405,7 @@ describe('error pages', () => {
     try {
       assert.equal((await request(own.port, '/missing')).text, 'first');
       writeFileSync(page, 'second, longer');
-      await new Promise((resolve) => setTimeout(resolve, 1100));
+      t.mock.timers.tick(1100);
       assert.equal((await request(own.port, '/missing')).text, 'second, longer');
       const tooBig = await request(own.port, '/', { method: 'DELETE' });
       assert.equal(tooBig.status, 405);

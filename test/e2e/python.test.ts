@@ -16,9 +16,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
 import { request } from '../helpers/http.js';
 import { freePort, startServer, type RunningServer } from '../helpers/server.js';
+import { SERVER_CERT, SERVER_KEY } from '../helpers/tls.js';
+import { logged, until } from '../helpers/wait.js';
 
 const FIXTURES = new URL('../fixtures/python/', import.meta.url).pathname;
-const TLS = new URL('../fixtures/tls/', import.meta.url).pathname;
 
 function pythonWith(modules: string): string | undefined {
   for (const candidate of ['/usr/bin/python3', 'python3']) {
@@ -40,14 +41,6 @@ function bridges(marker: string): number[] {
     .split('\n')
     .filter((l) => l !== '')
     .map(Number);
-}
-
-async function until(check: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await sleep(50);
-  }
 }
 
 async function getJson(port: number, path: string, headers?: Record<string, string>) {
@@ -136,17 +129,19 @@ describe(
     });
 
     it('streams a generator response as it is produced, a 10 MB one whole, and a single 20 MB chunk', async () => {
-      const started = Date.now();
       const res = await fetch(`${wsgid.url}/app/stream?n=4&pause=0.3`);
       const reader = res.body!.getReader();
       const first = await reader.read();
-      // The first line arrives while the generator sleeps, not after it ends (1.2 s).
-      assert.ok(Date.now() - started < 1000, `first chunk after ${Date.now() - started} ms`);
+      const firstAt = Date.now();
       assert.match(Buffer.from(first.value!).toString(), /^line 0\n/);
       let rest = '';
       for (let r = await reader.read(); !r.done; r = await reader.read())
         rest += Buffer.from(r.value).toString();
       assert.match(rest, /line 3\n$/);
+      // The first line came while the generator slept between the others (3 × 0.3 s), not with
+      // them at its end: a busy machine only makes the gap longer.
+      const gap = Date.now() - firstAt;
+      assert.ok(gap >= 600, `the rest ${gap} ms after the first line`);
       const big = await request(wsgi.port, '/app/big');
       assert.equal(big.body.length, 160 * 65536);
       const huge = await request(wsgid.port, '/app/huge');
@@ -156,19 +151,24 @@ describe(
 
     it('holds a generator back while its client reads nothing, and stops it when the client leaves', async () => {
       // `wsgi`: one process, so /produced reads the same counter as /endless.
+      const produced = async () =>
+        JSON.parse((await request(wsgi.port, '/app/produced')).text) as {
+          blocks: number;
+          closed: boolean;
+        };
       const socket = connect(wsgi.port, '127.0.0.1');
       await once(socket, 'connect');
       socket.write('GET /app/endless HTTP/1.1\r\nHost: x\r\n\r\n');
       socket.pause();
+      await until(produced, { ok: (p) => p.blocks > 0, what: 'the generator started' });
+      // What must not happen has no event: left unchecked, 1.5 s would make gigabytes.
       await sleep(1500);
-      const held = Number((await request(wsgi.port, '/app/produced')).text);
+      const held = await produced();
       // The window (256 KiB) and the sockets' buffers, not 6.5 GB.
-      assert.ok(held > 0 && held * 65536 < 64 * 1024 * 1024, `${held} blocks produced`);
+      assert.ok(held.blocks * 65536 < 64 * 1024 * 1024, `${held.blocks} blocks produced`);
+      assert.equal(held.closed, false);
       socket.destroy();
-      await sleep(500);
-      const after = Number((await request(wsgi.port, '/app/produced')).text);
-      await sleep(500);
-      assert.equal(Number((await request(wsgi.port, '/app/produced')).text), after);
+      await until(produced, { ok: (p) => p.closed, what: 'the generator closed' });
     });
 
     it('stops the application’s work when the client goes away mid-stream', async () => {
@@ -184,7 +184,7 @@ describe(
             modules: { wsgid: { processes: { requests_in_flight: number }[] }[] };
           }
         ).modules.wsgid[0]!.processes.reduce((n, p) => n + p.requests_in_flight, 0);
-      await until(() => inFlight() === 0, 3000);
+      await until(() => inFlight() === 0, { what: 'no request in flight' });
     });
 
     it('cookies, redirects, the application’s own 404, and an exception as a 500 with its traceback in the error log', async () => {
@@ -202,7 +202,7 @@ describe(
       const boom = await request(wsgi.port, '/app/boom');
       assert.equal(boom.status, 500);
       assert.doesNotMatch(boom.text, /kaboom/);
-      await until(() => /ValueError: kaboom in flask/.test(wsgi.stderr()));
+      await logged(wsgi.stderr, /ValueError: kaboom in flask/);
       assert.match(wsgi.stderr(), /File ".*flask_app\.py", line \d+, in boom/);
     });
 
@@ -239,7 +239,7 @@ describe(
       secure = `https://127.0.0.1:${sport}`;
       server = await startServer(
         `global:\n  loadModules: [asgi]\n  pythonExecutable: ${FRAMEWORKS}\n  asgiApplicationPath: ${app}\n  asgiPath: /api\n` +
-          `  secure: true\n  disableToHTTPSRedirect: true\n  sport: "127.0.0.1:${sport}"\n  cert: ${TLS}server.crt\n  key: ${TLS}server.key\n` +
+          `  secure: true\n  disableToHTTPSRedirect: true\n  sport: "127.0.0.1:${sport}"\n  cert: ${SERVER_CERT}\n  key: ${SERVER_KEY}\n` +
           `  http2Settings:\n    enableConnectProtocol: true\n`,
       );
     });
@@ -278,7 +278,7 @@ describe(
       assert.equal((await request(server.port, '/api/nothing')).status, 404);
       const boom = await request(server.port, '/api/boom');
       assert.equal(boom.status, 500);
-      await until(() => /RuntimeError: kaboom in starlette/.test(server.stderr()));
+      await logged(server.stderr, /RuntimeError: kaboom in starlette/);
     });
 
     it('streams a StreamingResponse, over HTTP/1.1 and HTTP/2 alike', async () => {
@@ -502,7 +502,16 @@ describe(
         const before = await request(server.port, '/hello');
         assert.equal(before.status, 200);
         const slow = request(server.port, '/slow');
-        await sleep(200);
+        // /slow answers nothing until its process ends: the exit comes while it is in flight.
+        await until(
+          () =>
+            (
+              server.server.status() as {
+                modules: { wsgi: { processes: { requests_in_flight: number }[] }[] };
+              }
+            ).modules.wsgi[0]!.processes[0]!.requests_in_flight,
+          { ok: (n) => n === 1, what: '/slow in flight' },
+        );
         const died = await request(server.port, '/exit');
         assert.equal(died.status, 502);
         assert.equal((await slow).status, 502, 'the request in flight on the dead process');
@@ -518,8 +527,9 @@ describe(
     });
 
     it('gives up the work of a client that left while its process restarted: nothing stays in flight', async () => {
-      // Slow to import, so requests wait for the new processes; a response of 2 MiB, beyond what
-      // a process may send before the client's reading is credited back.
+      // Slow to import (the application's own second), so requests wait for the new processes; a
+      // response of 2 MiB, beyond what a process may send before the client's reading is credited
+      // back.
       const file = join(dir, 'restarting.py');
       writeFileSync(
         file,
@@ -537,21 +547,24 @@ describe(
       try {
         for (const pid of bridges(file)) process.kill(pid, 'SIGKILL');
         // Until Portico has seen them die: the requests then wait for the new ones.
-        await until(() => /a new process starts/.test(server.stderr()));
-        await Promise.all(
+        await logged(server.stderr, /a new process starts/);
+        const received = server.server.requestsTotal;
+        const sockets = await Promise.all(
           [1, 2].map(async () => {
             const socket = connect(server.port, '127.0.0.1');
             await once(socket, 'connect');
             socket.write('GET /big HTTP/1.1\r\nHost: x\r\n\r\n');
-            await sleep(20);
-            socket.destroy();
+            return socket;
           }),
         );
+        // Both requests wait for a process when their clients leave.
+        await until(() => server.server.requestsTotal - received, {
+          ok: (n) => n === 2,
+          what: 'both requests received',
+        });
+        for (const socket of sockets) socket.destroy();
         // Both processes serve again: a process stuck on a left client's response would not.
-        const answers = await Promise.race([
-          Promise.all([1, 2, 3, 4].map(() => request(server.port, '/small'))),
-          sleep(5000).then(() => []),
-        ]);
+        const answers = await Promise.all([1, 2, 3, 4].map(() => request(server.port, '/small')));
         assert.deepEqual(
           answers.map((r) => r.status),
           [200, 200, 200, 200],
@@ -608,7 +621,9 @@ describe(
           // The mount point moves too: requests follow the configuration they began with.
           server.rewrite(conf(i % 2 === 0 ? '/moved' : '/'));
           assert.equal((await server.server.reloadFromSource('test')).ok, true);
-          await sleep(50);
+          // Requests run between reloads, under each configuration.
+          const seen = served + failures;
+          await until(() => served + failures > seen, { what: 'a request after the reload' });
         }
         running = false;
         await Promise.all(load);
@@ -642,6 +657,7 @@ describe(
             bridges(file).length ===
             (server.server.status() as { modules: { wsgid: { processes: unknown[] }[] } }).modules
               .wsgid[0]!.processes.length,
+          { what: 'as many bridge processes as the pool lists' },
         );
       } finally {
         // Portico sets environmentVariables in its own process, which is this one.

@@ -4,18 +4,14 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import { connect as http2Connect } from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket, { WebSocketServer } from 'ws';
-import { ROOT } from '../helpers/cli.js';
 import { freePort, startServer, type RunningServer } from '../helpers/server.js';
-
-const TLS = join(ROOT, 'test/fixtures/tls');
+import { SERVER_CERT, SERVER_KEY, TEST_CA } from '../helpers/tls.js';
+import { until } from '../helpers/wait.js';
 
 interface Backend {
   readonly url: string;
@@ -64,10 +60,6 @@ async function proxy(t: TestContext, backend: Backend): Promise<RunningServer> {
 
 function connect(port: number, path: string, protocols: string[] = []): WebSocket {
   return new WebSocket(`ws://localhost:${port}${path}`, protocols);
-}
-
-async function until(condition: () => boolean, ms = 2000): Promise<void> {
-  for (let waited = 0; !condition() && waited < ms; waited += 10) await sleep(10);
 }
 
 describe('rproxy: WebSocket', () => {
@@ -133,23 +125,21 @@ describe('rproxy: WebSocket', () => {
 
     const second = connect(s.port, '/ws/b');
     await once(second, 'open');
-    await until(() => b.server.clients.size === 1);
+    await until(() => b.server.clients.size === 1, { what: 'the backend side open' });
     second.terminate();
-    await until(() => b.server.clients.size === 0);
-    assert.equal(b.server.clients.size, 0, 'the backend side was closed');
-    await until(() => s.server.connectionsActive === 0);
-    assert.equal(s.server.connectionsActive, 0, 'no client connection is left');
+    await until(() => b.server.clients.size === 0, { what: 'the backend side closed' });
+    await until(() => s.server.connectionsActive === 0, { what: 'no client connection left' });
   });
 
   it('bridges an HTTP/2 extended CONNECT (RFC 8441) to the backend’s HTTP/1.1 upgrade', async (t) => {
     const b = await wsBackend(t);
     const sport = await freePort();
     const s = await startServer(
-      `global:\n  loadModules: [rproxy]\n  secure: true\n  sport: "127.0.0.1:${sport}"\n  cert: ${join(TLS, 'server.crt')}\n  key: ${join(TLS, 'server.key')}\n  http2Settings:\n    enableConnectProtocol: true\n  proxyTo: ${b.url}/base\n`,
+      `global:\n  loadModules: [rproxy]\n  secure: true\n  sport: "127.0.0.1:${sport}"\n  cert: ${SERVER_CERT}\n  key: ${SERVER_KEY}\n  http2Settings:\n    enableConnectProtocol: true\n  proxyTo: ${b.url}/base\n`,
     );
     t.after(() => s.close());
     const session = http2Connect(`https://localhost:${sport}`, {
-      ca: readFileSync(join(TLS, 'ca.crt')),
+      ca: TEST_CA,
     });
     t.after(() => session.destroy());
     const [settings] = (await once(session, 'remoteSettings')) as [
@@ -178,8 +168,9 @@ describe('rproxy: WebSocket', () => {
     assert.equal(unmaskedText(frame), 'echo hello /base/ws/h2');
     assert.equal(b.handshakes[0]?.headers['x-forwarded-proto'], 'https');
     stream.close();
-    await until(() => b.server.clients.size === 0);
-    assert.equal(b.server.clients.size, 0, 'closing the stream closed the backend connection');
+    await until(() => b.server.clients.size === 0, {
+      what: 'closing the stream to close the backend connection',
+    });
   });
 });
 

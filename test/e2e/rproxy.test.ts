@@ -1,7 +1,6 @@
 // The reverse proxy as users meet it: real node:http(s) backends on 127.0.0.1, real clients
 // (node:http, node:http2, raw sockets), Portico in between (REFERENCE §14, CONTRACT point 10).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
@@ -12,14 +11,13 @@ import { connect as netConnect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { hashPassword } from '../../src/auth/password.js';
-import { BIN, ROOT } from '../helpers/cli.js';
+import { runServing } from '../helpers/cli.js';
 import { blackhole } from '../helpers/blackhole.js';
 import { request, uploadThenAsk } from '../helpers/http.js';
 import { freePort, type RunningServer, type StartOptions, startServer } from '../helpers/server.js';
-
-const TLS = join(ROOT, 'test/fixtures/tls');
+import { SERVER_CERT, SERVER_KEY, TEST_CA, TEST_CA_FILE } from '../helpers/tls.js';
+import { until } from '../helpers/wait.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -59,10 +57,7 @@ async function backend(t: TestContext, handler: Handler, secure = false): Promis
     handler(req, res);
   };
   const server = secure
-    ? createHttpsServer(
-        { cert: readFileSync(join(TLS, 'server.crt')), key: readFileSync(join(TLS, 'server.key')) },
-        wrapped,
-      )
+    ? createHttpsServer({ cert: readFileSync(SERVER_CERT), key: readFileSync(SERVER_KEY) }, wrapped)
     : http.createServer(wrapped);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -166,9 +161,10 @@ describe('rproxy: the request a backend receives', () => {
       `POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: ${4 + smuggled.length}\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n${smuggled}`,
     );
     let answer = '';
+    let closed = false;
     socket.setEncoding('utf8').on('data', (d: string) => (answer += d));
-    await Promise.race([once(socket, 'close'), sleep(2000)]);
-    socket.destroy();
+    socket.on('close', () => (closed = true));
+    await until(() => closed, { what: 'the server closing the connection' });
     assert.match(answer, /^HTTP\/1\.1 400/);
     assert.equal(b.seen.filter((r) => r.url === '/admin').length, 0);
   });
@@ -307,10 +303,10 @@ describe('rproxy: bodies', () => {
     const sport = await freePort();
     await proxy(
       t,
-      `global:\n  loadModules: [rproxy]\n  secure: true\n  sport: "127.0.0.1:${sport}"\n  cert: ${join(TLS, 'server.crt')}\n  key: ${join(TLS, 'server.key')}\n  proxyTo: ${b.url}\n`,
+      `global:\n  loadModules: [rproxy]\n  secure: true\n  sport: "127.0.0.1:${sport}"\n  cert: ${SERVER_CERT}\n  key: ${SERVER_KEY}\n  proxyTo: ${b.url}\n`,
     );
     const session = http2Connect(`https://localhost:${sport}`, {
-      ca: readFileSync(join(TLS, 'ca.crt')),
+      ca: TEST_CA,
     });
     const stream = session.request({ ':path': '/h2?x=1', cookie: ['a=1', 'b=2'], 'x-h2': 'yes' });
     stream.end();
@@ -509,23 +505,14 @@ describe('rproxy: TLS to backends', () => {
       join(dir, 'p.yaml'),
       `global:\n  port: "127.0.0.1:${port}"\n  loadModules: [rproxy]\n  proxyTo: ${b.url}\n`,
     );
-    const child = spawn(process.execPath, [BIN, 'run', '-c', join(dir, 'p.yaml')], {
-      env: { ...process.env, NODE_EXTRA_CA_CERTS: join(TLS, 'ca.crt') },
-      stdio: 'ignore',
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const { child, exited } = await runServing(join(dir, 'p.yaml'), {
+      env: { ...process.env, NODE_EXTRA_CA_CERTS: TEST_CA_FILE },
     });
     t.after(async () => {
       child.kill('SIGTERM');
-      if (child.exitCode === null) await once(child, 'exit');
-      rmSync(dir, { recursive: true, force: true });
+      await exited;
     });
-    let status = 0;
-    for (let i = 0; i < 100 && status === 0; i++) {
-      status = await request(port, '/', {}).then(
-        (r) => r.status,
-        () => 0,
-      );
-      if (status === 0) await sleep(50);
-    }
-    assert.equal(status, 200);
+    assert.equal((await request(port, '/')).status, 200);
   });
 });

@@ -2,11 +2,11 @@
 // answers with what it received, over TCP and a Unix socket, behind a real Portico.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, startServer, type RunningServer } from '../helpers/server.js';
 
 const python = spawnSync('python3', ['--version']).status === 0;
@@ -36,6 +36,7 @@ class Handler(socketserver.StreamRequestHandler):
 class Tcp(socketserver.ThreadingTCPServer): allow_reuse_address = True
 class Unix(socketserver.ThreadingUnixStreamServer): pass
 server = Tcp(('127.0.0.1', int(sys.argv[1])), Handler) if sys.argv[1].isdigit() else Unix(sys.argv[1], Handler)
+print('listening', flush=True)
 server.serve_forever()
 `;
 const appFile = join(dir, 'app.py');
@@ -49,10 +50,14 @@ describe('SCGI', { skip: !python && 'python3 is not installed' }, () => {
   before(async () => {
     const port = await freePort();
     const sock = join(dir, 'app.sock');
-    children.push(spawn('python3', [appFile, String(port)], { stdio: 'inherit' }));
-    children.push(spawn('python3', [appFile, sock], { stdio: 'inherit' }));
-    for (let i = 0; i < 100 && !existsSync(sock); i++) await sleep(50);
-    await sleep(200);
+    // Each says so once it listens.
+    await Promise.all(
+      [String(port), sock].map((at) => {
+        const child = spawn('python3', [appFile, at], { stdio: ['ignore', 'pipe', 'inherit'] });
+        children.push(child);
+        return once(child.stdout, 'data');
+      }),
+    );
     const config = (to: string) =>
       `global:\n  loadModules: [scgi]\n  scgiPath: /app\n  scgiTo: ${to}\n  environmentVariables:\n    APP_MODE: test\n    APP_TEXT: "café €"\n`;
     tcp = await startServer(config(`tcp://127.0.0.1:${port}/`));

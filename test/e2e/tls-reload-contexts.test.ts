@@ -3,13 +3,10 @@
 // listener each made their own (7 contexts per reload for 3 certificates, against 4 now); RSS over
 // 1,000 reloads is measured by `node bench/reloads.mjs 1000 --tls`.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { it } from 'node:test';
 import tls, { connect as tlsConnect } from 'node:tls';
-import { ROOT } from '../helpers/cli.js';
 import { freePort, startServer } from '../helpers/server.js';
-
-const TLS = join(ROOT, 'test/fixtures/tls');
+import { TLS } from '../helpers/tls.js';
 
 it('a TLS reload makes one secure context per certificate (plus one for the settings), and serves them', async (t) => {
   const sport = await freePort();

@@ -5,9 +5,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from '../helpers/http.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
+import { logged } from '../helpers/wait.js';
 
 const root = mkdtempSync(join(tmpdir(), 'portico-url-'));
 const www = join(root, 'www');
@@ -117,9 +117,8 @@ hosts:
 
   it('logs original → rewritten with enableRewriteLogging', async () => {
     await request(s.port, '/first.php?x=1', { headers: { host: 'files.test' } });
-    await sleep(250);
-    assert.match(
-      readFileSync(errorLog, 'utf8'),
+    await logged(
+      () => readFileSync(errorLog, 'utf8'),
       /URL rewritten from "\/first\.php\?x=1" to "\/first\.html\?x=1"/,
     );
   });

@@ -3,19 +3,19 @@
 // failing the suite) until the fix lands, when the mark comes off.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
-import { ROOT } from '../helpers/cli.js';
 import { freePort } from '../helpers/server.js';
-import { settle, spawnPortico, type PorticoProcess } from '../security/portico-process.js';
+import { until } from '../helpers/wait.js';
+import { spawnPortico, type PorticoProcess } from '../security/portico-process.js';
 import { exchange, parseReplies } from './http1-wire.js';
+import { SERVER_CERT, SERVER_KEY, TEST_CA } from '../helpers/tls.js';
 
-const TLS = join(ROOT, 'test/fixtures/tls');
 const UPGRADE_BODY =
   "Node hands every request with 'Connection: upgrade' to the 'upgrade' listener (src/server/listener.ts) with its body as the new protocol's first bytes; served as a plain request, it reaches the backend without them";
 const H2_LEFT_OPEN =
@@ -50,8 +50,8 @@ describe('found by fuzzing', () => {
   disableToHTTPSRedirect: true
   secure: true
   sport: "127.0.0.1:${sport}"
-  cert: ${join(TLS, 'server.crt')}
-  key: ${join(TLS, 'server.key')}
+  cert: ${SERVER_CERT}
+  key: ${SERVER_KEY}
 hosts:
   - domain: localhost
     locations:
@@ -142,7 +142,7 @@ hosts:
         host: '127.0.0.1',
         port: sport,
         servername: 'localhost',
-        ca: readFileSync(join(TLS, 'ca.crt')),
+        ca: TEST_CA,
         ALPNProtocols: ['h2'],
       });
       try {
@@ -168,12 +168,11 @@ hosts:
       } finally {
         socket.destroy();
       }
-      const fds = await settle(
-        () => server.fds(),
-        (n) => n <= base,
-        3000,
-      );
-      assert.ok(fds <= base, `${fds - base} descriptor(s) still held 3 s after the client left`);
+      await until(() => server.fds(), {
+        ok: (n) => n <= base,
+        ms: 3000,
+        what: `descriptors back to ${base} within 3 s of the client leaving`,
+      });
     },
   );
 });

@@ -14,7 +14,8 @@ import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { hashPassword } from '../../src/auth/password.js';
 import { request } from '../helpers/http.js';
-import { settle, spawnPortico, type PorticoProcess } from '../security/portico-process.js';
+import { until } from '../helpers/wait.js';
+import { spawnPortico, type PorticoProcess } from '../security/portico-process.js';
 import { junk, token, weighted } from './arbitraries.js';
 import { FUZZ_MS, fuzz, testTimeout } from './budget.js';
 import { Watch } from './watch.js';
@@ -539,12 +540,10 @@ hosts:
     watch.assertAlive();
     // Every connection of the run was closed: the server holds what it held before it (and its
     // pooled connections to the backend).
-    const fds = await settle(
-      () => server.fds(),
-      (n) => n <= baseFds + SPARE_FDS,
-      10_000,
-    );
+    const fds = await until(() => server.fds(), {
+      ok: (n) => n <= baseFds + SPARE_FDS,
+      what: `descriptors back to ${baseFds} (+${SPARE_FDS})`,
+    });
     t.diagnostic(`descriptors: ${baseFds} before, ${fds} after`);
-    assert.ok(fds <= baseFds + SPARE_FDS, `${fds - baseFds} descriptors more than before the run`);
   });
 });

@@ -7,22 +7,20 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import http from 'node:http';
 import { connect as http2Connect } from 'node:http2';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
 import fc from 'fast-check';
-import { ROOT } from '../helpers/cli.js';
 import { freePort } from '../helpers/server.js';
 import { spawnPortico, type PorticoProcess } from '../security/portico-process.js';
 import { weighted } from './arbitraries.js';
 import { FUZZ_MS, fuzz, testTimeout } from './budget.js';
 import { Watch } from './watch.js';
+import { SERVER_CERT, SERVER_KEY, TEST_CA as CA } from '../helpers/tls.js';
 
-const TLS = join(ROOT, 'test/fixtures/tls');
-const CA = readFileSync(join(TLS, 'ca.crt'));
 const PREFACE = 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n';
 const DONE = Buffer.from('fuzzdone');
 
@@ -534,8 +532,8 @@ describe('fuzzing HTTP/2 frames', { timeout: testTimeout() }, () => {
       `global:
   secure: true
   sport: "127.0.0.1:${sport}"
-  cert: ${join(TLS, 'server.crt')}
-  key: ${join(TLS, 'server.key')}
+  cert: ${SERVER_CERT}
+  key: ${SERVER_KEY}
   loadModules: [rproxy]
   wwwroot: ${root}
   enableCompression: true

@@ -1,49 +1,111 @@
-// Small HTTP clients for end-to-end tests: node:http requests with any Host header or method, and
-// raw bytes over a socket for what no well-behaved client sends.
-import { request as httpRequest } from 'node:http';
+// Small HTTP clients for end-to-end tests: the one request helper (any Host header or method, HTTP or
+// HTTPS to the test certificate), a response held unread, and raw bytes over a socket for what no
+// well-behaved client sends.
+import { get as httpGet, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { once } from 'node:events';
 import { connect } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { TEST_CA } from './tls.js';
 
 export interface Reply {
   status: number;
-  headers: Record<string, string | string[] | undefined>;
+  headers: IncomingHttpHeaders;
   body: Buffer;
   text: string;
+  /** Whether the whole body came; false only with `cut: 'resolve'`. */
+  complete: boolean;
 }
 
+export interface RequestOptions {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  /** A response cut short resolves with what came (`complete` false) instead of rejecting. */
+  cut?: 'reject' | 'resolve';
+  /** HTTPS to a server with the test certificate (helpers/tls.ts), named localhost. */
+  tls?: boolean;
+}
+
+/** One request on a connection of its own to 127.0.0.1:`port` (or a rig's port). */
 export function request(
-  port: number,
+  target: number | { readonly port: number },
   path: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
+  options: RequestOptions = {},
 ): Promise<Reply> {
+  const port = typeof target === 'number' ? target : target.port;
   return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        method: options.method ?? 'GET',
-        headers: options.headers,
-        agent: false,
-      },
+    const where = {
+      host: '127.0.0.1',
+      port,
+      path,
+      method: options.method ?? 'GET',
+      headers: options.headers,
+      agent: false,
+    } as const;
+    const req = (options.tls ? httpsRequest : httpRequest)(
+      options.tls ? { ...where, ca: TEST_CA, servername: 'localhost' } : where,
       (res) => {
         const chunks: Buffer[] = [];
-        res.on('data', (d: Buffer) => chunks.push(d));
-        res.on('end', () => {
+        const reply = () => {
           const body = Buffer.concat(chunks);
-          resolve({
+          return {
             status: res.statusCode ?? 0,
             headers: res.headers,
             body,
             text: body.toString('utf8'),
-          });
-        });
-        res.on('error', reject);
+            complete: res.complete,
+          };
+        };
+        res.on('data', (d: Buffer) => chunks.push(d));
+        if (options.cut === 'resolve') {
+          res.on('error', () => undefined);
+          res.on('close', () => resolve(reply()));
+        } else {
+          res.on('end', () => resolve(reply()));
+          res.on('error', reject);
+        }
       },
     );
     req.on('error', reject);
     req.end(options.body);
+  });
+}
+
+export interface HeldResponse {
+  /** Reads the rest of the body: how much came, and whether it came whole. */
+  finish(): Promise<{ received: number; complete: boolean }>;
+}
+
+/** A GET whose response is held, unread, once its head came: a request in flight at will. */
+export function heldResponse(port: number, path: string): Promise<HeldResponse> {
+  return new Promise((resolve, reject) => {
+    httpGet({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+      res.pause();
+      resolve({
+        finish: () =>
+          new Promise((done) => {
+            let received = 0;
+            res.on('data', (d: Buffer) => (received += d.length));
+            res.on('error', () => undefined);
+            res.on('close', () => done({ received, complete: res.complete }));
+            res.resume();
+          }),
+      });
+    }).on('error', reject);
+  });
+}
+
+/** Whether a connection to `port` is refused now (false: it was accepted, and is closed again). */
+export function isRefused(port: number): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (e: NodeJS.ErrnoException) =>
+      e.code === 'ECONNREFUSED' ? resolve(true) : reject(e),
+    );
   });
 }
 
@@ -65,7 +127,8 @@ export function raw(port: number, bytes: string, ms = 3000): Promise<string> {
 
 /**
  * On one connection: `head` with `size` bytes of body sent as fast as the server takes them, then
- * `next`. Resolves with what came back once `marker` was seen twice (both answers), or after 3 s.
+ * `next`. Resolves with what came back once `marker` was seen twice (both answers), or once the
+ * server closes, or after `ms`.
  */
 export async function uploadThenAsk(
   port: number,
@@ -73,21 +136,30 @@ export async function uploadThenAsk(
   size: number,
   next: string,
   marker: string,
+  ms = 10_000,
 ): Promise<string> {
   const socket = connect(port, '127.0.0.1');
   await once(socket, 'connect');
   let received = '';
-  socket.setEncoding('latin1').on('data', (d: string) => (received += d));
+  let answered!: () => void;
+  const both = new Promise<void>((resolve) => (answered = resolve));
+  socket.setEncoding('latin1').on('data', (d: string) => {
+    received += d;
+    if (received.split(marker).length >= 3) answered();
+  });
   socket.on('error', () => undefined);
+  socket.on('close', () => answered());
+  const timer = setTimeout(() => answered(), ms);
   try {
     socket.write(`${head}Content-Length: ${size}\r\n\r\n`);
     const piece = Buffer.alloc(256 * 1024, 1);
     for (let sent = 0; sent < size && !socket.destroyed; sent += piece.length)
       if (!socket.write(piece)) await Promise.race([once(socket, 'drain'), once(socket, 'close')]);
     socket.write(next);
-    for (let i = 0; i < 60 && received.split(marker).length < 3; i++) await sleep(50);
+    await both;
     return received;
   } finally {
+    clearTimeout(timer);
     socket.destroy();
   }
 }

@@ -1,7 +1,7 @@
-// Starts a real Portico server in this process on an ephemeral 127.0.0.1 port, from YAML text,
-// and always closes it. The port is picked by binding port 0 first: the configuration requires a
-// real port number.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// Starts a real Portico server in this process on a free 127.0.0.1 port, from YAML text, and
+// always closes it. The port is picked by binding it first: the configuration requires a real port
+// number.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,19 +29,40 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function freePort(): Promise<number> {
-  for (;;) {
-    const port = await new Promise<number>((resolve, reject) => {
-      const probe = createServer();
-      probe.once('error', reject);
-      probe.listen(0, '127.0.0.1', () => {
-        const address = probe.address();
-        probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-      });
+// The ports handed out lie below the kernel's ephemeral range, where no outgoing connection (of
+// this file or of one running beside it) can take one between the probe and the server's listen.
+const LOWEST = 20_000;
+const EPHEMERAL = (() => {
+  try {
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').split(/\s+/)[0]);
+  } catch {
+    return undefined;
+  }
+})();
+
+/** Listens on 127.0.0.1:`port` (0: any) and closes again: the port, or undefined when taken. */
+function probe(port: number): Promise<number | undefined> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', (e: NodeJS.ErrnoException) =>
+      e.code === 'EADDRINUSE' || e.code === 'EACCES' ? resolve(undefined) : reject(e),
+    );
+    server.listen(port, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
     });
+  });
+}
+
+export async function freePort(): Promise<number> {
+  const below = EPHEMERAL !== undefined && EPHEMERAL > LOWEST + 1000 ? EPHEMERAL : undefined;
+  for (;;) {
+    const port = await probe(
+      below === undefined ? 0 : LOWEST + Math.floor(Math.random() * (below - LOWEST)),
+    );
     // A closed probe's port can come back at once: an admin port and the server's own were the
     // same once, and the second listener failed.
-    if (handedOut.has(port)) continue;
+    if (port === undefined || handedOut.has(port)) continue;
     handedOut.add(port);
     return port;
   }

@@ -17,7 +17,7 @@ export interface UntilOptions<T> {
   readonly every?: number;
 }
 
-export const DEFAULT_DEADLINE_MS = 10_000;
+const DEFAULT_DEADLINE_MS = 10_000;
 
 /**
  * Reads `read` until its value is `ok`, and resolves with that value; past the deadline it

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { mock, test, type TestContext } from 'node:test';
 import { LogFile } from '../../src/log/log-file.js';
+import { until } from '../helpers/wait.js';
 
 const SOURCE = new URL('../../src/log/log-file.ts', import.meta.url).href;
 const AS_ROOT = process.getuid?.() === 0;
@@ -31,18 +32,6 @@ function capture(): { stream: Writable; lines: () => string[] } {
 // Real waiting that mocked setTimeout does not affect.
 function immediate(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
-}
-
-async function waitFor(
-  condition: () => Promise<boolean> | boolean,
-  what: string,
-  ms = 5000,
-): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await immediate();
-  }
 }
 
 async function idle(ms: number): Promise<void> {
@@ -77,7 +66,7 @@ test('lines are buffered: written after the 100 ms tick, not before', async (t) 
   await idle(100);
   assert.equal(await contents(path), '');
   mock.timers.tick(1);
-  await waitFor(async () => (await contents(path)) === 'one\ntwo\n', 'the flush');
+  await until(async () => (await contents(path)) === 'one\ntwo\n', { what: 'the flush' });
   await file.close();
 });
 
@@ -91,7 +80,9 @@ test('past 64 KiB the buffer is written at once, in one piece, without waiting f
   await idle(100);
   assert.equal(await contents(path), '', '63 KiB stays buffered');
   file.write(line);
-  await waitFor(async () => (await contents(path)).length === 64 * 1024, '64 KiB in the file');
+  await until(async () => (await contents(path)).length === 64 * 1024, {
+    what: '64 KiB in the file',
+  });
   await file.close();
 });
 
@@ -137,7 +128,7 @@ test('rotation: rename, reopen; old lines stay in the renamed file, new ones go 
   const rotated = join(dir, 'access.log.1');
   const file = await LogFile.open(path);
   file.write('flushed before rotation\n');
-  await waitFor(async () => (await contents(path)) !== '', 'the first flush');
+  await until(async () => (await contents(path)) !== '', { what: 'the first flush' });
   file.write('buffered before rotation\n');
   await rename(path, rotated);
   file.write('logged after the rename\n');
@@ -224,7 +215,7 @@ test(
     const stderr = capture();
     const file = await LogFile.open('/dev/full', { stderr: stderr.stream });
     file.write('lost\n');
-    await waitFor(() => stderr.lines().length > 0, 'the failure report');
+    await until(() => stderr.lines().length > 0, { what: 'the failure report' });
     for (let i = 0; i < 100; i++) file.write(`ignored ${i}\n`);
     await idle(250);
     assert.deepEqual(stderr.lines(), [
@@ -232,7 +223,7 @@ test(
     ]);
     await file.reopen();
     file.write('fails again\n');
-    await waitFor(() => stderr.lines().length === 2, 'the second report');
+    await until(() => stderr.lines().length === 2, { what: 'the second report' });
     await file.close();
   },
 );
@@ -260,7 +251,7 @@ test(
       text += String(chunk);
     });
     const ended = new Promise<void>((resolve) => reader.on('end', () => resolve()));
-    await waitFor(() => text.includes('portico: dropped'), 'the drop notice');
+    await until(() => text.includes('portico: dropped'), { what: 'the drop notice' });
     file.write('after the stall\n');
     await file.close();
     await ended;

@@ -6,10 +6,11 @@ import { once } from 'node:events';
 import { truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from 'node:tls';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { assertRecovered, baseline, h2Body, h2Connect, type Baseline } from './harness.js';
-import { spawnPortico, settle, TEST_CA, type PorticoProcess } from './portico-process.js';
+import { TEST_CA } from '../helpers/tls.js';
+import { until } from '../helpers/wait.js';
+import { spawnPortico, type PorticoProcess } from './portico-process.js';
 
 const BIG = Buffer.alloc(1024 * 1024, 'x');
 // Larger than every buffer between the two ends, so a reader that stops holds its response (a
@@ -18,10 +19,11 @@ const HUGE = 256 * 1024 * 1024;
 
 /** Writes `chunk` up to `times` times as fast as the server reads it, for at most `ms`. */
 async function flood(socket: TLSSocket, chunk: Buffer, times: number, ms: number): Promise<void> {
-  const until = Date.now() + ms;
-  for (let i = 0; i < times && Date.now() < until && !socket.destroyed; i++) {
+  const deadline = Date.now() + ms;
+  for (let i = 0; i < times && Date.now() < deadline && !socket.destroyed; i++) {
     if (socket.write(chunk)) continue;
-    await Promise.race([once(socket, 'drain'), sleep(until - Date.now())]);
+    const signal = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
+    await once(socket, 'drain', { signal }).catch(() => undefined);
   }
 }
 
@@ -93,21 +95,16 @@ describe('HTTP/2 and HTTP/1.1 clients that hold what they are given', () => {
       stream.on('error', () => undefined);
       stream.on('close', () => codes.push(stream.rstCode ?? 0));
     }
-    await settle(
-      () => opened,
-      (n) => n >= 128,
-    );
+    await until(() => opened, { ok: (n) => n >= 128, what: '128 streams opened' });
     // One descriptor per open file at most, and no more open streams than advertised.
     assert.ok(portico.fds() <= base.fds + 1 + 128, `${portico.fds()} descriptors`);
     // Another client is served meanwhile.
     assert.equal((await h2Body(portico.sport!, '/index.html')).length, 5);
     // The client answers PINGs (node:http2 does), so only the send timeout ends its streams.
-    const reset = await settle(
-      () => codes.filter((c) => c !== 0).length,
-      (n) => n >= 128,
-      10_000,
-    );
-    assert.ok(reset >= 128, `${reset} streams reset`);
+    await until(() => codes.filter((c) => c !== 0).length, {
+      ok: (n) => n >= 128,
+      what: '128 streams reset',
+    });
     assert.ok(!session.destroyed, 'the connection itself stays open');
     session.destroy();
     await assertRecovered(t, portico, base);
@@ -167,10 +164,7 @@ describe('HTTP/2 and HTTP/1.1 clients that hold what they are given', () => {
     await once(socket, 'data');
     socket.pause();
     const started = Date.now();
-    await settle(
-      () => portico.fds(),
-      (n) => n > base.fds,
-    );
+    await until(() => portico.fds(), { ok: (n) => n > base.fds, what: 'the connection open' });
     await assertRecovered(t, portico, base, 8_000);
     const ms = Date.now() - started;
     assert.ok(ms >= 1000, `cut after ${ms} ms, before the send timeout`);

@@ -5,18 +5,14 @@
 // address it resolves through X-Forwarded-For is the one the backend gets.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import { connect as http2Connect } from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ROOT } from '../helpers/cli.js';
 import { raw } from '../helpers/http.js';
 import { freePort } from '../helpers/server.js';
 import { spawnPortico, type PorticoProcess } from './portico-process.js';
-
-const TLS = join(ROOT, 'test/fixtures/tls');
+import { SERVER_CERT, SERVER_KEY, TEST_CA } from '../helpers/tls.js';
 
 // What a client forges, in the spellings and repetitions it may use.
 const FORGED: [string, string][] = [
@@ -80,8 +76,8 @@ before(async () => {
   secure: true
   disableToHTTPSRedirect: true
   sport: "127.0.0.1:${sport}"
-  cert: ${join(TLS, 'server.crt')}
-  key: ${join(TLS, 'server.key')}
+  cert: ${SERVER_CERT}
+  key: ${SERVER_KEY}
   proxyTo: ${backend.url}
 hosts:
   - domain: auth.test
@@ -186,7 +182,7 @@ describe('forged forwarding fields never reach a backend', () => {
 
   it('HTTP/2: the same fields are dropped', async () => {
     const session = http2Connect(`https://localhost:${sport}`, {
-      ca: readFileSync(join(TLS, 'ca.crt')),
+      ca: TEST_CA,
     });
     try {
       const headers: Record<string, string | string[]> = {

@@ -17,7 +17,8 @@ import { after, before, describe, it, type TestContext } from 'node:test';
 import { blackhole, type Blackhole } from '../helpers/blackhole.js';
 import { request } from '../helpers/http.js';
 import { assertRecovered, baseline, type Baseline } from './harness.js';
-import { settle, spawnPortico, type PorticoProcess } from './portico-process.js';
+import { logged, until } from '../helpers/wait.js';
+import { spawnPortico, type PorticoProcess } from './portico-process.js';
 
 const PYTHON = ['/usr/bin/python3', 'python3'].find(
   (p) => spawnSync(p, ['-c', 'import json'], { stdio: 'ignore' }).status === 0,
@@ -121,14 +122,19 @@ function pairs(params: Buffer): Map<string, string> {
   return out;
 }
 
+const fcgiStdout = (text: string | Buffer) => fcgiRecord(6, Buffer.from(text));
+const FCGI_END = Buffer.concat([fcgiRecord(6), fcgiRecord(3, Buffer.alloc(8))]);
+// Made once: building 16 MB per request kept a loaded machine past HEAD_MS before the head left.
+const FCGI_BIG = Buffer.concat([
+  fcgiStdout(HEAD),
+  ...Array.from({ length: BIG / 32768 }, () => fcgiStdout(Buffer.alloc(32768, 'b'))),
+  FCGI_END,
+]);
+
 function fcgiAnswer(socket: Socket, what: Behaviour): void {
-  const stdout = (text: string | Buffer) => fcgiRecord(6, Buffer.from(text));
   if (what === 'silent') return;
-  if (what === 'stall') return void socket.write(stdout(`${HEAD}first piece`));
-  const records = [stdout(what === 'big' ? HEAD : `${HEAD}ok`)];
-  for (let at = 0; what === 'big' && at < BIG; at += 32768)
-    records.push(stdout(Buffer.alloc(32768, 'b')));
-  socket.end(Buffer.concat([...records, fcgiRecord(6), fcgiRecord(3, Buffer.alloc(8))]));
+  if (what === 'stall') return void socket.write(fcgiStdout(`${HEAD}first piece`));
+  socket.end(what === 'big' ? FCGI_BIG : Buffer.concat([fcgiStdout(`${HEAD}ok`), FCGI_END]));
 }
 
 /** REQUEST_URI from an SCGI netstring, once it is whole; whole once CONTENT_LENGTH bytes follow. */
@@ -143,11 +149,12 @@ function scgiParse(data: Buffer): Parsed | undefined {
   return { uri: field('REQUEST_URI'), whole: body >= Number(field('CONTENT_LENGTH')) };
 }
 
+const SCGI_BIG = Buffer.concat([Buffer.from(HEAD), Buffer.alloc(BIG, 'b')]);
+
 function scgiAnswer(socket: Socket, what: Behaviour): void {
   if (what === 'silent') return;
   if (what === 'stall') return void socket.write(`Status: 200 OK\r\n${HEAD}first piece`);
-  if (what === 'big')
-    return void socket.end(Buffer.concat([Buffer.from(HEAD), Buffer.alloc(BIG, 'b')]));
+  if (what === 'big') return void socket.end(SCGI_BIG);
   socket.end(`Status: 200 OK\r\n${HEAD}ok`);
 }
 
@@ -160,8 +167,8 @@ const CGI_UPLOAD = '#!/bin/sh\ncat > /dev/null\nprintf "Content-Type: text/plain
 const CGI_OK = '#!/bin/sh\nprintf "Content-Type: text/plain\\n\\nok"\n';
 
 // The applications write the pid of the process that got the request, then hang in Python code
-// that no cancellation reaches (a sleeping thread; a task nothing cancels).
-const WSGI_APP = `import os, time
+// that no cancellation reaches (a thread blocked for ever; a task nothing cancels).
+const WSGI_APP = `import os, threading
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODE = os.path.basename(__file__).split('_')[0]
 def application(environ, start_response):
@@ -170,14 +177,14 @@ def application(environ, start_response):
         with open(os.path.join(HERE, MODE + path[1:] + '.pid'), 'w') as f:
             f.write(str(os.getpid()))
     if path == '/silent':
-        time.sleep(600)
+        threading.Event().wait()
     if path == '/upload':
         environ['wsgi.input'].read()
     start_response('200 OK', [('Content-Type', 'text/plain')])
     if path == '/stall':
         def body():
             yield b'first piece'
-            time.sleep(600)
+            threading.Event().wait()
             yield b'never'
         return body()
     if path == '/big':
@@ -194,14 +201,14 @@ async def application(scope, receive, send):
         with open(os.path.join(HERE, 'asgi' + path[1:] + '.pid'), 'w') as f:
             f.write(str(os.getpid()))
     if path == '/silent':
-        await asyncio.sleep(600)
+        await asyncio.Event().wait()
     if path == '/upload':
         while (await receive()).get('more_body'):
             pass
     await send({'type': 'http.response.start', 'status': 200, 'headers': [(b'content-type', b'text/plain')]})
     if path == '/stall':
         await send({'type': 'http.response.body', 'body': b'first piece', 'more_body': True})
-        await asyncio.sleep(600)
+        await asyncio.Event().wait()
     if path == '/big':
         for _ in range(${BIG / 1048576}):
             await send({'type': 'http.response.body', 'body': b'b' * 1048576, 'more_body': True})
@@ -282,28 +289,10 @@ function slowUpload(port: number, path: string, pauseMs: number): Promise<Answer
 }
 
 /** A GET that resolves with what came, a cut response too. */
-function get(port: number, path: string): Promise<Answer> {
+async function get(port: number, path: string): Promise<Answer> {
   const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { host: '127.0.0.1', port, path, headers: { host: 'localhost' }, agent: false },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8').on('data', (d: string) => (text += d));
-        res.on('error', () => undefined);
-        res.on('close', () =>
-          resolve({
-            status: res.statusCode!,
-            text,
-            complete: res.complete,
-            ms: Date.now() - started,
-          }),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
+  const r = await request(port, path, { headers: { host: 'localhost' }, cut: 'resolve' });
+  return { status: r.status, text: r.text, complete: r.complete, ms: Date.now() - started };
 }
 
 describe('gateways that exceed the proxy time limits', () => {
@@ -375,22 +364,19 @@ describe('gateways that exceed the proxy time limits', () => {
   /** The pids a CGI script wrote, once written. */
   async function scriptPids(name: string): Promise<number[]> {
     const file = join(www(), `cgi-bin/${name}.pids`);
-    await settle(() => existsSync(file), Boolean, 3000);
+    await until(() => existsSync(file), { what: file });
     return readFileSync(file, 'utf8').trim().split(' ').map(Number);
   }
 
   async function assertGone(pids: readonly number[], what: string): Promise<void> {
-    const left = await settle(
-      () => pids.filter(running),
-      (l) => l.length === 0,
-      5000,
-    );
-    assert.deepEqual(left, [], `${what}: processes ${left.join(', ')} still run`);
+    await until(() => pids.filter(running), {
+      ok: (l) => l.length === 0,
+      what: `${what}: processes ${pids.join(', ')} ended`,
+    });
   }
 
   async function assertLogged(line: RegExp): Promise<void> {
-    const log = await settle(portico.stderr, (text) => line.test(text), 3000);
-    assert.match(log, line);
+    await logged(portico.stderr, line);
   }
 
   it('no head from FastCGI, SCGI or a CGI script: 504 within proxyResponseTimeout, a log line naming each, the script killed', async (t) => {
@@ -535,9 +521,11 @@ describe('gateways that exceed the proxy time limits', () => {
     // 16 MB through each gateway at once raises the server's memory by about what the attack
     // tests allow (it is garbage, not kept: the next such transfer does not add to it), so this
     // test, the last, checks its descriptors only.
-    const fds = await settle(portico.fds, (n) => n <= base.fds, 5000);
+    const fds = await until(portico.fds, {
+      ok: (n) => n <= base.fds,
+      what: `descriptors back to ${base.fds}`,
+    });
     t.diagnostic(`descriptors ${fds} (baseline ${base.fds}), RSS ${portico.rss()} bytes`);
-    assert.ok(fds <= base.fds, `${fds} descriptors open, ${base.fds} before`);
   });
 
   /** Every gateway answers again, and the server is back to its descriptors. */

@@ -22,7 +22,8 @@ import {
   type Frame,
 } from './h2-frames.js';
 import { assertMemory, assertRecovered, baseline, type Baseline } from './harness.js';
-import { spawnPortico, TEST_CA as CA, type PorticoProcess } from './portico-process.js';
+import { TEST_CA as CA } from '../helpers/tls.js';
+import { spawnPortico, type PorticoProcess } from './portico-process.js';
 
 /** Header fields of the requests the backend received. */
 const seen: IncomingHttpHeaders[] = [];

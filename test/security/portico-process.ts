@@ -6,22 +6,22 @@ import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { parse, stringify } from 'yaml';
 import { freePort } from '../helpers/server.js';
+import { SERVER_CERT, SERVER_KEY } from '../helpers/tls.js';
 
 const MAIN = resolve(import.meta.dirname, 'portico-main.ts');
 // Resolved here: the server runs in its configuration's folder, where no node_modules is.
 const TSX = import.meta.resolve('tsx');
-const FIXTURES = resolve(import.meta.dirname, '../fixtures/tls');
 // The V8 flags users get (bin/portico.js's first line): memory is judged as it behaves for them.
 const LAUNCHER_FLAGS = /node (.*)$/
   .exec(
     readFileSync(resolve(import.meta.dirname, '../../bin/portico.js'), 'utf8').split('\n')[0]!,
   )![1]!
   .split(' ');
-/** The CA of the fixture certificates, for clients of a `tls` server. */
-export const TEST_CA = readFileSync(join(FIXTURES, 'ca.crt'));
+
+/** How long a server process may take to start on a busy machine. */
+const START_MS = 30_000;
 
 export interface PorticoProcess {
   readonly pid: number;
@@ -75,8 +75,8 @@ export async function spawnPortico(
       : {
           secure: true,
           sport: `127.0.0.1:${sport}`,
-          cert: join(FIXTURES, 'server.crt'),
-          key: join(FIXTURES, 'server.key'),
+          cert: SERVER_CERT,
+          key: SERVER_KEY,
         }),
     ...(doc.global ?? {}),
   };
@@ -88,7 +88,13 @@ export async function spawnPortico(
     { cwd: dir, env: options.env ?? process.env, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let errors = '';
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (errors += d));
+  let serving!: () => void;
+  // Started: its start-up line is on stderr.
+  const started = new Promise<void>((resolve) => (serving = resolve));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+    errors += d;
+    if (errors.includes('Portico is serving')) serving();
+  });
   let exited = false;
   const exit = once(child, 'exit').then(() => (exited = true));
   const pid = child.pid!;
@@ -101,14 +107,14 @@ export async function spawnPortico(
     }
     rmSync(dir, { recursive: true, force: true });
   };
-  const started = Date.now();
-  // Started: its start-up line is on stderr.
-  while (!errors.includes('Portico is serving')) {
-    if (exited || Date.now() - started > 30_000) {
-      await stop();
-      throw new Error(`Portico did not start:\n${errors}`);
-    }
-    await Promise.race([once(child.stderr!, 'data'), exit, sleep(200)]);
+  let timer: NodeJS.Timeout | undefined;
+  const gaveUp = new Promise<void>((resolve) => (timer = setTimeout(resolve, START_MS)));
+  await Promise.race([started, exit, gaveUp]);
+  clearTimeout(timer);
+  if (!errors.includes('Portico is serving') || exited) {
+    const why = exited ? 'exited before serving' : `did not start within ${START_MS} ms`;
+    await stop();
+    throw new Error(`Portico ${why}:\n${errors}`);
   }
   return {
     pid,
@@ -125,23 +131,4 @@ export async function spawnPortico(
     },
     stop,
   };
-}
-
-/**
- * Polls `read` until `ok` holds of its value or `ms` pass; resolves with the last value read, so
- * the assertion after it shows what was seen. For states with no event to wait on (another
- * process's descriptors and memory, what its admin API reports).
- */
-export async function settle<T>(
-  read: () => T | Promise<T>,
-  ok: (value: T) => boolean,
-  ms = 10_000,
-): Promise<T> {
-  const until = Date.now() + ms;
-  let value = await read();
-  while (!ok(value) && Date.now() < until) {
-    await sleep(100);
-    value = await read();
-  }
-  return value;
 }

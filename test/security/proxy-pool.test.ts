@@ -7,7 +7,8 @@ import { connect as netConnect, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { freePort } from '../helpers/server.js';
 import { h2Body, h2Connect } from './harness.js';
-import { spawnPortico, settle, type PorticoProcess } from './portico-process.js';
+import { until } from '../helpers/wait.js';
+import { spawnPortico, type PorticoProcess } from './portico-process.js';
 
 interface Backend {
   readonly url: string;
@@ -104,11 +105,10 @@ describe('a backend pool under attack', () => {
   it('a client that leaves while its body waits for a backend connection stops nothing', async () => {
     const baseline = portico.fds();
     const sockets = openHanging(portico.port, 128);
-    await settle(
-      () => backend.hanging.length,
-      (n) => n === 128,
-    );
-    assert.equal(backend.hanging.length, 128);
+    await until(() => backend.hanging.length, {
+      ok: (n) => n === 128,
+      what: '128 requests hanging at the backend',
+    });
     // Its body is only begun, and it waits: every connection to the backend is taken.
     const post = netConnect(portico.port, '127.0.0.1', () =>
       post.write('POST /upload HTTP/1.1\r\nHost: localhost\r\nContent-Length: 9\r\n\r\na'),
@@ -116,11 +116,10 @@ describe('a backend pool under attack', () => {
     post.on('error', () => undefined);
     await once(post, 'connect');
     // Destroyed once it waits in the backend's queue (/status says so).
-    const queued = await settle(
-      async () => (await gateOf(adminPort)).queued,
-      (n) => n === 1,
-    );
-    assert.equal(queued, 1);
+    await until(async () => (await gateOf(adminPort)).queued, {
+      ok: (n) => n === 1,
+      what: 'one request queued at the gate',
+    });
     post.destroy();
     await once(post, 'close');
     const alive = await fetch(`${portico.url}/static/`, { headers: { host: 'localhost' } }).then(
@@ -131,11 +130,10 @@ describe('a backend pool under attack', () => {
     assert.equal(alive, 200);
     for (const s of sockets) s.destroy();
     for (const res of backend.hanging.splice(0)) res.destroy();
-    const fds = await settle(
-      () => portico.fds(),
-      (n) => n <= baseline + 2,
-    );
-    assert.ok(fds <= baseline + 2, `descriptors: ${baseline} before, ${fds} after`);
+    await until(() => portico.fds(), {
+      ok: (n) => n <= baseline + 2,
+      what: `descriptors back to ${baseline} (+2)`,
+    });
   });
 });
 
@@ -168,34 +166,27 @@ describe('one client connection and a backend', () => {
       stream.on('response', (h) => statuses.push(Number(h[':status'])));
       stream.on('error', () => undefined);
     }
-    const held = await settle(
-      () => backend.big,
-      (n) => n >= 32,
-    );
+    const held = await until(() => backend.big, { ok: (n) => n >= 32, what: '32 at the backend' });
     assert.equal(held, 32);
     // Another client is served at once meanwhile.
     assert.equal((await h2Body(portico.sport!, '/ok')).toString(), 'ok /ok');
     assert.equal(backend.big, 32);
     // /status shows the backend's gate: the share in flight, the rest waiting.
-    const gate = await gateOf(adminPort);
-    assert.deepEqual([gate.inFlight, gate.queued], [32, 68]);
+    await until(() => gateOf(adminPort), {
+      ok: (gate) => gate.inFlight === 32 && gate.queued === 68,
+      what: '32 in flight and the other 68 queued at the gate',
+    });
     // Those left waiting past proxyQueueTimeout are told to come back later.
-    const refused = await settle(
-      () => statuses.filter((s) => s === 503).length,
-      (n) => n === 68,
-    );
-    assert.equal(refused, 68);
+    await until(() => statuses.filter((s) => s === 503).length, {
+      ok: (n) => n === 68,
+      what: '68 requests refused with 503',
+    });
     assert.ok(portico.alive());
     session.destroy();
-    const left = await settle(
-      () => backend.big,
-      (n) => n === 0,
-    );
-    assert.equal(left, 0);
-    const fds = await settle(
-      () => portico.fds(),
-      (n) => n <= baseline + 2,
-    );
-    assert.ok(fds <= baseline + 2, `descriptors: ${baseline} before, ${fds} after`);
+    await until(() => backend.big, { ok: (n) => n === 0, what: 'no request left at the backend' });
+    await until(() => portico.fds(), {
+      ok: (n) => n <= baseline + 2,
+      what: `descriptors back to ${baseline} (+2)`,
+    });
   });
 });

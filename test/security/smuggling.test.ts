@@ -12,7 +12,8 @@ import { connect, type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { request } from '../helpers/http.js';
 import { assertRecovered, baseline, exchange, statusLines, type Baseline } from './harness.js';
-import { settle, spawnPortico, type PorticoProcess } from './portico-process.js';
+import { until } from '../helpers/wait.js';
+import { spawnPortico, type PorticoProcess } from './portico-process.js';
 
 const BAD_REQUEST =
   'HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\nServer: Portico\r\n\r\n';
@@ -259,20 +260,16 @@ describe('request smuggling over HTTP/1.1', () => {
     try {
       await once(socket, 'connect');
       socket.write('GET /proxy/held HTTP/1.1\r\nHost: localhost\r\n\r\n');
-      await settle(
-        () => bodyOf().length,
-        (n) => n >= HALF,
-        5000,
-      );
+      await until(() => bodyOf().length, { ok: (n) => n >= HALF, what: 'the first half' });
       socket.write('GET / HTTP/1.1\r\nHost: x\r\nX-A: a\0b\r\n\r\n');
       // Nothing announces that the server has read the bad request: a second is ample on loopback.
-      await settle(
-        () => received.length,
-        (n) => n > HALF + 500 || closed,
-        1000,
+      await until(() => received.length, { ok: (n) => n > HALF + 500 || closed, ms: 1000 }).catch(
+        () => undefined,
       );
       held.splice(0).forEach((res) => res.end(Buffer.alloc(HALF, 97)));
-      await settle(() => closed || bodyOf().length >= 2 * HALF, Boolean, 5000);
+      await until(() => closed || bodyOf().length >= 2 * HALF, {
+        what: 'the whole body or a close',
+      });
     } finally {
       socket.destroy();
     }

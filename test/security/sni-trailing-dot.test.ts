@@ -8,12 +8,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
-import { ROOT } from '../helpers/cli.js';
 import { freePort } from '../helpers/server.js';
 import { spawnPortico, type PorticoProcess } from './portico-process.js';
+import { SERVER_CERT, SERVER_KEY, TEST_CA, TEST_CA_FILE, TLS } from '../helpers/tls.js';
 
-const TLS = join(ROOT, 'test/fixtures/tls');
-const CA = join(TLS, 'ca.crt');
 const fingerprint = (file: string) =>
   new X509Certificate(readFileSync(join(TLS, file))).fingerprint256;
 // Each certificate by what it is for, so a failure names the certificate that came instead.
@@ -44,8 +42,8 @@ before(async () => {
   portico = await spawnPortico(`global:
   secure: true
   sport: "127.0.0.1:${sport}"
-  cert: ${join(TLS, 'server.crt')}
-  key: ${join(TLS, 'server.key')}
+  cert: ${SERVER_CERT}
+  key: ${SERVER_KEY}
   sni:
     example.com:
       cert: ${join(TLS, 'example.com.crt')}
@@ -65,7 +63,7 @@ function nodeClient(servername: string): Promise<string> {
         host: '127.0.0.1',
         port: sport,
         servername,
-        ca: readFileSync(CA),
+        ca: TEST_CA,
         // The chain is verified; the name is what is under test, compared by fingerprint.
         checkServerIdentity: () => undefined,
       },
@@ -84,7 +82,15 @@ function opensslClient(servername: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = execFile(
       'openssl',
-      ['s_client', '-connect', `127.0.0.1:${sport}`, '-servername', servername, '-CAfile', CA],
+      [
+        's_client',
+        '-connect',
+        `127.0.0.1:${sport}`,
+        '-servername',
+        servername,
+        '-CAfile',
+        TEST_CA_FILE,
+      ],
       { timeout: 10_000 },
       (error, stdout) => {
         if (error) return reject(new Error(`openssl s_client: ${error.message}\n${stdout}`));

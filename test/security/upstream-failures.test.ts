@@ -7,7 +7,8 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import { after, before, describe, it } from 'node:test';
 import { request } from '../helpers/http.js';
 import { assertRecovered, baseline, type Baseline } from './harness.js';
-import { spawnPortico, settle, type PorticoProcess } from './portico-process.js';
+import { until } from '../helpers/wait.js';
+import { spawnPortico, type PorticoProcess } from './portico-process.js';
 
 /** A TCP backend that answers every request with `reply` (nothing at all when undefined). */
 async function rawBackend(reply: string | undefined): Promise<RawBackend> {
@@ -83,10 +84,9 @@ describe('backends that fail the proxy', () => {
     const r = await get('/silent');
     assert.equal(r.status, 504);
     assert.ok(Date.now() - started < 3000, `answered after ${Date.now() - started} ms`);
-    const log = await settle(
-      () => portico.stderr(),
-      (text) => text.includes('[upstream-timeout]'),
-    );
+    const log = await until(() => portico.stderr(), {
+      ok: (text) => text.includes('[upstream-timeout]'),
+    });
     assert.match(log, new RegExp(`\\[upstream-timeout\\] proxy to ${silent.url}`));
     await assertRecovered(t, portico, base);
   });
@@ -104,10 +104,9 @@ describe('backends that fail the proxy', () => {
       () => true,
     );
     assert.ok(cut, 'the response looked complete');
-    const log = await settle(
-      () => portico.stderr(),
-      (text) => text.includes(`proxy to ${stalled.url}: the response was cut`),
-    );
+    const log = await until(() => portico.stderr(), {
+      ok: (text) => text.includes(`proxy to ${stalled.url}: the response was cut`),
+    });
     assert.match(
       log,
       new RegExp(
@@ -121,10 +120,7 @@ describe('backends that fail the proxy', () => {
     // One in flight (until proxyResponseTimeout), then two more: one waits, one is refused.
     const seen = silent.requests;
     const first = get('/silent');
-    await settle(
-      () => silent.requests,
-      (n) => n > seen,
-    );
+    await until(() => silent.requests, { ok: (n) => n > seen, what: 'the request at the backend' });
     const started = Date.now();
     const answers = await Promise.all([first, get('/silent'), get('/silent')]);
     const refused = answers.filter((a) => a.status === 503);

@@ -2,7 +2,7 @@
 // minimal Ctx: the stand-alone rig for the static module's tests. It is the only place that may
 // write a response without respond.ts: it renders a thrown HttpError as a bare status.
 import { mkdtempSync, rmSync } from 'node:fs';
-import http, { type IncomingHttpHeaders } from 'node:http';
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,40 +74,6 @@ export async function startRig(
       files.close();
     },
   };
-}
-
-export interface Reply {
-  readonly status: number;
-  readonly headers: IncomingHttpHeaders;
-  readonly body: Buffer;
-}
-
-/** A plain HTTP/1.1 request: no Accept-Encoding unless given, the raw (still encoded) body. */
-export function request(
-  rig: Rig,
-  path: string,
-  options: { method?: string; headers?: Record<string, string> } = {},
-): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const target = {
-      host: '127.0.0.1',
-      port: rig.port,
-      path,
-      method: options.method ?? 'GET',
-      headers: options.headers,
-      agent: false,
-    };
-    const req = http.request(target, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
-      );
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
 }
 
 /** A temporary directory, removed by the returned function. */

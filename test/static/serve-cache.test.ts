@@ -8,13 +8,14 @@ import {
   rmSync,
   symlinkSync,
   unlinkSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { after, afterEach, beforeEach, describe, it, mock } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { after, afterEach, beforeEach, describe, it, mock, type TestContext } from 'node:test';
 import { StaticFiles } from '../../src/static/static-files.js';
-import { request, startRig, tempDir, type Rig } from './harness.js';
+import { request } from '../helpers/http.js';
+import { startRig, tempDir, type Rig } from './harness.js';
 
 const REVALIDATE_MS = 300;
 const { dir: base, remove } = tempDir('cache');
@@ -45,6 +46,16 @@ async function countCalls(run: () => Promise<void>): Promise<Record<string, numb
     for (const m of mocks) m.mock.restore();
   }
   return counts;
+}
+
+/**
+ * The cache's clock, frozen at the real time (so entries made before stay comparable) until
+ * `expire` moves it past the revalidation interval: no wait, and no test that a slow machine makes
+ * miss the window in which an entry is still fresh.
+ */
+function frozenClock(t: TestContext): { expire: () => void } {
+  t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
+  return { expire: () => t.mock.timers.tick(REVALIDATE_MS) };
 }
 
 const total = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
@@ -86,7 +97,8 @@ describe('the file cache', () => {
     }
   });
 
-  it('serves new content once the entry is revalidated', async () => {
+  it('serves new content once the entry is revalidated', async (t) => {
+    const clock = frozenClock(t);
     const first = await request(rig, '/a.txt');
     assert.equal(first.body.toString(), 'version one');
     writeFileSync(join(root, 'a.txt'), 'version two, longer');
@@ -95,33 +107,37 @@ describe('the file cache', () => {
       'version one',
       'still fresh: memory answers',
     );
-    await sleep(REVALIDATE_MS + 50);
+    clock.expire();
     const second = await request(rig, '/a.txt');
     assert.equal(second.body.toString(), 'version two, longer');
     assert.notEqual(second.headers.etag, first.headers.etag);
   });
 
-  it('notices a same-size rewrite (mtime and inode change)', async () => {
+  it('notices a same-size rewrite (mtime and inode change)', async (t) => {
+    const clock = frozenClock(t);
     await request(rig, '/a.txt');
-    await sleep(20);
     writeFileSync(join(root, 'a.tmp'), 'version ONE');
+    // A modification time of its own, whatever the filesystem's resolution.
+    utimesSync(join(root, 'a.tmp'), 1_000_000, 1_000_000);
     renameSync(join(root, 'a.tmp'), join(root, 'a.txt'));
-    await sleep(REVALIDATE_MS + 50);
+    clock.expire();
     assert.equal((await request(rig, '/a.txt')).body.toString(), 'version ONE');
   });
 
-  it('answers 404 after deletion, and serves a file created after a 404', async () => {
+  it('answers 404 after deletion, and serves a file created after a 404', async (t) => {
+    const clock = frozenClock(t);
     await request(rig, '/a.txt');
     unlinkSync(join(root, 'a.txt'));
-    await sleep(REVALIDATE_MS + 50);
+    clock.expire();
     assert.equal((await request(rig, '/a.txt')).status, 404);
     writeFileSync(join(root, 'a.txt'), 'back');
     assert.equal((await request(rig, '/a.txt')).status, 404, 'the 404 is cached too');
-    await sleep(REVALIDATE_MS + 50);
+    clock.expire();
     assert.equal((await request(rig, '/a.txt')).body.toString(), 'back');
   });
 
-  it('notices a symlink swapped to another file, and one swapped to point outside', async () => {
+  it('notices a symlink swapped to another file, and one swapped to point outside', async (t) => {
+    const clock = frozenClock(t);
     writeFileSync(join(root, 'b.txt'), 'bee');
     mkdirSync(join(base, `outside-${caseNumber}`));
     writeFileSync(join(base, `outside-${caseNumber}`, 'secret.txt'), 'secret');
@@ -129,15 +145,16 @@ describe('the file cache', () => {
     assert.equal((await request(rig, '/link.txt')).body.toString(), 'version one');
     unlinkSync(join(root, 'link.txt'));
     symlinkSync('b.txt', join(root, 'link.txt'));
-    await sleep(REVALIDATE_MS + 50);
+    clock.expire();
     assert.equal((await request(rig, '/link.txt')).body.toString(), 'bee');
     unlinkSync(join(root, 'link.txt'));
     symlinkSync(join(base, `outside-${caseNumber}`, 'secret.txt'), join(root, 'link.txt'));
-    await sleep(REVALIDATE_MS + 50);
+    clock.expire();
     assert.equal((await request(rig, '/link.txt')).status, 404);
   });
 
-  it('notices a wwwroot symlink swapped to a new release', async () => {
+  it('notices a wwwroot symlink swapped to a new release', async (t) => {
+    const clock = frozenClock(t);
     const releases = join(base, `releases-${caseNumber}`);
     mkdirSync(join(releases, 'v1'), { recursive: true });
     mkdirSync(join(releases, 'v2'));
@@ -152,7 +169,7 @@ describe('the file cache', () => {
       assert.equal((await request(site, '/app.js')).body.toString(), 'one');
       symlinkSync(join(releases, 'v2'), join(releases, 'next'));
       renameSync(join(releases, 'next'), join(releases, 'current'));
-      await sleep(REVALIDATE_MS + 50);
+      clock.expire();
       assert.equal((await request(site, '/app.js')).body.toString(), 'two');
     } finally {
       await site.close();
@@ -240,13 +257,14 @@ describe('the file cache', () => {
     }
   });
 
-  it('tells kind() about changes after revalidation', async () => {
+  it('tells kind() about changes after revalidation', async (t) => {
+    const clock = frozenClock(t);
     const files = new StaticFiles({ revalidateMs: REVALIDATE_MS });
     assert.equal(await files.kind(root, '/site'), 'directory');
     rmSync(join(root, 'site'), { recursive: true });
     writeFileSync(join(root, 'site'), 'now a file');
     assert.equal(await files.kind(root, '/site'), 'directory', 'cached');
-    await sleep(REVALIDATE_MS + 50);
+    clock.expire();
     assert.equal(await files.kind(root, '/site'), 'file');
     files.close();
   });

@@ -5,7 +5,8 @@ import { utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import zlib from 'node:zlib';
-import { request, startRig, tempDir, type Reply, type Rig } from './harness.js';
+import { request, type Reply } from '../helpers/http.js';
+import { startRig, tempDir, type Rig } from './harness.js';
 
 const { dir: root, remove } = tempDir('compression');
 const TEXT = Buffer.from(

@@ -4,7 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { request, startRig, tempDir, type Reply, type Rig } from './harness.js';
+import { request, type Reply } from '../helpers/http.js';
+import { startRig, tempDir, type Rig } from './harness.js';
 
 const { dir: root, remove } = tempDir('ranges');
 const DATA = randomBytes(10_000);

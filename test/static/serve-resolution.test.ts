@@ -5,7 +5,8 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { StaticFiles } from '../../src/static/static-files.js';
-import { request, startRig, tempDir, type Rig } from './harness.js';
+import { request } from '../helpers/http.js';
+import { startRig, tempDir, type Rig } from './harness.js';
 
 const { dir: base, remove } = tempDir('resolution');
 const root = join(base, 'root');
@@ -226,8 +227,10 @@ describe('resolution', () => {
     writeFileSync(join(locked, 'closed.txt'), 'closed');
     execFileSync('chmod', ['000', join(locked, 'private'), join(locked, 'closed.txt')]);
     const harness = new URL('./harness.ts', import.meta.url).href;
+    const http = new URL('../helpers/http.ts', import.meta.url).href;
     const script =
-      `const { startRig, request } = await import(${JSON.stringify(harness)});` +
+      `const { startRig } = await import(${JSON.stringify(harness)});` +
+      `const { request } = await import(${JSON.stringify(http)});` +
       `const rig = await startRig({ wwwroot: process.argv[1] });` +
       `const out = [];` +
       `for (const p of ['/closed.txt', '/private/x.txt', '/private/']) out.push((await request(rig, p)).status);` +

@@ -6,9 +6,10 @@ import { readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import zlib from 'node:zlib';
-import { request, startRig, tempDir, type Rig } from './harness.js';
+import { request } from '../helpers/http.js';
+import { until } from '../helpers/wait.js';
+import { startRig, tempDir, type Rig } from './harness.js';
 
 const { dir: root, remove } = tempDir('streaming');
 const BIG = randomBytes(5 * 1024 * 1024);
@@ -57,14 +58,6 @@ function abortAfterFirstChunk(
     );
     req.end();
   });
-}
-
-async function settle(check: () => boolean): Promise<boolean> {
-  for (let i = 0; i < 100; i++) {
-    if (check()) return true;
-    await sleep(20);
-  }
-  return check();
 }
 
 describe('large files', () => {
@@ -116,11 +109,14 @@ describe('large files', () => {
         const before = readdirSync('/proc/self/fd').length;
         await abortAfterFirstChunk(rig, path, headers);
         await rig.idle();
-        assert.ok(await settle(() => descriptorsOn(file) === 0), 'no descriptor left on the file');
-        assert.ok(
-          await settle(() => readdirSync('/proc/self/fd').length <= before),
-          'no descriptor left at all',
-        );
+        await until(() => descriptorsOn(file), {
+          ok: (n) => n === 0,
+          what: 'no descriptor left on the file',
+        });
+        await until(() => readdirSync('/proc/self/fd').length, {
+          ok: (n) => n <= before,
+          what: `no descriptor left at all (${before} before)`,
+        });
         assert.deepEqual(rig.unexpected, []);
       },
     );

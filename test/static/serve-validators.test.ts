@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { request, startRig, tempDir, type Rig } from './harness.js';
+import { request } from '../helpers/http.js';
+import { startRig, tempDir, type Rig } from './harness.js';
 
 const { dir: root, remove } = tempDir('validators');
 const MTIME = new Date(Date.UTC(2025, 0, 6, 14, 3, 7));
