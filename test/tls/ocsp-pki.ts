@@ -50,27 +50,25 @@ export function openssl(dir: string, args: string[]): void {
   execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
 }
 
+/** `openssl ocsp` answering for the test CA: its index, its responder certificate and key. */
+const RESPONDER = [
+  'ocsp',
+  '-index',
+  'index.txt',
+  '-rsigner',
+  'ocsp.crt',
+  '-rkey',
+  'ocsp.key',
+  '-CA',
+  'ca.crt',
+];
+
 /** Starts `openssl ocsp` as a responder on a port it picks; resolves once it announces it. */
 function startResponder(dir: string): { child: ReturnType<typeof spawn>; port: Promise<number> } {
-  const child = spawn(
-    'openssl',
-    [
-      'ocsp',
-      '-index',
-      'index.txt',
-      '-port',
-      '0',
-      '-rsigner',
-      'ocsp.crt',
-      '-rkey',
-      'ocsp.key',
-      '-CA',
-      'ca.crt',
-      '-nmin',
-      '5',
-    ],
-    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const child = spawn('openssl', [...RESPONDER, '-port', '0', '-nmin', '5'], {
+    cwd: dir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   // It announces the port on stdout: `ACCEPT [::]:PORT PID=…`.
   let output = '';
   child.stdout?.setEncoding('utf8');
@@ -193,22 +191,7 @@ export const certIdOf = (p: Pki, leaf: Leaf): CertId =>
 /** `openssl ocsp` answering the request for `leaf` from a file, without a server. */
 export function offlineResponse(p: Pki, leaf: Leaf, validity: string[]): Buffer {
   writeFileSync(join(p.dir, `${leaf}.req`), encodeOcspRequest(certIdOf(p, leaf)));
-  openssl(p.dir, [
-    'ocsp',
-    '-index',
-    'index.txt',
-    '-rsigner',
-    'ocsp.crt',
-    '-rkey',
-    'ocsp.key',
-    '-CA',
-    'ca.crt',
-    '-reqin',
-    `${leaf}.req`,
-    '-respout',
-    `${leaf}.resp`,
-    ...validity,
-  ]);
+  openssl(p.dir, [...RESPONDER, '-reqin', `${leaf}.req`, '-respout', `${leaf}.resp`, ...validity]);
   return readFileSync(join(p.dir, `${leaf}.resp`));
 }
 
