@@ -5,8 +5,17 @@
 
 import { createRequire } from 'node:module';
 
-/** Gives the C allocator's free pages back to the system, or undefined where that cannot be done. */
-export const trimAllocator: (() => void) | undefined = findMallocTrim();
+/**
+ * A function that gives the C allocator's free pages back to the system, or undefined where that
+ * cannot be done. Loads koffi's native part on the first call only: a process that never trims
+ * (a command, a test without `--expose-gc`) never maps it.
+ */
+export function allocatorTrim(): (() => void) | undefined {
+  if (found === undefined) found = { trim: findMallocTrim() };
+  return found.trim;
+}
+
+let found: { readonly trim: (() => void) | undefined } | undefined;
 
 function findMallocTrim(): (() => void) | undefined {
   if (process.platform !== 'linux') return undefined;

@@ -8,7 +8,7 @@
 // many connections that have since closed, or memory grown since the last collection while no
 // request has come in for a whole check (then, once most connections open at that collection have
 // closed, what they held is collected too). Needs `--expose-gc` (bin/portico.js passes it).
-import { trimAllocator } from './allocator-trim.js';
+import { allocatorTrim } from './allocator-trim.js';
 
 /** A surge of connections is at least this many open at once… */
 const SURGE = 1000;
@@ -90,5 +90,6 @@ export class SurgeGc {
 function runtimeCollector(): Collector | undefined {
   const gc = globalThis.gc;
   if (gc === undefined) return undefined;
-  return { collect: () => gc(), trim: () => trimAllocator?.() };
+  const trim = allocatorTrim();
+  return { collect: () => gc(), trim: () => trim?.() };
 }
