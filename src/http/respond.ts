@@ -204,7 +204,14 @@ export async function sendStream(
   const sent = finalize(ctx, status, headers);
   const bodiless = ctx.method === 'HEAD' || NO_CONTENT.has(sent);
   ctx.length = 0;
-  writeHead(ctx, sent, headers, bodiless && 'stream' in ctx.res);
+  try {
+    writeHead(ctx, sent, headers, bodiless && 'stream' in ctx.res);
+  } catch (error) {
+    // An HTTP/2 stream the client reset while the body was being opened refuses a head: the body
+    // (an open file) must be let go here, as nothing else will take it.
+    body.destroy();
+    throw error;
+  }
   if (bodiless) {
     body.destroy();
     tap?.end();
