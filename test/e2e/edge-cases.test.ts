@@ -15,7 +15,7 @@ import { loadConfigText } from '../../src/config/load.js';
 import { Server } from '../../src/server/server.js';
 import { raw, request } from '../helpers/http.js';
 import { freePort, startServer, type RunningServer } from '../helpers/server.js';
-import { SERVER_CERT, SERVER_KEY, TEST_CA } from '../helpers/tls.js';
+import { h2TlsOptions, SERVER_CERT, SERVER_KEY, TEST_CA } from '../helpers/tls.js';
 import { logged, until } from '../helpers/wait.js';
 
 const root = mkdtempSync(join(tmpdir(), 'portico-edges-'));
@@ -229,13 +229,7 @@ describe('HTTP/2 responses', () => {
     writeFileSync(join(www, 'huge.bin'), '');
     truncateSync(join(www, 'huge.bin'), 64 * 1024 * 1024);
     // The connection is dropped under the session, as when a client dies: no GOAWAY, no RST_STREAM.
-    const socket = tlsConnect({
-      host: '127.0.0.1',
-      port: sport,
-      ca: TEST_CA,
-      servername: 'localhost',
-      ALPNProtocols: ['h2'],
-    });
+    const socket = tlsConnect(h2TlsOptions(sport));
     const session = http2Connect(`https://127.0.0.1:${sport}`, { createConnection: () => socket });
     session.on('error', () => {});
     const stream = session.request({ ':path': '/huge.bin' });

@@ -14,7 +14,7 @@ import { freePort } from '../helpers/server.js';
 import { until } from '../helpers/wait.js';
 import { spawnPortico, type PorticoProcess } from '../security/portico-process.js';
 import { exchange, parseReplies } from './http1-wire.js';
-import { SERVER_CERT, SERVER_KEY, TEST_CA } from '../helpers/tls.js';
+import { h2TlsOptions, SERVER_CERT, SERVER_KEY } from '../helpers/tls.js';
 
 const UPGRADE_BODY =
   "Node hands every request with 'Connection: upgrade' to the 'upgrade' listener (src/server/listener.ts) with its body as the new protocol's first bytes; served as a plain request, it reaches the backend without them";
@@ -138,13 +138,7 @@ hosts:
         literal(':path', '/index.html'),
         literal(':authority', 'localhost'),
       ]);
-      const socket = tlsConnect({
-        host: '127.0.0.1',
-        port: sport,
-        servername: 'localhost',
-        ca: TEST_CA,
-        ALPNProtocols: ['h2'],
-      });
+      const socket = tlsConnect(h2TlsOptions(sport));
       try {
         await once(socket, 'secureConnect');
         socket.write(

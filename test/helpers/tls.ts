@@ -4,6 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ConnectionOptions } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 
 /** The folder of the committed certificates. */
@@ -78,5 +79,17 @@ export function makeTestCa(dir: string, subject = 'Portico test CA'): TestCa {
       ]);
       return { cert, key };
     },
+  };
+}
+
+/** A TLS connection to a test server that asks for HTTP/2 and trusts the test CA. */
+export function h2TlsOptions(port: number, extra: ConnectionOptions = {}): ConnectionOptions {
+  return {
+    host: '127.0.0.1',
+    port,
+    ca: TEST_CA,
+    servername: 'localhost',
+    ALPNProtocols: ['h2'],
+    ...extra,
   };
 }

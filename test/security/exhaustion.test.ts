@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { assertRecovered, baseline, h2Body, h2Connect, type Baseline } from './harness.js';
-import { TEST_CA } from '../helpers/tls.js';
+import { h2TlsOptions, TEST_CA } from '../helpers/tls.js';
 import { until } from '../helpers/wait.js';
 import { spawnPortico, type PorticoProcess } from './portico-process.js';
 
@@ -29,14 +29,7 @@ async function flood(socket: TLSSocket, chunk: Buffer, times: number, ms: number
 
 /** A TLS connection that negotiated h2 and sent its preface and an empty SETTINGS, nothing more. */
 async function rawH2(sport: number, allowHalfOpen: boolean): Promise<TLSSocket> {
-  const socket = tlsConnect({
-    host: '127.0.0.1',
-    port: sport,
-    ca: TEST_CA,
-    servername: 'localhost',
-    ALPNProtocols: ['h2'],
-    allowHalfOpen,
-  } as ConnectionOptions);
+  const socket = tlsConnect(h2TlsOptions(sport, { allowHalfOpen } as ConnectionOptions));
   socket.on('error', () => undefined);
   await once(socket, 'secureConnect');
   socket.write('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
