@@ -12,11 +12,11 @@ need() {
 
 [[ -f dist/cli/main.js ]] || npm run build >/dev/null
 
-# Portico as `node PORTICO_ARGS… run …`: its launcher's V8 flags (bin/portico.js's first line, so
-# a bench never runs it with other flags than users get), spelled out so that taskset or valgrind
-# runs node itself rather than env.
-read -r -a PORTICO_ARGS <<<"$(sed -n '1s/^#!.* node //p' bin/portico.js) bin/portico.js"
-[[ ${PORTICO_ARGS[0]} == --* ]] || { echo "bench/common.sh: no node flags on bin/portico.js's first line"; exit 1; }
+# Portico as `node PORTICO_ARGS… run …`: the Node flags its launcher starts the server with
+# (src/cli/node-flags.ts, so a bench never runs it with other flags than users get), spelled out
+# so that taskset or valgrind measures the serving process itself rather than the launcher.
+read -r -a PORTICO_ARGS <<<"$(node --input-type=module -e \
+  "import { NODE_FLAGS } from './dist/cli/node-flags.js'; console.log(NODE_FLAGS.join(' '))") bin/portico.js"
 
 # A temporary directory, and the server in $pid (when set) stopped, whatever way the script ends.
 tmp=$(mktemp -d)

@@ -13,7 +13,7 @@ need wrk:wrk
 mkdir -p "$tmp/www"
 random_text "$tmp/www/1k.html" 1024
 printf 'global:\n  port: "127.0.0.1:%s"\n  wwwroot: %s\n' "$PORT" "$tmp/www" > "$tmp/portico.yaml"
-taskset -c 0 bin/portico.js run -c "$tmp/portico.yaml" 2>"$tmp/err" &
+taskset -c 0 node "${PORTICO_ARGS[@]}" run -c "$tmp/portico.yaml" 2>"$tmp/err" &
 pid=$!
 wait_for "http://127.0.0.1:$PORT/1k.html"
 

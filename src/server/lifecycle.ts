@@ -1,5 +1,6 @@
 // Signals, as CONTRACT.md fixes them: SIGTERM and SIGINT stop gracefully (a second one stops at
-// once), SIGHUP reloads the configuration, SIGUSR1 reopens the logs after rotation.
+// once), SIGHUP reloads the configuration, SIGUSR1 reopens the logs after rotation. Under the
+// launcher (cli/launcher.ts) they also come as its IPC messages, and its leaving stops the server.
 import type { Server } from './server.js';
 
 export interface LifecycleHooks {
@@ -10,29 +11,52 @@ export interface LifecycleHooks {
   readonly started?: () => void;
 }
 
+type Way = 'direct' | 'relayed';
+
+// Set by the launcher, whose channel this is (a test runner's is left alone).
+const relayed = () => process.env.PORTICO_RELAYED === '1' && process.connected;
+
 /** Resolves with the exit status once the server has stopped. */
 export function serveUntilStopped(server: Server, hooks: LifecycleHooks): Promise<number> {
   return new Promise((resolve) => {
     let stopping = false;
-    const stop = (signal: NodeJS.Signals) => {
-      if (stopping) {
+    // A stop sent to every process of a unit or a terminal's job (systemd, Ctrl-C) reaches the
+    // server twice under the launcher, directly and relayed: one request. Sent twice the same way,
+    // it is the operator insisting.
+    const asked: Record<Way, number> = { direct: 0, relayed: 0 };
+    const stop = (signal: NodeJS.Signals | 'the launcher leaving', way: Way) => {
+      if (++asked[way] > 1) {
         hooks.say(`${signal} again: stopping now`);
         process.exit(1);
       }
+      if (stopping) return;
       stopping = true;
       hooks.say(`${signal}: stopping gracefully`);
       void server.stop().then(() => {
         for (const [signal, handler] of handlers) process.off(signal, handler);
+        process.off('message', onMessage).off('disconnect', onDisconnect);
+        if (process.connected && relayed()) process.disconnect();
         resolve(0);
       });
     };
-    const handlers: [NodeJS.Signals, () => void][] = [
-      ['SIGTERM', () => stop('SIGTERM')],
-      ['SIGINT', () => stop('SIGINT')],
-      ['SIGHUP', () => void hooks.reload()],
-      ['SIGUSR1', () => void server.reopenLogs().then(() => hooks.say('logs reopened'))],
-    ];
+    const act: Record<string, (way: Way) => void> = {
+      SIGTERM: (way) => stop('SIGTERM', way),
+      SIGINT: (way) => stop('SIGINT', way),
+      SIGHUP: () => void hooks.reload(),
+      SIGUSR1: () => void server.reopenLogs().then(() => hooks.say('logs reopened')),
+    };
+    const handlers = Object.entries(act).map(
+      ([signal, handler]) => [signal, () => handler('direct')] as const,
+    );
     for (const [signal, handler] of handlers) process.on(signal, handler);
+    const onMessage = (message: unknown) => {
+      const signal = (message as { relayedSignal?: unknown } | null)?.relayedSignal;
+      if (typeof signal === 'string' && Object.hasOwn(act, signal)) act[signal]!('relayed');
+    };
+    const onDisconnect = () => {
+      if (!stopping) stop('the launcher leaving', 'relayed');
+    };
+    if (relayed()) process.on('message', onMessage).on('disconnect', onDisconnect);
     hooks.started?.();
   });
 }

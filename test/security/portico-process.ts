@@ -7,18 +7,13 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parse, stringify } from 'yaml';
+import { NODE_FLAGS } from '../../src/cli/node-flags.js';
 import { freePort } from '../helpers/server.js';
 import { SERVER_CERT, SERVER_KEY } from '../helpers/tls.js';
 
 const MAIN = resolve(import.meta.dirname, 'portico-main.ts');
 // Resolved here: the server runs in its configuration's folder, where no node_modules is.
 const TSX = import.meta.resolve('tsx');
-// The V8 flags users get (bin/portico.js's first line): memory is judged as it behaves for them.
-const LAUNCHER_FLAGS = /node (.*)$/
-  .exec(
-    readFileSync(resolve(import.meta.dirname, '../../bin/portico.js'), 'utf8').split('\n')[0]!,
-  )![1]!
-  .split(' ');
 
 /** How long a server process may take to start on a busy machine. */
 const START_MS = 30_000;
@@ -84,7 +79,7 @@ export async function spawnPortico(
   writeFileSync(file, stringify(doc));
   const child: ChildProcess = spawn(
     process.execPath,
-    [...LAUNCHER_FLAGS, ...(options.nodeArgs ?? []), '--import', TSX, MAIN, 'run', '-c', file],
+    [...NODE_FLAGS, ...(options.nodeArgs ?? []), '--import', TSX, MAIN, 'run', '-c', file],
     { cwd: dir, env: options.env ?? process.env, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let errors = '';
