@@ -5,8 +5,8 @@
 // of the process ("stopped permanently"), so a file edited by mistake cannot bring a control plane back.
 import type { ResolvedSettings } from '../config/defaults.js';
 import { isLoopback, parseListen } from '../config/formats.js';
-import type { Plan } from '../plan/compile.js';
-import type { ControlPlane, Server } from '../server/server.js';
+import type { ReloadOutcome } from '../server/reload-from-source.js';
+import type { ControlPlane } from '../server/server.js';
 import { AdminServer, type AdminControl } from './admin-server.js';
 import { RuntimeStats } from './runtime-stats.js';
 
@@ -14,6 +14,17 @@ type AdminSettings = ResolvedSettings['admin'];
 
 // How long an admin listener waits for its own requests when it closes.
 const GRACE_MS = 2_000;
+
+/** What the admin API reports on and reloads: the Server, or the primary over its workers. */
+export interface AdminSubject {
+  readonly draining: boolean;
+  status(): Record<string, unknown> | Promise<Record<string, unknown>>;
+  config(): unknown;
+  reloadFromSource(by: string): Promise<ReloadOutcome>;
+  /** This process's /runtime, given; the subject's own when it has more processes to report. */
+  runtime?(own: Record<string, unknown>): Promise<Record<string, unknown>>;
+  log(message: string): void;
+}
 
 export class AdminApi implements ControlPlane {
   private admin: AdminServer | undefined;
@@ -25,7 +36,7 @@ export class AdminApi implements ControlPlane {
   private closed = false;
   private readonly control: AdminControl;
 
-  constructor(private readonly server: Server) {
+  constructor(private readonly server: AdminSubject) {
     this.control = {
       get draining() {
         return server.draining;
@@ -33,7 +44,10 @@ export class AdminApi implements ControlPlane {
       status: () => server.status(),
       config: () => server.config(),
       reloadFromSource: () => server.reloadFromSource('the admin API'),
-      runtime: () => (this.runtimeStats ??= new RuntimeStats()).read(),
+      runtime: () => {
+        const own = (this.runtimeStats ??= new RuntimeStats()).read();
+        return server.runtime ? server.runtime(own) : own;
+      },
       log: (message) => server.log(message),
     };
   }
@@ -42,8 +56,8 @@ export class AdminApi implements ControlPlane {
     return this.admin?.url;
   }
 
-  async start(plan: Plan): Promise<void> {
-    const settings = plan.global.admin;
+  async start(global: ResolvedSettings): Promise<void> {
+    const settings = global.admin;
     this.configured = settings !== undefined;
     if (settings === undefined) return;
     const admin = new AdminServer(settings, this.control);
@@ -51,9 +65,9 @@ export class AdminApi implements ControlPlane {
     this.started(admin);
   }
 
-  reloaded(plan: Plan): void {
+  reloaded(global: ResolvedSettings): void {
     this.restarts = this.restarts
-      .then(() => this.restart(plan.global.admin))
+      .then(() => this.restart(global.admin))
       .catch((e: unknown) =>
         this.server.log(`admin API not restarted after reload: ${(e as Error).message}`),
       );

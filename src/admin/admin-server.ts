@@ -11,7 +11,7 @@ import type { ResolvedSettings } from '../config/defaults.js';
 import { parseListen } from '../config/formats.js';
 import { listenerId } from '../plan/listener-spec.js';
 import { bindingOf, Listener, ProtocolServer, type ConnectionLimits } from '../server/listener.js';
-import type { ReloadOutcome } from '../server/server.js';
+import type { ReloadOutcome } from '../server/reload-from-source.js';
 
 type AdminSettings = NonNullable<ResolvedSettings['admin']>;
 type Directive = 'health' | 'status' | 'config' | 'reload' | 'reload_get' | 'runtime';
@@ -19,10 +19,10 @@ type Directive = 'health' | 'status' | 'config' | 'reload' | 'reload_get' | 'run
 /** What the admin API may see and do (admin-api.ts makes it from the Server). */
 export interface AdminControl {
   readonly draining: boolean;
-  status(): Record<string, unknown>;
+  status(): Record<string, unknown> | Promise<Record<string, unknown>>;
   config(): unknown;
   reloadFromSource(): Promise<ReloadOutcome>;
-  runtime(): Record<string, unknown>;
+  runtime(): Record<string, unknown> | Promise<Record<string, unknown>>;
   log(message: string): void;
 }
 
@@ -181,11 +181,11 @@ export class AdminServer {
           ? { status: 503, body: { status: 'shutting_down' } }
           : { status: 200, body: { status: 'ok' } };
       case 'status':
-        return { status: 200, body: this.control.status() };
+        return { status: 200, body: await this.control.status() };
       case 'config':
         return { status: 200, body: this.control.config() };
       case 'runtime':
-        return { status: 200, body: this.control.runtime() };
+        return { status: 200, body: await this.control.runtime() };
       case 'reload':
       case 'reload_get': {
         const outcome = await this.control.reloadFromSource();

@@ -1,8 +1,10 @@
 // `portico run [-c FILE]`: load, validate, start; serve until SIGTERM/SIGINT. SIGHUP re-reads the
-// same file: an invalid one is reported and the running configuration keeps serving.
+// same file: an invalid one is reported and the running configuration keeps serving. With
+// `workers` above 1 a primary process starts the workers that serve (workers/primary.ts).
 import { AdminApi } from '../admin/admin-api.js';
 import { serveUntilStopped } from '../server/lifecycle.js';
 import { Server } from '../server/server.js';
+import { Primary, workerCount } from '../workers/primary.js';
 import { loadChosenConfig, printDiagnostics } from './config-file.js';
 import type { CommandIo } from './io.js';
 
@@ -11,20 +13,26 @@ export async function runCommand(configFile: string | undefined, io: CommandIo):
   printDiagnostics(result.diagnostics, io);
   const config = result.config;
   if (!config) return 1;
-  let server: Server;
+  const reloadSource = () => loadChosenConfig(configFile);
+  const workers = workerCount(config.global.workers);
+  let server: Server | Primary;
   try {
-    server = await Server.start(config, {
-      stderr: io.stderr,
-      reloadSource: () => loadChosenConfig(configFile),
-      controlPlane: (s) => new AdminApi(s),
-    });
+    server =
+      workers > 1
+        ? await Primary.start(config, { workers, stderr: io.stderr, reloadSource })
+        : await Server.start(config, {
+            stderr: io.stderr,
+            reloadSource,
+            controlPlane: (s) => new AdminApi(s),
+          });
   } catch (e) {
     io.stderr.write(`portico run: ${(e as Error).message}\n`);
     return 1;
   }
-  const say = (message: string) => server.errorLog.log(message);
+  const say = (message: string) => server.log(message);
   const admin = server.adminUrl === undefined ? '' : `; admin API on ${server.adminUrl}`;
-  const started = `Portico is serving ${server.listenerUrls.join(', ')}${admin} (configuration: ${result.label})`;
+  const processes = server instanceof Primary ? `; ${server.workerCount} worker processes` : '';
+  const started = `Portico is serving ${server.listenerUrls.join(', ')}${admin} (configuration: ${result.label}${processes})`;
   return serveUntilStopped(server, {
     say,
     reload: async () => void (await server.reloadFromSource('SIGHUP')),
@@ -33,5 +41,6 @@ export async function runCommand(configFile: string | undefined, io: CommandIo):
       // The operator at the terminal hears it too, when the error log goes to a file.
       if (config.global.errorLogFilePath !== undefined) io.stderr.write(`${started}\n`);
     },
+    ...(server instanceof Primary ? { stopNow: (signal) => server.stopNow(signal) } : {}),
   });
 }

@@ -382,6 +382,14 @@ export const CORE_PROPERTIES = {
     since: PORTICO,
     summary: 'How long (ms) a graceful stop or a removed listener waits for in-flight requests.',
   }),
+  workers: row({
+    type: either(u32(1, 1024), oneOf('auto')),
+    default: 'auto',
+    scopes: G,
+    since: PORTICO,
+    summary:
+      'How many worker processes serve requests: `auto` is one per CPU Node may use (nginx’s `worker_processes auto`); `1` serves from a single process. With more than one, a primary process holds the configuration, the signals and the admin API, and the workers share the listeners.',
+  }),
   clientCertificateCA: row({
     type: str('path'),
     scopes: G,

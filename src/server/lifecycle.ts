@@ -1,7 +1,14 @@
 // Signals, as CONTRACT.md fixes them: SIGTERM and SIGINT stop gracefully (a second one stops at
-// once), SIGHUP reloads the configuration, SIGUSR1 reopens the logs after rotation. Under the
-// launcher (cli/launcher.ts) they also come as its IPC messages, and its leaving stops the server.
-import type { Server } from './server.js';
+// once), SIGHUP reloads the configuration, SIGUSR1 reopens the logs after rotation. Under a parent
+// process (the launcher, cli/launcher.ts, or a worker's primary) they also come as its IPC
+// messages, and its leaving stops the server.
+
+/** What signals act on: a Server, or a primary and its workers. */
+export interface Stoppable {
+  /** Graceful, idempotent. */
+  stop(): Promise<void>;
+  reopenLogs(): Promise<void>;
+}
 
 export interface LifecycleHooks {
   /** Re-reads and applies the configuration; reports failures itself. */
@@ -9,6 +16,10 @@ export interface LifecycleHooks {
   readonly say: (message: string) => void;
   /** Once the signals are heard: a SIGHUP sent on seeing the start line must not kill the process. */
   readonly started?: () => void;
+  /** Before the process exits on a second stop signal (a primary passes it on to its workers). */
+  readonly stopNow?: (signal: NodeJS.Signals) => void;
+  /** What the parent process is called in the log when it goes (default: the launcher). */
+  readonly parent?: string;
 }
 
 type Way = 'direct' | 'relayed';
@@ -17,21 +28,23 @@ type Way = 'direct' | 'relayed';
 const relayed = () => process.env.PORTICO_RELAYED === '1' && process.connected;
 
 /** Resolves with the exit status once the server has stopped. */
-export function serveUntilStopped(server: Server, hooks: LifecycleHooks): Promise<number> {
+export function serveUntilStopped(server: Stoppable, hooks: LifecycleHooks): Promise<number> {
   return new Promise((resolve) => {
     let stopping = false;
     // A stop sent to every process of a unit or a terminal's job (systemd, Ctrl-C) reaches the
     // server twice under the launcher, directly and relayed: one request. Sent twice the same way,
     // it is the operator insisting.
     const asked: Record<Way, number> = { direct: 0, relayed: 0 };
-    const stop = (signal: NodeJS.Signals | 'the launcher leaving', way: Way) => {
-      if (++asked[way] > 1) {
+    const stop = (signal: NodeJS.Signals | 'leaving', way: Way) => {
+      if (++asked[way] > 1 && signal !== 'leaving') {
         hooks.say(`${signal} again: stopping now`);
+        hooks.stopNow?.(signal);
         process.exit(1);
       }
       if (stopping) return;
       stopping = true;
-      hooks.say(`${signal}: stopping gracefully`);
+      const cause = signal === 'leaving' ? `the ${hooks.parent ?? 'launcher'} leaving` : signal;
+      hooks.say(`${cause}: stopping gracefully`);
       void server.stop().then(() => {
         for (const [signal, handler] of handlers) process.off(signal, handler);
         process.off('message', onMessage).off('disconnect', onDisconnect);
@@ -54,7 +67,7 @@ export function serveUntilStopped(server: Server, hooks: LifecycleHooks): Promis
       if (typeof signal === 'string' && Object.hasOwn(act, signal)) act[signal]!('relayed');
     };
     const onDisconnect = () => {
-      if (!stopping) stop('the launcher leaving', 'relayed');
+      if (!stopping) stop('leaving', 'relayed');
     };
     if (relayed()) process.on('message', onMessage).on('disconnect', onDisconnect);
     hooks.started?.();

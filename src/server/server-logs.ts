@@ -47,6 +47,14 @@ export async function reopenChanged(
   }
 }
 
+/** Closes the files of `old` that `current` does not carry over. */
+export async function closeReplaced(current: Logs, old: Logs): Promise<void> {
+  await Promise.all([
+    old.error !== current.error ? old.error.close() : undefined,
+    old.access !== current.access ? old.access?.close() : undefined,
+  ]);
+}
+
 export async function closeLogs(logs: Logs): Promise<void> {
   await logs.access?.close();
   await logs.error.close();

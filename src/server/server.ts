@@ -2,24 +2,26 @@
 // Starting compiles and binds everything or nothing; stopping drains in-flight requests within
 // `shutdownTimeout`, then returns every Plan's leases and closes every handle it owns.
 import type { AuthOptions } from '../auth/auth-services.js';
-import { formatDiagnostic } from '../config/diagnostics.js';
+import type { ResolvedSettings } from '../config/defaults.js';
 import { effectiveConfig } from '../config/effective.js';
 import type { LoadResult } from '../config/load.js';
 import type { Config } from '../config/validate.js';
 import type { Logger } from '../http/logger.js';
 import type { ErrorLog } from '../log/error-log.js';
 import { MODULES } from '../modules/registry.js';
-import { compilePlan, PlanNotReady, type CompileServices, type Plan } from '../plan/compile.js';
+import { compilePlan, type CompileServices, type Plan } from '../plan/compile.js';
 import type { Module } from '../plan/module.js';
 import { Resources } from '../plan/resources.js';
 import { VERSION } from '../version.js';
 import { ErrorResponder } from './error-responder.js';
 import type { ConnectionLimits } from './listener.js';
-import { ListenerSet } from './listener-set.js';
+import { ListenerSet, type ListenerReload } from './listener-set.js';
+import { reloadFailure, reloadFromSource, type ReloadOutcome } from './reload-from-source.js';
 import { RequestHandler } from './request-handler.js';
 import {
   accessEntry,
   closeLogs,
+  closeReplaced,
   openLogs,
   refusedEntry,
   reopenChanged,
@@ -29,23 +31,14 @@ import { SurgeGc } from './surge-gc.js';
 
 /** What runs beside the listeners and follows the configuration: the admin API (admin/admin-api.ts). */
 export interface ControlPlane {
-  start(plan: Plan): Promise<void>;
+  start(global: ResolvedSettings): Promise<void>;
   /** After each reload, once the reload's own answer has left. */
-  reloaded(plan: Plan): void;
+  reloaded(global: ResolvedSettings): void;
   /** Last at stop, after the listeners have drained. */
   close(): Promise<void>;
   /** Where it listens, while it does. */
   readonly url: string | undefined;
 }
-
-export type ReloadOutcome =
-  | { readonly ok: true; readonly reloads: number }
-  | {
-      readonly ok: false;
-      readonly status: 422 | 500 | 503;
-      readonly error: string;
-      readonly details: readonly string[];
-    };
 
 export interface ServerOptions {
   /** Where the error log goes when `errorLogFilePath` is not set. */
@@ -123,7 +116,7 @@ export class Server {
       const server = new Server(plan, services, current);
       await server.openListeners(plan);
       try {
-        await server.control?.start(plan);
+        await server.control?.start(plan.global);
       } catch (e) {
         await server.listeners.close(0);
         throw e;
@@ -180,30 +173,60 @@ export class Server {
   }
 
   private async apply(config: Config): Promise<void> {
+    const prepared = await this.prepare(config);
+    await prepared.commit();
+  }
+
+  /**
+   * Reloads `config` once `agree` says so, after everything that can fail has been made ready off
+   * to the side (a worker process waits for its primary, which waits for every worker).
+   */
+  reloadWhenAgreed(config: Config, agree: () => Promise<boolean>): Promise<boolean> {
+    return this.serialized(async () => {
+      const prepared = await this.prepare(config);
+      if (!(await agree())) {
+        await prepared.discard();
+        return false;
+      }
+      await prepared.commit();
+      return true;
+    });
+  }
+
+  /** The Plan compiled and ready, new listeners bound, changed logs opened; nothing swapped yet. */
+  private async prepare(config: Config): Promise<PreparedReload> {
     if (this.stopping)
       throw new Error('the server is shutting down; the configuration is not reloaded');
     const plan = compilePlan(config, this.services);
+    let changes: ListenerReload | undefined;
     try {
       // New application processes serve before the old ones are retired with their Plan.
       await plan.ready();
-      await this.swapIn(plan, config);
+      changes = await this.listeners.prepare(plan);
+      const logs = await reopenChanged(this.current.logs, config, this.services.options.stderr);
+      const listenerChanges = changes;
+      return {
+        commit: () => this.swapIn(plan, config, listenerChanges, logs),
+        discard: async () => {
+          await listenerChanges.discard();
+          await closeReplaced(this.current.logs, logs);
+          await plan.leases.release();
+        },
+      };
     } catch (e) {
-      // Unless it became current before the failure, nothing uses the new Plan: what only it
-      // leased closes now.
-      if (this.handler.plan !== plan) await plan.leases.release();
+      // Nothing uses the new Plan: what only it leased closes now.
+      await changes?.discard();
+      await plan.leases.release();
       throw e;
     }
   }
 
-  private async swapIn(plan: Plan, config: Config): Promise<void> {
-    const changes = await this.listeners.prepare(plan);
-    let logs: Logs;
-    try {
-      logs = await reopenChanged(this.current.logs, config, this.services.options.stderr);
-    } catch (e) {
-      await changes.discard();
-      throw e;
-    }
+  private async swapIn(
+    plan: Plan,
+    config: Config,
+    changes: ListenerReload,
+    logs: Logs,
+  ): Promise<void> {
     const oldLogs = this.current.logs;
     applyEnvironment(config);
     this.current.logs = logs;
@@ -221,11 +244,8 @@ export class Server {
     // The admin listener restarts on every reload (SPEC-admin-api.md), but only after this
     // reload's own answer has left through it: closing it first would wait on itself.
     const control = this.control;
-    if (control) setImmediate(() => control.reloaded(plan));
-    await Promise.all([
-      oldLogs.error !== logs.error ? oldLogs.error.close() : undefined,
-      oldLogs.access !== logs.access ? oldLogs.access?.close() : undefined,
-    ]);
+    if (control) setImmediate(() => control.reloaded(plan.global));
+    await closeReplaced(logs, oldLogs);
   }
 
   /** A replaced Plan returns its leases once its requests have ended (at the latest, at stop). */
@@ -246,58 +266,23 @@ export class Server {
    * Reloads from the configured source; never throws: the outcome says what happened, and the
    * error log says it too, in the same lines whatever asked (`by`: SIGHUP, the admin API).
    */
-  async reloadFromSource(by?: string): Promise<ReloadOutcome> {
-    const source = this.services.options.reloadSource;
-    let diagnostics: readonly string[] = [];
-    let label: string | undefined;
-    let written = false;
-    const run = async (): Promise<ReloadOutcome> => {
-      if (this.stopping)
-        return {
-          ok: false,
-          status: 503,
-          error: 'shutting down',
-          details: ['the server is shutting down; the configuration is not reloaded'],
-        };
-      if (!source)
-        return {
-          ok: false,
-          status: 500,
-          error: 'reload failed',
-          details: ['this server has no configuration file to reload from'],
-        };
-      const next = await source();
-      label = (next as { label?: string }).label;
-      diagnostics = next.diagnostics.map(formatDiagnostic);
-      if (!next.config) {
-        const details = next.diagnostics
-          .filter((d) => d.severity === 'error')
-          .map(formatDiagnostic);
-        written = true;
-        return { ok: false, status: 422, error: 'invalid configuration', details };
-      }
-      try {
-        await this.apply(next.config);
-        return { ok: true, reloads: this.reloads };
-      } catch (e) {
-        const details = (e as Error).message.split('\n');
-        // An application that cannot start is the configuration's fault, as an invalid file is.
-        if (e instanceof PlanNotReady)
-          return { ok: false, status: 422, error: 'invalid configuration', details };
-        return { ok: false, status: 500, error: 'reload failed', details };
-      }
-    };
-    const outcome = await this.serialized(run);
-    const log = (line: string) => this.errorLog.log(line);
-    const asked = `${by === undefined ? '' : ` by ${by}`}${label === undefined ? '' : ` (${label})`}`;
-    for (const line of diagnostics) log(`reload: ${line}`);
-    if (outcome.ok) log(`reloaded${asked}; serving ${this.listenerUrls.join(', ')}`);
-    else {
-      // An invalid configuration's details are its error diagnostics, already written.
-      if (!written) for (const line of outcome.details) log(`reload: ${line}`);
-      log(`reload${asked} refused (${outcome.error}); the running configuration keeps serving`);
-    }
-    return outcome;
+  reloadFromSource(by?: string): Promise<ReloadOutcome> {
+    return reloadFromSource({
+      source: this.services.options.reloadSource,
+      stopping: () => this.stopping !== undefined,
+      serialized: (task) => this.serialized(task),
+      apply: async (config) => {
+        try {
+          await this.apply(config);
+          return { ok: true, reloads: this.reloads };
+        } catch (e) {
+          return reloadFailure(e);
+        }
+      },
+      log: (line) => this.errorLog.log(line),
+      listenerUrls: () => this.listenerUrls,
+      by,
+    });
   }
 
   // ── what the admin API reads ─────────────────────────────────────────────────────────────
@@ -384,6 +369,12 @@ export class Server {
     this.prefetchOcsp(plan);
     this.manageCertificates(plan);
   }
+}
+
+/** A reload ready to swap in, or to be thrown away leaving the server as it was. */
+interface PreparedReload {
+  commit(): Promise<void>;
+  discard(): Promise<void>;
 }
 
 interface Services extends CompileServices {

@@ -23,7 +23,11 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 async function config(extra = ''): Promise<{ file: string; port: number }> {
   const port = await freePort();
   const file = join(dir, `portico-${port}.yaml`);
-  writeFileSync(file, `global:\n  port: "127.0.0.1:${port}"\n  wwwroot: ${dir}\n${extra}`);
+  // One serving process: the launcher's child (workers of a primary are another test's).
+  writeFileSync(
+    file,
+    `global:\n  port: "127.0.0.1:${port}"\n  wwwroot: ${dir}\n  workers: 1\n${extra}`,
+  );
   return { file, port };
 }
 

@@ -195,6 +195,7 @@ function configFor(
     `  automaticTLSContactCacheDirectory: ${store}`,
     '  automaticTLSContactEmail: admin@example.test',
     `  wwwroot: ${dir}`,
+    '  workers: 1',
     extra,
     'hosts:',
     ...names.map((n) => `  - domain: ${n}`),

@@ -65,6 +65,8 @@ export async function spawnPortico(
   const sport = options.tls ? await freePort() : undefined;
   doc.global = {
     port: `127.0.0.1:${port}`,
+    // An attack is judged by the one process it is aimed at: its descriptors and memory.
+    workers: 1,
     ...(sport === undefined
       ? {}
       : {

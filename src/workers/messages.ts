@@ -1,0 +1,75 @@
+// What a primary and its worker processes say to each other over the IPC channel (with Node's
+// structured-clone serialization, so a configuration crosses as the plain data it is).
+import type { Settings } from '../config/properties.js';
+import type { Config, HostConfig } from '../config/validate.js';
+import { PROPERTY_TABLE } from '../modules/registry.js';
+
+/** A Config as it crosses: the property table is the worker's own, the same registry's. */
+export interface ConfigData {
+  readonly global: Settings;
+  readonly hosts: HostConfig[];
+}
+
+export const configData = (config: Config): ConfigData => ({
+  global: config.global,
+  hosts: config.hosts,
+});
+
+export const configOf = (data: ConfigData): Config => ({ ...data, properties: PROPERTY_TABLE });
+
+/** A worker's counters, for /status. */
+export interface WorkerStats {
+  readonly pid: number;
+  readonly uptime_sec: number;
+  readonly requests_total: number;
+  readonly connections_active: number;
+  /** The listeners it serves, and what its modules and certificates report (/status). */
+  readonly listeners: readonly string[];
+  readonly extra: Record<string, unknown>;
+}
+
+export type ToWorker =
+  | { readonly type: 'start'; readonly config: ConfigData }
+  /** Answered 'prepared' once reload number `reload` is ready to swap in. */
+  | {
+      readonly type: 'prepare';
+      readonly id: number;
+      readonly reload: number;
+      readonly config: ConfigData;
+    }
+  /** Whether the prepared reload is swapped in; answered with true once it is. */
+  | {
+      readonly type: 'decide';
+      readonly id: number;
+      readonly reload: number;
+      readonly commit: boolean;
+    }
+  /** Answered once both logs are reopened (after logrotate). */
+  | { readonly type: 'reopen'; readonly id: number }
+  | { readonly type: 'stats'; readonly id: number }
+  | { readonly type: 'runtime'; readonly id: number };
+
+export type FromWorker =
+  /** Listening for messages: a message sent before is lost. */
+  | { readonly type: 'ready' }
+  | { readonly type: 'started' }
+  | { readonly type: 'start-failed'; readonly error: string }
+  | { readonly type: 'answer'; readonly id: number; readonly value: unknown }
+  | {
+      readonly type: 'failed';
+      readonly id: number;
+      readonly error: string;
+      /** The configuration's fault (an application that cannot start), as an invalid file is. */
+      readonly invalid: boolean;
+    };
+
+/** A message of `types` from the other side, or undefined (the launcher's signals, anything else). */
+export function messageOf<M extends { type: string }>(
+  message: unknown,
+  types: readonly M['type'][],
+): M | undefined {
+  const type = (message as { type?: unknown } | null)?.type;
+  return typeof type === 'string' && (types as readonly string[]).includes(type)
+    ? (message as M)
+    : undefined;
+}

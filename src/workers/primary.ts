@@ -1,0 +1,288 @@
+// The primary process of a server with several workers: it holds the validated configuration,
+// the signals, the admin API and the error log's own lines, and supervises the worker processes
+// that serve (worker.ts). A reload is validated once, here, then prepared by every worker and
+// swapped in by all of them or by none. A worker that dies is replaced, with a back-off when it
+// keeps dying (restart-backoff.ts).
+import cluster from 'node:cluster';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { availableParallelism } from 'node:os';
+import { dirname, extname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { AdminApi, type AdminSubject } from '../admin/admin-api.js';
+import { withDefaults } from '../config/defaults.js';
+import { effectiveConfig } from '../config/effective.js';
+import type { LoadResult } from '../config/load.js';
+import type { Config } from '../config/validate.js';
+import { ErrorLog } from '../log/error-log.js';
+import type { Stoppable } from '../server/lifecycle.js';
+import {
+  reloadFailure,
+  reloadFromSource,
+  type ReloadOutcome,
+} from '../server/reload-from-source.js';
+import { VERSION } from '../version.js';
+import { configData, type WorkerStats } from './messages.js';
+import { CauseLog, RestartBackoff } from './restart-backoff.js';
+import { WorkerProcess } from './worker-process.js';
+
+/** The processes `workers` asks for: `auto`, one per CPU this process may use. */
+export function workerCount(workers: number | 'auto' | undefined): number {
+  return workers === undefined || workers === 'auto' ? availableParallelism() : workers;
+}
+
+export interface PrimaryOptions {
+  readonly workers: number;
+  /** Where the error log goes when `errorLogFilePath` is not set. */
+  readonly stderr?: NodeJS.WritableStream;
+  /** Where a reload reads the configuration from (SIGHUP, the admin API's /reload). */
+  readonly reloadSource?: () => Promise<LoadResult>;
+}
+
+/** A worker's place: the process in it now, and how often it was replaced. */
+interface Slot {
+  process: WorkerProcess;
+  restarts: number;
+  readonly backoff: RestartBackoff;
+}
+
+export class Primary implements AdminSubject, Stoppable {
+  readonly startedAt = new Date();
+  draining = false;
+  reloads = 0;
+  lastReload: Date | undefined;
+  /** The listeners the workers serve, as the last start or reload left them. */
+  listenerUrls: readonly string[] = [];
+  private readonly slots: Slot[] = [];
+  private readonly admin: AdminApi;
+  private readonly causes: CauseLog;
+  private stopping: Promise<void> | undefined;
+  private reloading: Promise<unknown> = Promise.resolve();
+  private reloadNumber = 0;
+
+  private constructor(
+    private current: Config,
+    readonly errorLog: ErrorLog,
+    private readonly options: PrimaryOptions,
+  ) {
+    this.admin = new AdminApi(this);
+    this.causes = new CauseLog((line) => this.log(line));
+  }
+
+  /** Starts every worker; rejects with the first one's reason when any cannot serve. */
+  static async start(config: Config, options: PrimaryOptions): Promise<Primary> {
+    const errorLog = await ErrorLog.open(config.global.errorLogFilePath, options.stderr);
+    const primary = new Primary(config, errorLog, options);
+    try {
+      setUpCluster();
+      for (let i = 0; i < options.workers; i++)
+        primary.slots.push({ process: primary.fork(), restarts: 0, backoff: new RestartBackoff() });
+      await Promise.all(primary.slots.map((slot) => slot.process.started));
+      for (const slot of primary.slots) primary.watch(slot);
+      await primary.readListeners();
+      await primary.admin.start(primary.global);
+    } catch (e) {
+      primary.stopping = primary.stopWorkers();
+      await primary.stopping;
+      await errorLog.close();
+      throw e;
+    }
+    return primary;
+  }
+
+  get adminUrl(): string | undefined {
+    return this.admin.url;
+  }
+
+  get workerCount(): number {
+    return this.slots.length;
+  }
+
+  log(message: string): void {
+    this.errorLog.log(message);
+  }
+
+  // ── what the admin API reads ─────────────────────────────────────────────────────────────
+  async status(): Promise<Record<string, unknown>> {
+    const stats = await Promise.all(
+      this.slots.map((slot) => slot.process.ask<WorkerStats>({ type: 'stats' }).catch(() => null)),
+    );
+    const workers = this.slots.map((slot, i) => ({
+      pid: slot.process.pid,
+      uptime_sec: Math.floor((Date.now() - slot.process.startedAt) / 1000),
+      requests_total: stats[i]?.requests_total ?? 0,
+      connections_active: stats[i]?.connections_active ?? 0,
+      restarts: slot.restarts,
+    }));
+    const sum = (key: 'requests_total' | 'connections_active') =>
+      workers.reduce((total, w) => total + w[key], 0);
+    return {
+      status: 'ok',
+      version: VERSION,
+      uptime_sec: Math.floor((Date.now() - this.startedAt.getTime()) / 1000),
+      started_at: this.startedAt.toISOString(),
+      connections_active: sum('connections_active'),
+      requests_total: sum('requests_total'),
+      reloads: this.reloads,
+      last_reload: this.lastReload?.toISOString() ?? null,
+      listeners: this.listenerUrls,
+      // Modules and certificates as the first worker that answered sees them: the same everywhere.
+      ...(stats.find((s) => s !== null)?.extra ?? {}),
+      workers,
+    };
+  }
+
+  async runtime(own: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const workers = await Promise.all(
+      this.slots.map((slot) =>
+        slot.process
+          .ask<Record<string, unknown>>({ type: 'runtime' })
+          .catch((e: Error) => ({ pid: slot.process.pid, error: e.message })),
+      ),
+    );
+    return { ...own, workers };
+  }
+
+  config(): unknown {
+    return effectiveConfig(this.current);
+  }
+
+  // ── reloads ──────────────────────────────────────────────────────────────────────────────
+  reloadFromSource(by?: string): Promise<ReloadOutcome> {
+    return reloadFromSource({
+      source: this.options.reloadSource,
+      stopping: () => this.stopping !== undefined,
+      serialized: (task) => {
+        const result = this.reloading.then(task);
+        this.reloading = result.catch(() => undefined);
+        return result;
+      },
+      apply: (config) => this.applyEverywhere(config),
+      log: (line) => this.log(line),
+      listenerUrls: () => this.listenerUrls,
+      by,
+    });
+  }
+
+  /** Every worker prepares the configuration; all swap it in once all are ready, or none does. */
+  private async applyEverywhere(config: Config): Promise<ReloadOutcome> {
+    const reload = ++this.reloadNumber;
+    const data = configData(config);
+    const slots = [...this.slots];
+    const asked = slots.map((slot) => slot.process);
+    // Applications may take a while to start: no time limit but the worker's own.
+    const prepared = await Promise.allSettled(
+      asked.map((p) => p.ask({ type: 'prepare', reload, config: data }, false)),
+    );
+    const failure = prepared.find((r) => r.status === 'rejected');
+    const commit = failure === undefined;
+    // A worker replaced from now on starts with what the others now serve.
+    if (commit) this.current = config;
+    const decided = await Promise.allSettled(
+      asked.map((p, i) =>
+        prepared[i]!.status === 'fulfilled'
+          ? p.ask({ type: 'decide', reload, commit }, false)
+          : undefined,
+      ),
+    );
+    if (failure !== undefined) {
+      const reason = failure.reason as Error & { invalid?: boolean };
+      return reloadFailure(reason, reason.invalid === true);
+    }
+    const uncommitted = decided.find((r) => r.status === 'rejected');
+    if (uncommitted !== undefined) return reloadFailure(uncommitted.reason);
+    this.reloads++;
+    this.lastReload = new Date();
+    await this.readListeners();
+    const count = workerCount(config.global.workers);
+    if (count !== this.slots.length)
+      this.log(`workers: ${count} takes effect when Portico restarts (${this.slots.length} now)`);
+    // The admin listener restarts after this reload's own answer has left through it.
+    setImmediate(() => this.admin.reloaded(this.global));
+    return { ok: true, reloads: this.reloads };
+  }
+
+  // ── stopping, logs ───────────────────────────────────────────────────────────────────────
+  /** Graceful: every worker drains (each within `shutdownTimeout`), then the admin API closes. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      this.draining = true;
+      await this.reloading;
+      await this.stopWorkers();
+      await this.admin.close();
+      this.log('Portico stopped');
+      await this.errorLog.close();
+    })();
+    return this.stopping;
+  }
+
+  /** A second stop signal: every worker is told again, which stops it at once. */
+  stopNow(signal: NodeJS.Signals): void {
+    for (const slot of this.slots) slot.process.send({ relayedSignal: signal });
+  }
+
+  async reopenLogs(): Promise<void> {
+    await Promise.all([
+      this.errorLog.reopen(),
+      ...this.slots.map((slot) => slot.process.ask({ type: 'reopen' }).catch(() => undefined)),
+    ]);
+  }
+
+  private async stopWorkers(): Promise<void> {
+    for (const slot of this.slots) {
+      // One still starting has no signal handlers yet: the default action ends it.
+      if (slot.process.serving) slot.process.send({ relayedSignal: 'SIGTERM' });
+      else slot.process.worker.process.kill('SIGTERM');
+    }
+    await Promise.all(this.slots.map((slot) => slot.process.exited));
+  }
+
+  // ── workers ──────────────────────────────────────────────────────────────────────────────
+  private get global() {
+    return withDefaults(this.current.global, this.current.properties);
+  }
+
+  private fork(): WorkerProcess {
+    // Workers act on the launcher's relayed-signal messages as a server under the launcher does.
+    return new WorkerProcess(cluster.fork({ PORTICO_RELAYED: '1' }), configData(this.current));
+  }
+
+  /** Replaces the slot's process when it dies, unless the server is stopping. */
+  private watch(slot: Slot): void {
+    const current = slot.process;
+    void current.exited.then(async (how) => {
+      if (this.stopping) return;
+      const delay = slot.backoff.next(Date.now() - current.startedAt);
+      this.causes.report(
+        how,
+        `worker ${current.pid} ${how}; ${delay === 0 ? 'starting another' : `starting another in ${delay} ms`}`,
+      );
+      if (delay > 0) await sleep(delay);
+      if (this.stopping) return;
+      slot.process = this.fork();
+      slot.restarts++;
+      this.watch(slot);
+    });
+  }
+
+  private async readListeners(): Promise<void> {
+    for (const slot of this.slots) {
+      const stats = await slot.process.ask<WorkerStats>({ type: 'stats' }).catch(() => undefined);
+      if (stats === undefined) continue;
+      this.listenerUrls = stats.listeners;
+      return;
+    }
+  }
+}
+
+/** Workers run worker-main beside this file (.js built, .ts under tsx), with this process's flags. */
+function setUpCluster(): void {
+  const here = fileURLToPath(import.meta.url);
+  // Workers accept from the shared sockets themselves (docs/running.md, Workers, says why).
+  cluster.schedulingPolicy = cluster.SCHED_NONE;
+  cluster.setupPrimary({
+    exec: join(dirname(here), `worker-main${extname(here)}`),
+    execArgv: process.execArgv,
+    serialization: 'advanced',
+    args: [],
+  });
+}

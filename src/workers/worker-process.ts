@@ -1,0 +1,108 @@
+// One worker process as the primary sees it: started with a configuration, asked questions by id
+// (each with a time limit, and failed at once if the worker dies), told what the primary decides.
+import type { Worker } from 'node:cluster';
+import { messageOf, type ConfigData, type FromWorker, type ToWorker } from './messages.js';
+
+// A worker answers from its event loop; one this late is stuck, and its answer is not waited for.
+const ANSWER_MS = 10_000;
+
+type Question = ToWorker extends infer Q
+  ? Q extends { id: number }
+    ? Omit<Q, 'id'>
+    : never
+  : never;
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+  timer: NodeJS.Timeout | undefined;
+}
+
+export class WorkerProcess {
+  readonly startedAt = Date.now();
+  /** Resolves once it serves; rejects with why it could not start. */
+  readonly started: Promise<void>;
+  /** Resolves with how it ended. */
+  readonly exited: Promise<string>;
+  /** True once it serves. */
+  serving = false;
+  private startFailure: string | undefined;
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+
+  constructor(
+    readonly worker: Worker,
+    config: ConfigData,
+  ) {
+    this.exited = new Promise((resolve) =>
+      worker.on('exit', (code: number | null, signal: string | null) => {
+        const how =
+          this.startFailure !== undefined
+            ? `could not start: ${this.startFailure}`
+            : signal
+              ? `was killed by ${signal}`
+              : `exited with status ${code}`;
+        for (const p of this.pending.values()) {
+          clearTimeout(p.timer);
+          p.reject(new Error(`worker ${this.pid} ${how}`));
+        }
+        this.pending.clear();
+        resolve(how);
+      }),
+    );
+    this.started = new Promise((resolve, reject) => {
+      worker.on('message', (message: unknown) => {
+        const m = messageOf<FromWorker>(message, [
+          'ready',
+          'started',
+          'start-failed',
+          'answer',
+          'failed',
+        ]);
+        if (m?.type === 'ready') this.send({ type: 'start', config });
+        else if (m?.type === 'started') {
+          this.serving = true;
+          resolve();
+        } else if (m?.type === 'start-failed') {
+          this.startFailure = m.error;
+          reject(new Error(m.error));
+        } else if (m) this.settle(m);
+      });
+      void this.exited.then((how) => reject(new Error(`a worker process ${how}`)));
+    });
+    // Known by the caller through `started`; not an unhandled rejection before it looks.
+    this.started.catch(() => undefined);
+  }
+
+  get pid(): number {
+    return this.worker.process.pid ?? 0;
+  }
+
+  send(message: ToWorker | { relayedSignal: NodeJS.Signals }): void {
+    if (this.worker.isConnected()) this.worker.send(message);
+  }
+
+  /** The worker's answer; `wait` false: no time limit (a reload that starts applications). */
+  ask<T>(question: Question, wait = true): Promise<T> {
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      const timer = wait
+        ? setTimeout(() => {
+            this.pending.delete(id);
+            reject(new Error(`worker ${this.pid} did not answer within ${ANSWER_MS} ms`));
+          }, ANSWER_MS)
+        : undefined;
+      this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject, timer });
+      this.send({ ...question, id } as ToWorker);
+    });
+  }
+
+  private settle(m: Extract<FromWorker, { id: number }>): void {
+    const p = this.pending.get(m.id);
+    if (p === undefined) return;
+    this.pending.delete(m.id);
+    clearTimeout(p.timer);
+    if (m.type === 'answer') p.resolve(m.value);
+    else p.reject(Object.assign(new Error(m.error), { invalid: m.invalid }));
+  }
+}

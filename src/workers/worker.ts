@@ -1,0 +1,121 @@
+// A worker process: it serves the configuration its primary sends, on listeners it shares with
+// the other workers (node:cluster hands every worker the same sockets), and answers the primary's
+// questions. Signals are the primary's to act on: a worker stops when the primary passes a stop
+// on (or the unit's own SIGTERM reaches it, counted as the same request: server/lifecycle.ts).
+import { PlanNotReady } from '../plan/compile.js';
+import { RuntimeStats } from '../admin/runtime-stats.js';
+import { serveUntilStopped } from '../server/lifecycle.js';
+import { Server } from '../server/server.js';
+import {
+  configOf,
+  messageOf,
+  type ConfigData,
+  type FromWorker,
+  type ToWorker,
+  type WorkerStats,
+} from './messages.js';
+
+const send = (message: FromWorker) => process.send?.(message);
+
+/** Runs until the primary stops this worker; resolves with its exit status. */
+export async function runWorker(): Promise<number> {
+  const start = await new Promise<ConfigData>((resolve) => {
+    const onStart = (message: unknown) => {
+      const m = messageOf<ToWorker>(message, ['start']);
+      if (m?.type !== 'start') return;
+      process.off('message', onStart);
+      resolve(m.config);
+    };
+    process.on('message', onStart);
+    send({ type: 'ready' });
+  });
+  let server: Server;
+  try {
+    server = await Server.start(configOf(start), { stderr: process.stderr });
+  } catch (e) {
+    send({ type: 'start-failed', error: (e as Error).message });
+    return 1;
+  }
+  const answers = new Answers(server, server.plan.global.admin?.runtime === true);
+  process.on('message', (message) => answers.take(message));
+  send({ type: 'started' });
+  return serveUntilStopped(server, {
+    say: (message) => server.log(message),
+    // The primary reloads: it has validated the file once and sends every worker the result.
+    reload: async () => undefined,
+    parent: 'primary',
+  });
+}
+
+/** The primary's questions and reload steps, each answered by its id. */
+class Answers {
+  private runtimeStats: RuntimeStats | undefined;
+  /** The decision a prepared reload waits for: whether to commit, and the id to answer with. */
+  private readonly decisions = new Map<
+    number,
+    (decision: { commit: boolean; id: number }) => void
+  >();
+
+  /** `sampled`: the admin API has /runtime, whose event-loop figures cover the time since start. */
+  constructor(
+    private readonly server: Server,
+    sampled: boolean,
+  ) {
+    if (sampled) this.runtimeStats = new RuntimeStats();
+  }
+
+  take(message: unknown): void {
+    const m = messageOf<ToWorker>(message, ['prepare', 'decide', 'stats', 'runtime', 'reopen']);
+    switch (m?.type) {
+      case 'prepare':
+        return void this.prepare(m.id, m.reload, m.config);
+      case 'decide':
+        return this.decisions.get(m.reload)?.({ commit: m.commit, id: m.id });
+      case 'stats':
+        return void send({ type: 'answer', id: m.id, value: this.stats() });
+      case 'runtime':
+        this.runtimeStats ??= new RuntimeStats();
+        return void send({ type: 'answer', id: m.id, value: this.runtimeStats.read() });
+      case 'reopen':
+        return void this.server
+          .reopenLogs()
+          .then(() => send({ type: 'answer', id: m.id, value: true }));
+    }
+  }
+
+  /** Makes the reload ready, says so, and waits for the primary's word to swap it in. */
+  private async prepare(id: number, reload: number, config: ConfigData): Promise<void> {
+    let decided = id;
+    try {
+      const committed = await this.server.reloadWhenAgreed(configOf(config), async () => {
+        send({ type: 'answer', id, value: 'prepared' });
+        const decision = await new Promise<{ commit: boolean; id: number }>((resolve) =>
+          this.decisions.set(reload, resolve),
+        );
+        decided = decision.id;
+        return decision.commit;
+      });
+      send({ type: 'answer', id: decided, value: committed });
+    } catch (e) {
+      const error = (e as Error).message;
+      send({ type: 'failed', id: decided, error, invalid: e instanceof PlanNotReady });
+    } finally {
+      this.decisions.delete(reload);
+    }
+  }
+
+  private stats(): WorkerStats {
+    const { listeners, ...extra } = this.server.status() as { listeners: string[] };
+    return {
+      pid: process.pid,
+      uptime_sec: Math.floor(process.uptime()),
+      requests_total: this.server.requestsTotal,
+      connections_active: this.server.connectionsActive,
+      listeners,
+      extra: pick(extra, ['modules', 'certificates']),
+    };
+  }
+}
+
+const pick = (from: Record<string, unknown>, keys: readonly string[]) =>
+  Object.fromEntries(keys.filter((k) => from[k] !== undefined).map((k) => [k, from[k]]));
