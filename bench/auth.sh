@@ -19,6 +19,7 @@ cp "$tmp/www/open/1k.html" "$tmp/www/private/1k.html"
 hash=$(node --input-type=module -e "import { hashPassword } from './dist/auth/password.js'; console.log(await hashPassword('bench-password'))")
 cat > "$tmp/portico.yaml" <<YAML
 global:
+  workers: 1
   port: "127.0.0.1:$PORT"
   wwwroot: $tmp/www
   users:

@@ -50,12 +50,14 @@ NGINX
 sed -i "s/NAME/nginx/" "$tmp/nginx.conf"
 cat > "$tmp/cache.yaml" <<YAML
 global:
+  workers: 1
   port: "127.0.0.1:$PORT"
   loadModules: [cache, rproxy]
   proxyTo: http://127.0.0.1:$BACKEND
 YAML
 cat > "$tmp/static.yaml" <<YAML
 global:
+  workers: 1
   port: "127.0.0.1:$PORT"
   wwwroot: $tmp/www
 YAML

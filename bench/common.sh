@@ -111,6 +111,7 @@ medians() {
 portico_tls_yaml() {
   cat >"$1" <<YAML
 global:
+  workers: 1
   port: "127.0.0.1:$2"
   sport: "127.0.0.1:$3"
   secure: true

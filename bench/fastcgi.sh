@@ -40,6 +40,7 @@ for _ in $(seq 100); do [[ -S $tmp/fpm.sock ]] && break; sleep 0.1; done
 
 cat > "$tmp/portico.yaml" <<YAML
 global:
+  workers: 1
   port: "127.0.0.1:$PORT"
   wwwroot: $tmp/www
   loadModules: [fcgi]
@@ -109,6 +110,7 @@ printf '#!/bin/sh\nprintf "Content-Type: text/plain\\r\\n\\r\\nhello\\n"\n' > "$
 chmod 755 "$tmp/www/cgi-bin" "$tmp/www/cgi-bin/hello.sh"
 cat > "$tmp/portico-cgi.yaml" <<YAML
 global:
+  workers: 1
   port: "127.0.0.1:$PORT"
   wwwroot: $tmp/www
   loadModules: [cgi]

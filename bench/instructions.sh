@@ -32,10 +32,10 @@ TLS=test/fixtures/tls
 mkdir -p "$tmp/www"
 random_text "$tmp/www/1k.html" 1024
 # Over HTTP/1.1 a plain listener; over HTTP/2 a secure one (its plain port, unused, redirects).
-printf 'global:\n  port: "127.0.0.1:%s"\n  wwwroot: %s\n' "$PORT" "$tmp/www" >"$tmp/portico-h1.yaml"
+printf 'global:\n  workers: 1\n  port: "127.0.0.1:%s"\n  wwwroot: %s\n' "$PORT" "$tmp/www" >"$tmp/portico-h1.yaml"
 portico_tls_yaml "$tmp/portico-h2.yaml" "$((PORT + 2))" "$((PORT + 1))" "$tmp/www"
 BACKEND=$((PORT + 3))
-printf 'global:\n  port: "127.0.0.1:%s"\n  loadModules: [rproxy]\n  proxyTo: http://127.0.0.1:%s\n' \
+printf 'global:\n  workers: 1\n  port: "127.0.0.1:%s"\n  loadModules: [rproxy]\n  proxyTo: http://127.0.0.1:%s\n' \
   "$PORT" "$BACKEND" >"$tmp/portico-proxy.yaml"
 
 # count NAME PROTOCOL STATUS URL COMMAND… — "instructions/request TurboFan/request" of COMMAND's

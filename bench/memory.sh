@@ -12,7 +12,7 @@ need wrk:wrk
 
 mkdir -p "$tmp/www"
 random_text "$tmp/www/1k.html" 1024
-printf 'global:\n  port: "127.0.0.1:%s"\n  wwwroot: %s\n' "$PORT" "$tmp/www" > "$tmp/portico.yaml"
+printf 'global:\n  workers: 1\n  port: "127.0.0.1:%s"\n  wwwroot: %s\n' "$PORT" "$tmp/www" > "$tmp/portico.yaml"
 taskset -c 0 node "${PORTICO_ARGS[@]}" run -c "$tmp/portico.yaml" 2>"$tmp/err" &
 pid=$!
 wait_for "http://127.0.0.1:$PORT/1k.html"

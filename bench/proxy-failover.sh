@@ -17,6 +17,7 @@ trap 'for p in "${pids[@]}" $a; do kill "$p" 2>/dev/null || true; done; rm -rf "
 
 cat > "$tmp/portico.yaml" <<YAML
 global:
+  workers: 1
   port: "127.0.0.1:$PORT"
   loadModules: [rproxy]
   enableLoadBalancerHealthCheck: true

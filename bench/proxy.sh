@@ -47,6 +47,7 @@ NGINX
 sed -i "s/NAME/nginx/" "$tmp/nginx.conf"
 cat > "$tmp/portico.yaml" <<YAML
 global:
+  workers: 1
   port: "127.0.0.1:$PORT"
   loadModules: [rproxy]
   proxyTo: http://127.0.0.1:$BACKEND

@@ -35,6 +35,7 @@ wrk_free() {
 
 cat > "$tmp/wsgid.yaml" <<YAML
 global:
+  workers: 1
   port: "127.0.0.1:$PORT"
   loadModules: [wsgid]
   pythonExecutable: $PY
@@ -42,6 +43,7 @@ global:
 YAML
 cat > "$tmp/asgi.yaml" <<YAML
 global:
+  workers: 1
   port: "127.0.0.1:$PORT"
   loadModules: [asgi]
   pythonExecutable: $PY

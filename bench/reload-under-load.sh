@@ -14,7 +14,7 @@ ADMIN=18681
 mkdir -p "$tmp/a" "$tmp/b"
 echo "content A" > "$tmp/a/index.html"
 echo "content B" > "$tmp/b/index.html"
-write() { printf 'global:\n  port: "127.0.0.1:%s"\n  admin:\n    listen: "127.0.0.1:%s"\nhosts:\n  - domain: "*"\n    wwwroot: %s\n' "$PORT" "$ADMIN" "$1" > "$tmp/portico.yaml"; }
+write() { printf 'global:\n  workers: 1\n  port: "127.0.0.1:%s"\n  admin:\n    listen: "127.0.0.1:%s"\nhosts:\n  - domain: "*"\n    wwwroot: %s\n' "$PORT" "$ADMIN" "$1" > "$tmp/portico.yaml"; }
 write "$tmp/a"
 taskset -c 0 bin/portico.js run -c "$tmp/portico.yaml" 2>"$tmp/err" &
 pid=$!

@@ -30,7 +30,7 @@ const secure = tls
     `    "*.example.org":\n      cert: ${fixtures}example.org.crt\n      key: ${fixtures}example.org.key\n`
   : '';
 const config = (n) =>
-  `global:\n  port: "127.0.0.1:${port}"\n${secure}  admin:\n    listen: "127.0.0.1:${admin}"\nhosts:\n  - domain: "site${n % 2}.test"\n    wwwroot: ${join(dir, 'www')}\n`;
+  `global:\n  workers: 1\n  port: "127.0.0.1:${port}"\n${secure}  admin:\n    listen: "127.0.0.1:${admin}"\nhosts:\n  - domain: "site${n % 2}.test"\n    wwwroot: ${join(dir, 'www')}\n`;
 
 /** One handshake per certificate, so each reload's contexts are used. */
 async function handshakes() {

@@ -37,6 +37,7 @@ random_text "$tmp/www/64k.html" 65536
 
 cat > "$tmp/portico.yaml" <<YAML
 global:
+  workers: 1
   port: "127.0.0.1:${port[portico]}"
   wwwroot: $tmp/www
 YAML

@@ -8,7 +8,7 @@ source bench/common.sh
 need testssl:testssl.sh
 PORT=18780
 mkdir -p "$tmp/www" && echo ok > "$tmp/www/index.html"
-printf 'global:\n  port: "127.0.0.1:%s"\n  sport: "127.0.0.1:%s"\n  secure: true\n  cert: %s\n  key: %s\n  wwwroot: %s\n' \
+printf 'global:\n  workers: 1\n  port: "127.0.0.1:%s"\n  sport: "127.0.0.1:%s"\n  secure: true\n  cert: %s\n  key: %s\n  wwwroot: %s\n' \
   "$((PORT + 1))" "$PORT" "$PWD/test/fixtures/tls/server.crt" "$PWD/test/fixtures/tls/server.key" "$tmp/www" > "$tmp/portico.yaml"
 bin/portico.js run -c "$tmp/portico.yaml" 2>"$tmp/err" &
 pid=$!

@@ -82,7 +82,6 @@ export class PlanNotReady extends Error {}
 
 export interface AcmeUse {
   readonly manager: AcmeManager;
-  /** Every host `domain` without `*` (REFERENCE-behaviour.md §19), one certificate each. */
   readonly names: readonly string[];
   readonly settings: AcmeSettings;
 }
@@ -102,6 +101,8 @@ export interface CompileServices {
   readonly errorLog: Logger;
   /** Basic-authentication state options (tests shorten the lock-out window). */
   readonly auth?: AuthOptions;
+  /** Certificates are ordered by another process (a worker's primary) and followed here. */
+  readonly acmeFollows?: boolean;
 }
 
 export function compilePlan(config: Config, services: CompileServices): Plan {
@@ -130,8 +131,8 @@ export function compilePlan(config: Config, services: CompileServices): Plan {
       global.secure && global.enableOCSPStapling
         ? leases.take('ocsp', () => new OcspStapler({ log: (message) => errorLog.log(message) }))
         : undefined;
-    const acme =
-      global.secure && global.enableAutomaticTLS ? acmeUse(config, leases, errorLog) : undefined;
+    const wanted = acmeWanted(config);
+    const acme = wanted && acmeUse(wanted, leases, errorLog, services.acmeFollows === true);
     return Object.freeze({
       config,
       global,
@@ -155,29 +156,45 @@ export function compilePlan(config: Config, services: CompileServices): Plan {
   }
 }
 
-/** Automatic TLS: the manager for this CA and store, shared by every Plan that uses them. */
-function acmeUse(config: Config, leases: Leases, errorLog: Logger): AcmeUse {
+/** What automatic TLS of a configuration asks for: which CA and store, which names, how. */
+export interface AcmeWanted {
+  readonly directoryUrl: string;
+  readonly storageRoot: string;
+  /** Every host `domain` without `*` (REFERENCE-behaviour.md §19), one certificate each. */
+  readonly names: readonly string[];
+  readonly settings: AcmeSettings;
+}
+
+/** Undefined when the configuration does not turn automatic TLS on. */
+export function acmeWanted(config: Config): AcmeWanted | undefined {
   const g = withDefaults(config.global, config.properties);
-  const directoryUrl =
-    g.automaticTLSDirectoryUrl ??
-    (g.automaticTLSCaProduction ? LETS_ENCRYPT.production : LETS_ENCRYPT.staging);
-  const storageRoot = g.automaticTLSContactCacheDirectory ?? defaultAcmeDirectory();
-  const manager = leases.take(
-    `acme:${directoryUrl}\0${storageRoot}`,
-    () => new AcmeManager({ directoryUrl, storageRoot, log: (m) => errorLog.log(m) }),
-  );
+  if (!g.secure || !g.enableAutomaticTLS) return undefined;
   const domains = config.hosts.flatMap((h) => {
     const domain = h.settings.domain;
     return domain && !domain.includes('*') ? [domain.toLowerCase()] : [];
   });
   return {
-    manager,
+    directoryUrl:
+      g.automaticTLSDirectoryUrl ??
+      (g.automaticTLSCaProduction ? LETS_ENCRYPT.production : LETS_ENCRYPT.staging),
+    storageRoot: g.automaticTLSContactCacheDirectory ?? defaultAcmeDirectory(),
     names: [...new Set(domains)],
     settings: {
       email: g.automaticTLSContactEmail,
       challenge: g.useAutomaticTLSHTTPChallenge ? 'http-01' : 'tls-alpn-01',
     },
   };
+}
+
+/** Automatic TLS: the manager for this CA and store, shared by every Plan that uses them. */
+function acmeUse(wanted: AcmeWanted, leases: Leases, errorLog: Logger, follows: boolean): AcmeUse {
+  const { directoryUrl, storageRoot } = wanted;
+  const manager = leases.take(
+    `acme:${directoryUrl}\0${storageRoot}`,
+    () =>
+      new AcmeManager({ directoryUrl, storageRoot, log: (m) => errorLog.log(m), orders: !follows }),
+  );
+  return { manager, names: wanted.names, settings: wanted.settings };
 }
 
 function tlsSetup(

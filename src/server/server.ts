@@ -51,6 +51,8 @@ export interface ServerOptions {
   readonly auth?: AuthOptions;
   /** The modules `loadModules` may name (default: modules/registry.ts). */
   readonly modules?: readonly Module[];
+  /** Certificates are ordered by the primary of this worker, which publishes them here. */
+  readonly acmeFollows?: boolean;
   /** The admin API, made for this server (cli/run.ts passes admin/admin-api.ts). */
   readonly controlPlane?: (server: Server) => ControlPlane;
 }
@@ -106,6 +108,7 @@ export class Server {
       modules: options.modules ?? MODULES,
       errorLog,
       ...(options.auth ? { auth: options.auth } : {}),
+      ...(options.acmeFollows ? { acmeFollows: true } : {}),
       options,
     };
     let plan: Plan | undefined;
@@ -345,7 +348,8 @@ export class Server {
   private manageCertificates(plan: Plan): void {
     if (!plan.acme) return;
     const { manager, names, settings } = plan.acme;
-    if (!this.announced.has(manager)) {
+    // A worker's primary says where certificates are kept.
+    if (!this.services.options.acmeFollows && !this.announced.has(manager)) {
       this.announced.add(manager);
       this.log(`automatic TLS: the ACME account and certificates are kept in ${manager.directory}`);
     }

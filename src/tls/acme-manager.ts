@@ -5,6 +5,8 @@
 // back-off. The handshake reads `pairFor` each time, so a new certificate is served by the next
 // handshake with no listener restarted. Challenges: TLS-ALPN-01 (RFC 8737) by default, answered by
 // the HTTPS listener; HTTP-01 with useAutomaticTLSHTTPChallenge, answered by the request handler.
+// With worker processes the primary orders and publishes each challenge and certificate; the
+// workers' managers only follow (`orders: false`), so a name is ordered once for the server.
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import type { CertificateSet, KeyPair } from './certificates.js';
 import { AcmeStore } from './acme-store.js';
@@ -18,7 +20,17 @@ export interface AcmeOptions {
   /** The store's root folder (automaticTLSContactCacheDirectory or the per-user default). */
   readonly storageRoot: string;
   readonly log: (message: string) => void;
+  /** False: orders are placed elsewhere, and `follow` takes what they bring. Default true. */
+  readonly orders?: boolean;
+  /** Told of every challenge answer and certificate before the CA or a client may need it. */
+  readonly publish?: (event: AcmeEvent) => Promise<void>;
 }
+
+/** A change an ordering manager publishes, for the managers that follow it. */
+export type AcmeEvent =
+  | { readonly kind: 'http-01'; readonly token: string; readonly answer: string | undefined }
+  | { readonly kind: 'tls-alpn-01'; readonly name: string; readonly pair: KeyPair | undefined }
+  | { readonly kind: 'certificate'; readonly name: string; readonly pair: KeyPair };
 
 export interface AcmeSettings {
   readonly email: string | undefined;
@@ -99,6 +111,32 @@ export class AcmeManager {
     return this.tokens.get(token);
   }
 
+  /** Takes what an ordering manager published (a follower's only source besides the store). */
+  follow(event: AcmeEvent): void {
+    if (event.kind === 'http-01') {
+      if (event.answer === undefined) this.tokens.delete(event.token);
+      else this.tokens.set(event.token, event.answer);
+    } else if (event.kind === 'tls-alpn-01') {
+      if (event.pair === undefined) this.alpnPairs.delete(event.name);
+      else this.alpnPairs.set(event.name, event.pair);
+    } else {
+      const managed = this.names.get(event.name);
+      if (managed !== undefined) this.use(event.name, managed, event.pair);
+    }
+  }
+
+  /** Every certificate held and challenge under way, for a follower that starts now. */
+  current(): AcmeEvent[] {
+    const held = [...this.names].flatMap(([name, m]) =>
+      m.pair ? [{ kind: 'certificate' as const, name, pair: m.pair }] : [],
+    );
+    return [
+      ...held,
+      ...[...this.tokens].map(([token, answer]) => ({ kind: 'http-01' as const, token, answer })),
+      ...[...this.alpnPairs].map(([name, pair]) => ({ kind: 'tls-alpn-01' as const, name, pair })),
+    ];
+  }
+
   /** The names to hold certificates for (a reload may add and remove some). */
   manage(names: readonly string[], settings: AcmeSettings): void {
     this.settings = settings;
@@ -149,6 +187,11 @@ export class AcmeManager {
   private async loadStored(name: string, managed: Managed): Promise<void> {
     const found = await this.store.certificate(name);
     if (this.names.get(name) !== managed) return;
+    // A follower serves what the store holds; the orderer says what it does with it.
+    if (this.options.orders === false) {
+      if (found.kind === 'found' && managed.pair === undefined) this.use(name, managed, found.pair);
+      return;
+    }
     if (found.kind === 'unusable')
       this.log(
         `${name}: the stored certificate cannot be read (${found.reason}); ordering a new one`,
@@ -237,21 +280,20 @@ export class AcmeManager {
         // The CA validates; a check from here would resolve the name through this machine's DNS.
         skipChallengeVerification: true,
         challengeCreateFn: async (authz, ch, keyAuthorization) => {
-          if (ch.type === 'http-01') this.tokens.set(ch.token, keyAuthorization);
-          else {
-            const [alpnKey, alpnCert] = await acme.crypto.createAlpnCertificate(
-              authz,
-              keyAuthorization,
-            );
-            this.alpnPairs.set(authz.identifier.value.toLowerCase(), {
-              cert: alpnCert,
-              key: alpnKey,
-            });
-          }
+          const name = authz.identifier.value.toLowerCase();
+          if (ch.type === 'http-01')
+            return this.change({ kind: 'http-01', token: ch.token, answer: keyAuthorization });
+          const [alpnKey, alpnCert] = await acme.crypto.createAlpnCertificate(
+            authz,
+            keyAuthorization,
+          );
+          await this.change({ kind: 'tls-alpn-01', name, pair: { cert: alpnCert, key: alpnKey } });
         },
         challengeRemoveFn: async (authz, ch) => {
-          if (ch.type === 'http-01') this.tokens.delete(ch.token);
-          else this.alpnPairs.delete(authz.identifier.value.toLowerCase());
+          const name = authz.identifier.value.toLowerCase();
+          if (ch.type === 'http-01')
+            await this.change({ kind: 'http-01', token: ch.token, answer: undefined });
+          else await this.change({ kind: 'tls-alpn-01', name, pair: undefined });
         },
       });
       if (this.closed || this.names.get(name) !== managed) return;
@@ -259,6 +301,7 @@ export class AcmeManager {
       const problem = this.use(name, managed, pair);
       if (problem !== undefined) throw new Error(`the CA's certificate is not usable: ${problem}`);
       await this.store.saveCertificate(name, pair);
+      await this.options.publish?.({ kind: 'certificate', name, pair });
       managed.failures = 0;
       managed.lastError = undefined;
       this.log(
@@ -275,6 +318,12 @@ export class AcmeManager {
       );
       this.schedule(name, managed, Date.now() + delay);
     }
+  }
+
+  /** A challenge answer set or removed here, and known to every follower before it returns. */
+  private async change(event: AcmeEvent): Promise<void> {
+    this.follow(event);
+    await this.options.publish?.(event);
   }
 
   private library(): Promise<AcmeClient> {

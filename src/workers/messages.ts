@@ -2,6 +2,7 @@
 // structured-clone serialization, so a configuration crosses as the plain data it is).
 import type { Settings } from '../config/properties.js';
 import type { Config, HostConfig } from '../config/validate.js';
+import type { AcmeEvent } from '../tls/acme-manager.js';
 import { PROPERTY_TABLE } from '../modules/registry.js';
 
 /** A Config as it crosses: the property table is the worker's own, the same registry's. */
@@ -23,7 +24,7 @@ export interface WorkerStats {
   readonly uptime_sec: number;
   readonly requests_total: number;
   readonly connections_active: number;
-  /** The listeners it serves, and what its modules and certificates report (/status). */
+  /** The listeners it serves, and what its modules report (/status). */
   readonly listeners: readonly string[];
   readonly extra: Record<string, unknown>;
 }
@@ -44,6 +45,8 @@ export type ToWorker =
       readonly reload: number;
       readonly commit: boolean;
     }
+  /** A challenge answer or certificate the primary's orders brought; answered once taken. */
+  | { readonly type: 'acme'; readonly id: number; readonly event: AcmeEvent }
   /** Answered once both logs are reopened (after logrotate). */
   | { readonly type: 'reopen'; readonly id: number }
   | { readonly type: 'stats'; readonly id: number }

@@ -21,7 +21,9 @@ import {
   type ReloadOutcome,
 } from '../server/reload-from-source.js';
 import { VERSION } from '../version.js';
+import type { AcmeEvent } from '../tls/acme-manager.js';
 import { configData, type WorkerStats } from './messages.js';
+import { OrderedCertificates } from './ordered-certificates.js';
 import { CauseLog, RestartBackoff } from './restart-backoff.js';
 import { WorkerProcess } from './worker-process.js';
 
@@ -55,6 +57,7 @@ export class Primary implements AdminSubject, Stoppable {
   private readonly slots: Slot[] = [];
   private readonly admin: AdminApi;
   private readonly causes: CauseLog;
+  private readonly certificates: OrderedCertificates;
   private stopping: Promise<void> | undefined;
   private reloading: Promise<unknown> = Promise.resolve();
   private reloadNumber = 0;
@@ -66,6 +69,10 @@ export class Primary implements AdminSubject, Stoppable {
   ) {
     this.admin = new AdminApi(this);
     this.causes = new CauseLog((line) => this.log(line));
+    this.certificates = new OrderedCertificates(
+      (line) => this.log(line),
+      (event) => this.publish(event),
+    );
   }
 
   /** Starts every worker; rejects with the first one's reason when any cannot serve. */
@@ -79,6 +86,7 @@ export class Primary implements AdminSubject, Stoppable {
       await Promise.all(primary.slots.map((slot) => slot.process.started));
       for (const slot of primary.slots) primary.watch(slot);
       await primary.readListeners();
+      primary.certificates.manage(config);
       await primary.admin.start(primary.global);
     } catch (e) {
       primary.stopping = primary.stopWorkers();
@@ -125,8 +133,9 @@ export class Primary implements AdminSubject, Stoppable {
       reloads: this.reloads,
       last_reload: this.lastReload?.toISOString() ?? null,
       listeners: this.listenerUrls,
-      // Modules and certificates as the first worker that answered sees them: the same everywhere.
+      // Modules as the first worker that answered sees them: the same everywhere.
       ...(stats.find((s) => s !== null)?.extra ?? {}),
+      ...(this.certificates.status() ? { certificates: this.certificates.status() } : {}),
       workers,
     };
   }
@@ -193,6 +202,7 @@ export class Primary implements AdminSubject, Stoppable {
     this.reloads++;
     this.lastReload = new Date();
     await this.readListeners();
+    this.certificates.manage(config);
     const count = workerCount(config.global.workers);
     if (count !== this.slots.length)
       this.log(`workers: ${count} takes effect when Portico restarts (${this.slots.length} now)`);
@@ -207,6 +217,7 @@ export class Primary implements AdminSubject, Stoppable {
     this.stopping ??= (async () => {
       this.draining = true;
       await this.reloading;
+      this.certificates.close();
       await this.stopWorkers();
       await this.admin.close();
       this.log('Portico stopped');
@@ -261,7 +272,21 @@ export class Primary implements AdminSubject, Stoppable {
       slot.process = this.fork();
       slot.restarts++;
       this.watch(slot);
+      const started = slot.process;
+      await started.started.catch(() => undefined);
+      if (started.serving)
+        for (const event of this.certificates.current())
+          await started.ask({ type: 'acme', event }).catch(() => undefined);
     });
+  }
+
+  /** Every serving worker has taken the event before this resolves (the CA validates next). */
+  private async publish(event: AcmeEvent): Promise<void> {
+    await Promise.all(
+      this.slots
+        .filter((slot) => slot.process.serving)
+        .map((slot) => slot.process.ask({ type: 'acme', event }).catch(() => undefined)),
+    );
   }
 
   private async readListeners(): Promise<void> {

@@ -31,7 +31,7 @@ export async function runWorker(): Promise<number> {
   });
   let server: Server;
   try {
-    server = await Server.start(configOf(start), { stderr: process.stderr });
+    server = await Server.start(configOf(start), { stderr: process.stderr, acmeFollows: true });
   } catch (e) {
     send({ type: 'start-failed', error: (e as Error).message });
     return 1;
@@ -65,7 +65,14 @@ class Answers {
   }
 
   take(message: unknown): void {
-    const m = messageOf<ToWorker>(message, ['prepare', 'decide', 'stats', 'runtime', 'reopen']);
+    const m = messageOf<ToWorker>(message, [
+      'prepare',
+      'decide',
+      'stats',
+      'runtime',
+      'reopen',
+      'acme',
+    ]);
     switch (m?.type) {
       case 'prepare':
         return void this.prepare(m.id, m.reload, m.config);
@@ -76,6 +83,9 @@ class Answers {
       case 'runtime':
         this.runtimeStats ??= new RuntimeStats();
         return void send({ type: 'answer', id: m.id, value: this.runtimeStats.read() });
+      case 'acme':
+        this.server.plan.acme?.manager.follow(m.event);
+        return void send({ type: 'answer', id: m.id, value: true });
       case 'reopen':
         return void this.server
           .reopenLogs()
@@ -112,7 +122,7 @@ class Answers {
       requests_total: this.server.requestsTotal,
       connections_active: this.server.connectionsActive,
       listeners,
-      extra: pick(extra, ['modules', 'certificates']),
+      extra: pick(extra, ['modules']),
     };
   }
 }

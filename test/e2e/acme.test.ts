@@ -195,7 +195,8 @@ function configFor(
     `  automaticTLSContactCacheDirectory: ${store}`,
     '  automaticTLSContactEmail: admin@example.test',
     `  wwwroot: ${dir}`,
-    '  workers: 1',
+    // The primary orders, both workers answer the CA and serve what it issued.
+    '  workers: 2',
     extra,
     'hosts:',
     ...names.map((n) => `  - domain: ${n}`),
@@ -239,11 +240,18 @@ describe(
       await portico.waitFor(/b\.test: certificate obtained/);
       await portico.waitFor(/bad\.test: the order failed \(.*\); next attempt in 60 s/);
       const root = await ca.root();
-      for (const name of ['a.test', 'b.test']) {
+      // Handshakes on connections of their own reach both workers.
+      for (const name of ['a.test', 'b.test', 'a.test', 'b.test', 'a.test', 'b.test']) {
         const cert = await served(ports.https, name, root);
         assert.equal(cert.cn, name);
         assert.match(cert.issuer, /Pebble/);
       }
+      for (const name of ['a', 'b'])
+        assert.equal(
+          portico.output().match(new RegExp(`${name}\\.test: ordering a certificate`, 'g'))?.length,
+          1,
+          `${name}.test ordered once for the two workers`,
+        );
       // A name without a certificate fails its handshake (as in Ferron): no other name's is shown.
       await assert.rejects(served(ports.https, 'bad.test', root));
       // Stored 0600, in a folder for this CA.
