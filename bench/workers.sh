@@ -109,6 +109,9 @@ http {
     ssl_certificate_key $TLS/server.key;
     ssl_protocols TLSv1.3;
     root $tmp/www;
+    # h2load opens no new connection when one ends: without this, nginx's GOAWAY after 1,000
+    # requests (its default) would end every connection within the first second.
+    keepalive_requests 1000000;
     location /proxy/ { proxy_pass http://app; proxy_http_version 1.1; proxy_set_header Connection ""; }
   }
   client_body_temp_path $tmp; proxy_temp_path $tmp; fastcgi_temp_path $tmp; uwsgi_temp_path $tmp; scgi_temp_path $tmp;
@@ -253,7 +256,7 @@ done
 echo
 # r A B WORKLOAD — the ratio of the medians, then the median of each round's ratio.
 r() {
-  printf '%s   (median of each round'\''s: %s)' "$(ratio "${med[$1 $3]}" "${med[$2 $3]}")" \
+  printf '%s   median of each round'\''s: %s' "$(ratio "${med[$1 $3]}" "${med[$2 $3]}")" \
     "$(round_ratios "${runs[$1 $3]}" "${runs[$2 $3]}")"
 }
 for family in portico nginx caddy; do

@@ -23,6 +23,8 @@ export interface AdminSubject {
   reloadFromSource(by: string): Promise<ReloadOutcome>;
   /** This process's /runtime, given; the subject's own when it has more processes to report. */
   runtime?(own: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** Prometheus text exposition of every process. */
+  metrics(): Promise<string>;
   log(message: string): void;
 }
 
@@ -48,6 +50,7 @@ export class AdminApi implements ControlPlane {
         const own = (this.runtimeStats ??= new RuntimeStats()).read();
         return server.runtime ? server.runtime(own) : own;
       },
+      metrics: () => server.metrics(),
       log: (message) => server.log(message),
     };
   }

@@ -14,7 +14,7 @@ import { bindingOf, Listener, ProtocolServer, type ConnectionLimits } from '../s
 import type { ReloadOutcome } from '../server/reload-from-source.js';
 
 type AdminSettings = NonNullable<ResolvedSettings['admin']>;
-type Directive = 'health' | 'status' | 'config' | 'reload' | 'reload_get' | 'runtime';
+type Directive = 'health' | 'status' | 'config' | 'reload' | 'reload_get' | 'runtime' | 'metrics';
 
 /** What the admin API may see and do (admin-api.ts makes it from the Server). */
 export interface AdminControl {
@@ -23,12 +23,16 @@ export interface AdminControl {
   config(): unknown;
   reloadFromSource(): Promise<ReloadOutcome>;
   runtime(): Record<string, unknown> | Promise<Record<string, unknown>>;
+  /** Prometheus text exposition. */
+  metrics(): Promise<string>;
   log(message: string): void;
 }
 
 interface Answer {
   readonly status: number;
+  /** JSON, or text as it is (/metrics). */
   readonly body: unknown;
+  readonly text?: boolean;
   readonly headers?: Record<string, string>;
 }
 
@@ -39,7 +43,10 @@ const ROUTES: Record<string, Record<string, Directive>> = {
   '/config': { GET: 'config', HEAD: 'config' },
   '/reload': { POST: 'reload', GET: 'reload_get' },
   '/runtime': { GET: 'runtime', HEAD: 'runtime' },
+  '/metrics': { GET: 'metrics', HEAD: 'metrics' },
 };
+
+const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
 
 const LIMITS: ConnectionLimits = {
   headersTimeoutMs: 10_000,
@@ -132,16 +139,14 @@ export class AdminServer {
       this.control.log(`admin: ${path} failed: ${(e as Error).message}`);
       answer = { status: 500, body: { error: 'internal error' } };
     }
-    const body = req.method === 'HEAD' ? '' : JSON.stringify(answer.body);
+    const whole = answer.text ? String(answer.body) : JSON.stringify(answer.body);
     res.writeHead(answer.status, {
-      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Type': answer.text ? PROMETHEUS_TEXT : 'application/json; charset=utf-8',
       'Cache-Control': 'no-store',
-      'Content-Length': Buffer.byteLength(
-        req.method === 'HEAD' ? JSON.stringify(answer.body) : body,
-      ),
+      'Content-Length': Buffer.byteLength(whole),
       ...answer.headers,
     });
-    res.end(body);
+    res.end(req.method === 'HEAD' ? '' : whole);
     this.control.log(
       `admin: ${req.socket.remoteAddress ?? '-'} ${req.method ?? '-'} ${path} ${answer.status}`,
     );
@@ -186,6 +191,8 @@ export class AdminServer {
         return { status: 200, body: this.control.config() };
       case 'runtime':
         return { status: 200, body: await this.control.runtime() };
+      case 'metrics':
+        return { status: 200, body: await this.control.metrics(), text: true };
       case 'reload':
       case 'reload_get': {
         const outcome = await this.control.reloadFromSource();

@@ -419,6 +419,12 @@ export const CORE_PROPERTIES = {
         reload: { spec: flag, default: true, summary: 'Enables `POST /reload`.' },
         reload_get: { spec: flag, default: true, summary: 'Enables `GET /reload`.' },
         runtime: { spec: flag, default: true, summary: 'Enables `GET /runtime`.' },
+        metrics: {
+          spec: flag,
+          default: false,
+          summary:
+            'Enables `GET /metrics`: Prometheus text exposition, summed over every worker process.',
+        },
         auth_token: {
           spec: str(),
           sensitive: true,

@@ -18,8 +18,11 @@ import type { ConnectionLimits } from './listener.js';
 import { ListenerSet, type ListenerReload } from './listener-set.js';
 import { reloadFailure, reloadFromSource, type ReloadOutcome } from './reload-from-source.js';
 import { RequestHandler } from './request-handler.js';
+import { ServerMetrics } from '../metrics/server-metrics.js';
+import type { Registry } from 'prom-client';
 import {
   accessEntry,
+  finishedRequest,
   closeLogs,
   closeReplaced,
   openLogs,
@@ -51,6 +54,8 @@ export interface ServerOptions {
   readonly auth?: AuthOptions;
   /** The modules `loadModules` may name (default: modules/registry.ts). */
   readonly modules?: readonly Module[];
+  /** What this process is called in its metrics' `process` label (default: server). */
+  readonly processName?: string;
   /** Certificates are ordered by the primary of this worker, which publishes them here. */
   readonly acmeFollows?: boolean;
   /** The admin API, made for this server (cli/run.ts passes admin/admin-api.ts). */
@@ -66,6 +71,7 @@ export class Server {
   private readonly listeners: ListenerSet;
   private readonly handler: RequestHandler;
   private readonly surgeGc: SurgeGc;
+  private requestMetrics: ServerMetrics | undefined;
   private stopping: Promise<void> | undefined;
   private readonly control: ControlPlane | undefined;
   /** Reloads run one at a time, in the order asked. */
@@ -285,6 +291,9 @@ export class Server {
       log: (line) => this.errorLog.log(line),
       listenerUrls: () => this.listenerUrls,
       by,
+    }).then((outcome) => {
+      this.requestMetrics?.reloaded(outcome.ok);
+      return outcome;
     });
   }
 
@@ -362,10 +371,32 @@ export class Server {
       for (const pair of plan.tls.certificates.pairs) plan.ocsp.prefetch(pair.cert);
   }
 
-  /** Access lines only cost a listener per request when an access log is configured. */
+  /** A finished request costs a listener only when an access log or metrics want it. */
   private listenForAccessLog(): void {
     const access = this.current.logs.access;
-    this.handler.onDone = access ? (record) => access.log(accessEntry(record)) : undefined;
+    if (this.plan.global.admin?.metrics === true && this.requestMetrics === undefined)
+      this.requestMetrics = new ServerMetrics(this.services.options.processName ?? 'server', {
+        connections: () => this.connectionsActive,
+        certificates: () => this.plan.acme?.manager.status() ?? [],
+      });
+    const metrics = this.requestMetrics;
+    this.handler.onDone =
+      access === undefined && metrics === undefined
+        ? undefined
+        : (record) => {
+            access?.log(accessEntry(record));
+            metrics?.observe(finishedRequest(record));
+          };
+  }
+
+  /** This process's metrics, once the admin block has turned them on. */
+  metricsRegistry(): Registry | undefined {
+    return this.requestMetrics?.registry;
+  }
+
+  /** `/metrics`: this process's, as Prometheus text. */
+  async metrics(): Promise<string> {
+    return (await this.requestMetrics?.registry.metrics()) ?? '';
   }
 
   private async openListeners(plan: Plan): Promise<void> {

@@ -50,6 +50,8 @@ export type ToWorker =
   /** Answered once both logs are reopened (after logrotate). */
   | { readonly type: 'reopen'; readonly id: number }
   | { readonly type: 'stats'; readonly id: number }
+  /** Answered with the worker's metrics as prom-client's JSON (empty when they are off). */
+  | { readonly type: 'metrics'; readonly id: number }
   | { readonly type: 'runtime'; readonly id: number };
 
 export type FromWorker =

@@ -4,6 +4,7 @@
 // swapped in by all of them or by none. A worker that dies is replaced, with a back-off when it
 // keeps dying (restart-backoff.ts).
 import cluster from 'node:cluster';
+import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { availableParallelism } from 'node:os';
 import { dirname, extname, join } from 'node:path';
@@ -21,6 +22,7 @@ import {
   type ReloadOutcome,
 } from '../server/reload-from-source.js';
 import { VERSION } from '../version.js';
+import { ServerMetrics } from '../metrics/server-metrics.js';
 import type { AcmeEvent } from '../tls/acme-manager.js';
 import { configData, type WorkerStats } from './messages.js';
 import { OrderedCertificates } from './ordered-certificates.js';
@@ -42,6 +44,7 @@ export interface PrimaryOptions {
 
 /** A worker's place: the process in it now, and how often it was replaced. */
 interface Slot {
+  readonly place: number;
   process: WorkerProcess;
   restarts: number;
   readonly backoff: RestartBackoff;
@@ -58,6 +61,8 @@ export class Primary implements AdminSubject, Stoppable {
   private readonly admin: AdminApi;
   private readonly causes: CauseLog;
   private readonly certificates: OrderedCertificates;
+  /** The primary's own: reloads, certificates, its process; made once `metrics` is on. */
+  private ownMetrics: ServerMetrics | undefined;
   private stopping: Promise<void> | undefined;
   private reloading: Promise<unknown> = Promise.resolve();
   private reloadNumber = 0;
@@ -82,13 +87,20 @@ export class Primary implements AdminSubject, Stoppable {
     try {
       setUpCluster();
       for (let i = 0; i < options.workers; i++)
-        primary.slots.push({ process: primary.fork(), restarts: 0, backoff: new RestartBackoff() });
+        primary.slots.push({
+          place: i + 1,
+          process: primary.fork(i + 1),
+          restarts: 0,
+          backoff: new RestartBackoff(),
+        });
       await Promise.all(primary.slots.map((slot) => slot.process.started));
       for (const slot of primary.slots) primary.watch(slot);
       await primary.readListeners();
       primary.certificates.manage(config);
+      primary.measure();
       await primary.admin.start(primary.global);
     } catch (e) {
+      primary.certificates.close();
       primary.stopping = primary.stopWorkers();
       await primary.stopping;
       await errorLog.close();
@@ -155,6 +167,23 @@ export class Primary implements AdminSubject, Stoppable {
     return effectiveConfig(this.current);
   }
 
+  /** Every worker's metrics and the primary's, summed where they are the same series. */
+  async metrics(): Promise<string> {
+    type Metrics = MetricObjectWithValues<MetricValue<string>>[];
+    const workers = await Promise.all(
+      this.slots.map((slot) => slot.process.ask<Metrics>({ type: 'metrics' }).catch(() => [])),
+    );
+    const own = ((await this.ownMetrics?.registry.getMetricsAsJSON()) ?? []) as Metrics;
+    return AggregatorRegistry.aggregate([...workers, own]).metrics();
+  }
+
+  private measure(): void {
+    if (this.global.admin?.metrics === true)
+      this.ownMetrics ??= new ServerMetrics('primary', {
+        certificates: () => this.certificates.status() ?? [],
+      });
+  }
+
   // ── reloads ──────────────────────────────────────────────────────────────────────────────
   reloadFromSource(by?: string): Promise<ReloadOutcome> {
     return reloadFromSource({
@@ -169,6 +198,9 @@ export class Primary implements AdminSubject, Stoppable {
       log: (line) => this.log(line),
       listenerUrls: () => this.listenerUrls,
       by,
+    }).then((outcome) => {
+      this.ownMetrics?.reloaded(outcome.ok);
+      return outcome;
     });
   }
 
@@ -203,6 +235,7 @@ export class Primary implements AdminSubject, Stoppable {
     this.lastReload = new Date();
     await this.readListeners();
     this.certificates.manage(config);
+    this.measure();
     const count = workerCount(config.global.workers);
     if (count !== this.slots.length)
       this.log(`workers: ${count} takes effect when Portico restarts (${this.slots.length} now)`);
@@ -252,9 +285,11 @@ export class Primary implements AdminSubject, Stoppable {
     return withDefaults(this.current.global, this.current.properties);
   }
 
-  private fork(): WorkerProcess {
+  /** `place`: the slot's number from 1, the worker's name in its metrics. */
+  private fork(place: number): WorkerProcess {
     // Workers act on the launcher's relayed-signal messages as a server under the launcher does.
-    return new WorkerProcess(cluster.fork({ PORTICO_RELAYED: '1' }), configData(this.current));
+    const env = { PORTICO_RELAYED: '1', PORTICO_WORKER: String(place) };
+    return new WorkerProcess(cluster.fork(env), configData(this.current));
   }
 
   /** Replaces the slot's process when it dies, unless the server is stopping. */
@@ -269,7 +304,7 @@ export class Primary implements AdminSubject, Stoppable {
       );
       if (delay > 0) await sleep(delay);
       if (this.stopping) return;
-      slot.process = this.fork();
+      slot.process = this.fork(slot.place);
       slot.restarts++;
       this.watch(slot);
       const started = slot.process;

@@ -31,7 +31,11 @@ export async function runWorker(): Promise<number> {
   });
   let server: Server;
   try {
-    server = await Server.start(configOf(start), { stderr: process.stderr, acmeFollows: true });
+    server = await Server.start(configOf(start), {
+      stderr: process.stderr,
+      acmeFollows: true,
+      processName: `worker ${process.env.PORTICO_WORKER ?? process.pid}`,
+    });
   } catch (e) {
     send({ type: 'start-failed', error: (e as Error).message });
     return 1;
@@ -72,6 +76,7 @@ class Answers {
       'runtime',
       'reopen',
       'acme',
+      'metrics',
     ]);
     switch (m?.type) {
       case 'prepare':
@@ -83,6 +88,10 @@ class Answers {
       case 'runtime':
         this.runtimeStats ??= new RuntimeStats();
         return void send({ type: 'answer', id: m.id, value: this.runtimeStats.read() });
+      case 'metrics':
+        return void Promise.resolve(this.server.metricsRegistry()?.getMetricsAsJSON() ?? []).then(
+          (value) => send({ type: 'answer', id: m.id, value }),
+        );
       case 'acme':
         this.server.plan.acme?.manager.follow(m.event);
         return void send({ type: 'answer', id: m.id, value: true });

@@ -54,6 +54,7 @@ describe('property table', () => {
       proxyInterceptErrors: false,
       disableProxyXForwarded: false,
       shutdownTimeout: 30000,
+      workers: 'auto',
       pythonExecutable: 'python3',
       domain: undefined,
       proxyTo: undefined,
@@ -74,6 +75,8 @@ describe('property table', () => {
       reload: true,
       reload_get: true,
       runtime: true,
+      // Off in every profile unless set (CONTRACT.md).
+      metrics: false,
       auth_token: undefined,
     });
   });
