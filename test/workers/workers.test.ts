@@ -41,6 +41,8 @@ interface Rig {
   readonly cli: ServingCli;
   status(): Promise<Status>;
   write(root: string, extra?: string): void;
+  /** SIGTERM: exits 0, and no worker is left. */
+  stop(): Promise<void>;
 }
 
 async function start(extra = ''): Promise<Rig> {
@@ -53,13 +55,20 @@ async function start(extra = ''): Promise<Rig> {
     );
   write('a');
   const cli = await runServing(file);
+  const status = async () => JSON.parse((await request(adminPort, '/status')).text) as Status;
   return {
     port,
     adminPort,
     file,
     cli,
     write,
-    status: async () => JSON.parse((await request(adminPort, '/status')).text) as Status,
+    status,
+    stop: async () => {
+      const { workers } = await status();
+      cli.child.kill('SIGTERM');
+      assert.equal(await cli.exited, 0);
+      for (const w of workers) await until(() => !alive(w.pid), { what: `worker ${w.pid} gone` });
+    },
   };
 }
 
@@ -119,10 +128,7 @@ describe('workers: 2', { skip: !linux && 'counts processes through signals on Li
       status.workers.map((w) => w.pid).sort(),
     );
     assert.notEqual(runtime.pid, status.workers[0]!.pid);
-    rig.cli.child.kill('SIGTERM');
-    assert.equal(await rig.cli.exited, 0);
-    for (const w of status.workers)
-      await until(() => !alive(w.pid), { what: `worker ${w.pid} gone` });
+    await rig.stop();
   });
 
   it('reloads every worker under load with no failed request, or none when the file is invalid', async () => {
@@ -146,8 +152,7 @@ describe('workers: 2', { skip: !linux && 'counts processes through signals on Li
     assert.ok(traffic.answers.length > 0);
     const status = await rig.status();
     assert.equal(status.reloads, 6);
-    rig.cli.child.kill('SIGTERM');
-    assert.equal(await rig.cli.exited, 0);
+    await rig.stop();
   });
 
   it('replaces a killed worker while the other keeps serving', async () => {
@@ -175,10 +180,7 @@ describe('workers: 2', { skip: !linux && 'counts processes through signals on Li
     const after = await rig.status();
     assert.equal(after.workers.length, 2);
     assert.ok(!after.workers.some((w) => w.pid === victim));
-    rig.cli.child.kill('SIGTERM');
-    assert.equal(await rig.cli.exited, 0);
-    for (const w of after.workers)
-      await until(() => !alive(w.pid), { what: `worker ${w.pid} gone` });
+    await rig.stop();
   });
 
   it('stops under load: requests in flight finish, then every process exits', async () => {
@@ -214,9 +216,6 @@ describe('workers: 2', { skip: !linux && 'counts processes through signals on Li
     assert.ok(existsSync(access));
     await Promise.all(Array.from({ length: 20 }, () => request(rig.port, '/')));
     await until(() => lines().length === 20, { what: '20 lines in the new file' });
-    const { workers } = await rig.status();
-    rig.cli.child.kill('SIGTERM');
-    assert.equal(await rig.cli.exited, 0);
-    for (const w of workers) await until(() => !alive(w.pid), { what: `worker ${w.pid} gone` });
+    await rig.stop();
   });
 });
