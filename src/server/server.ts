@@ -15,14 +15,11 @@ import { Resources } from '../plan/resources.js';
 import { VERSION } from '../version.js';
 import { ErrorResponder } from './error-responder.js';
 import type { ConnectionLimits } from './listener.js';
+import type { Registry } from 'prom-client';
 import { ListenerSet, type ListenerReload } from './listener-set.js';
 import { reloadFailure, reloadFromSource, type ReloadOutcome } from './reload-from-source.js';
 import { RequestHandler } from './request-handler.js';
-import { ServerMetrics } from '../metrics/server-metrics.js';
-import type { Registry } from 'prom-client';
 import {
-  accessEntry,
-  finishedRequest,
   closeLogs,
   closeReplaced,
   openLogs,
@@ -30,7 +27,9 @@ import {
   reopenChanged,
   type Logs,
 } from './server-logs.js';
+import { FinishedRequests } from './finished-requests.js';
 import { SurgeGc } from './surge-gc.js';
+import { manageCertificates, prefetchOcsp } from './tls-upkeep.js';
 
 /** What runs beside the listeners and follows the configuration: the admin API (admin/admin-api.ts). */
 export interface ControlPlane {
@@ -71,7 +70,7 @@ export class Server {
   private readonly listeners: ListenerSet;
   private readonly handler: RequestHandler;
   private readonly surgeGc: SurgeGc;
-  private requestMetrics: ServerMetrics | undefined;
+  private readonly finished: FinishedRequests;
   private stopping: Promise<void> | undefined;
   private readonly control: ControlPlane | undefined;
   /** Reloads run one at a time, in the order asked. */
@@ -90,7 +89,11 @@ export class Server {
     private readonly current: { logs: Logs },
   ) {
     this.handler = new RequestHandler(plan, new ErrorResponder(services.errorLog));
-    this.listenForAccessLog();
+    this.finished = new FinishedRequests(this.handler, services.options.processName ?? 'server', {
+      connections: () => this.connectionsActive,
+      certificates: () => this.plan.acme?.manager.status() ?? [],
+    });
+    this.finished.follow(this.current.logs.access, this.plan.global.admin);
     this.listeners = new ListenerSet({
       dispatch: this.handler.handle.bind(this.handler),
       limits: services.options.limits,
@@ -239,15 +242,14 @@ export class Server {
     const oldLogs = this.current.logs;
     applyEnvironment(config);
     this.current.logs = logs;
-    this.listenForAccessLog();
+    this.finished.follow(this.current.logs.access, this.plan.global.admin);
     const old = this.handler.plan;
     this.handler.plan = plan;
     this.retirePlan(old);
     // Draining can take up to the grace period: it runs in the background, not in this reload.
     changes.commit(plan.global.shutdownTimeout, (draining) => this.retire(draining));
     this.listeners.update(plan);
-    this.prefetchOcsp(plan);
-    this.manageCertificates(plan);
+    this.keepTlsUp(plan);
     this.reloads++;
     this.lastReload = new Date();
     // The admin listener restarts on every reload (SPEC-admin-api.md), but only after this
@@ -292,7 +294,7 @@ export class Server {
       listenerUrls: () => this.listenerUrls,
       by,
     }).then((outcome) => {
-      this.requestMetrics?.reloaded(outcome.ok);
+      this.finished.reloaded(outcome.ok);
       return outcome;
     });
   }
@@ -353,56 +355,28 @@ export class Server {
     return this.stopping;
   }
 
-  /** Automatic TLS: the names of this configuration get (or keep) their certificates. */
-  private manageCertificates(plan: Plan): void {
-    if (!plan.acme) return;
-    const { manager, names, settings } = plan.acme;
-    // A worker's primary says where certificates are kept.
-    if (!this.services.options.acmeFollows && !this.announced.has(manager)) {
-      this.announced.add(manager);
-      this.log(`automatic TLS: the ACME account and certificates are kept in ${manager.directory}`);
-    }
-    manager.manage(names, settings);
-  }
-
-  /** Staples are fetched ahead of the first handshake, in the background. */
-  private prefetchOcsp(plan: Plan): void {
-    if (plan.ocsp && plan.tls)
-      for (const pair of plan.tls.certificates.pairs) plan.ocsp.prefetch(pair.cert);
-  }
-
-  /** A finished request costs a listener only when an access log or metrics want it. */
-  private listenForAccessLog(): void {
-    const access = this.current.logs.access;
-    if (this.plan.global.admin?.metrics === true && this.requestMetrics === undefined)
-      this.requestMetrics = new ServerMetrics(this.services.options.processName ?? 'server', {
-        connections: () => this.connectionsActive,
-        certificates: () => this.plan.acme?.manager.status() ?? [],
-      });
-    const metrics = this.requestMetrics;
-    this.handler.onDone =
-      access === undefined && metrics === undefined
-        ? undefined
-        : (record) => {
-            access?.log(accessEntry(record));
-            metrics?.observe(finishedRequest(record));
-          };
-  }
-
   /** This process's metrics, once the admin block has turned them on. */
   metricsRegistry(): Registry | undefined {
-    return this.requestMetrics?.registry;
+    return this.finished.registry;
   }
 
   /** `/metrics`: this process's, as Prometheus text. */
   async metrics(): Promise<string> {
-    return (await this.requestMetrics?.registry.metrics()) ?? '';
+    return (await this.finished.registry?.metrics()) ?? '';
   }
 
   private async openListeners(plan: Plan): Promise<void> {
     await this.listeners.open(plan);
-    this.prefetchOcsp(plan);
-    this.manageCertificates(plan);
+    this.keepTlsUp(plan);
+  }
+
+  private keepTlsUp(plan: Plan): void {
+    prefetchOcsp(plan);
+    // A worker's primary says where certificates are kept.
+    const announce = this.services.options.acmeFollows
+      ? undefined
+      : (line: string) => this.log(line);
+    manageCertificates(plan, this.announced, announce);
   }
 }
 
