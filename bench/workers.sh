@@ -11,18 +11,19 @@
 # HTTP/1.1 for the three HTTP/1.1 workloads, /proxy/ going to the backend; TLS for HTTP/2). Portico
 # has one plain and one secure listener (Ferron 1.x's model), so it proxies through a location of a
 # host matched by its ip (127.0.0.1); nginx and Caddy get a location and a matcher on the same port,
-# so every server routes the same way. The -1 rows run pinned to CPU 0 with the load generator
-# (wrk -t1 -c64; h2load -c16 -m10) on CPU 1, as in the other bench scripts; the -auto rows and
-# their load generator run unpinned, sharing every CPU (2 shared, noisy cores on the machine this
-# was written for, so the all-core figure includes what the load generator itself takes). The
-# backend is one bench/fast-backend.mjs process for every server, moved before each proxy-1k
-# measurement (taskset -a -p) to where the load generator runs: on CPU 1 beside it for a -1 row, as
-# bench/proxy.sh keeps its backend beside wrk, unpinned for an -auto row. Each workload is measured
-# on every server back to back, in reverse order on even rounds (see bench/static.sh: the two
-# figures of a ratio are taken seconds apart, within one of the shared machine's slow spells). Every
-# server being warm from its earlier measurements, each measurement has 1 s of warm-up (the other
-# scripts' 2 s would take the default run past 15 minutes). Prints requests/s, p50, p99 and the
-# server's CPU time per request (all its processes) per round, the medians, each family's
+# so every server routes the same way; nginx keeps a connection for 1,000,000 requests rather than
+# 1,000, as h2load opens no new connection after a GOAWAY. The -1 rows run pinned to CPU 0 with the
+# load generator (wrk -t1 -c64; h2load -c16 -m10) on CPU 1, as in the other bench scripts; the -auto
+# rows and their load generator run unpinned, sharing every CPU (2 shared, noisy cores on the
+# machine this was written for, so the all-core figure includes what the load generator itself
+# takes). The backend is one bench/fast-backend.mjs process for every server, moved before each
+# proxy-1k measurement (taskset -a -p) to where the load generator runs: on CPU 1 beside it for a -1
+# row, as bench/proxy.sh keeps its backend beside wrk, unpinned for an -auto row. Each workload is
+# measured on every server back to back, in reverse order on even rounds (see bench/static.sh: the
+# two figures of a ratio are taken seconds apart, within one of the shared machine's slow spells).
+# Every server being warm from its earlier measurements, each measurement has 1 s of warm-up (the
+# other scripts' 2 s would take the default run past 15 minutes). Prints requests/s, p50, p99 and
+# the server's CPU time per request (all its processes) per round, the medians, each family's
 # all-cores/one-core ratio per workload, Portico-auto / Caddy-auto and Portico-auto / nginx-auto,
 # and Portico's auto/1 ratio minus nginx's.
 # Usage: bench/workers.sh [SECONDS per measurement, default 10] [ROUNDS, default 3] (the defaults:

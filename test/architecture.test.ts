@@ -11,7 +11,8 @@ const IMPORT =
   /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)|(?:^|\n)\s*import\s*['"](\.[^'"]+)['"]/g;
 // What the folders at the bottom may import: nothing above them.
 const BOTTOM: Record<string, readonly string[]> = {
-  auth: [],
+  store: [],
+  auth: ['store'],
   log: [],
   config: ['auth'],
   http: ['config'],

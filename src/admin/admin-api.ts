@@ -5,8 +5,7 @@
 // of the process ("stopped permanently"), so a file edited by mistake cannot bring a control plane back.
 import type { ResolvedSettings } from '../config/defaults.js';
 import { isLoopback, parseListen } from '../config/formats.js';
-import type { ReloadOutcome } from '../server/reload-from-source.js';
-import type { ControlPlane } from '../server/server.js';
+import type { ControlPlane, ControlledServer } from '../server/server-options.js';
 import { AdminServer, type AdminControl } from './admin-server.js';
 import { RuntimeStats } from './runtime-stats.js';
 
@@ -16,16 +15,9 @@ type AdminSettings = ResolvedSettings['admin'];
 const GRACE_MS = 2_000;
 
 /** What the admin API reports on and reloads: the Server, or the primary over its workers. */
-export interface AdminSubject {
-  readonly draining: boolean;
-  status(): Record<string, unknown> | Promise<Record<string, unknown>>;
-  config(): unknown;
-  reloadFromSource(by: string): Promise<ReloadOutcome>;
+export interface AdminSubject extends ControlledServer {
   /** This process's /runtime, given; the subject's own when it has more processes to report. */
   runtime?(own: Record<string, unknown>): Promise<Record<string, unknown>>;
-  /** Prometheus text exposition of every process. */
-  metrics(): Promise<string>;
-  log(message: string): void;
 }
 
 export class AdminApi implements ControlPlane {

@@ -1,7 +1,8 @@
 // What basic authentication keeps between requests. One instance lives as long as the server, not
 // as long as a configuration: a reload does not lift a client's lock-out nor forget recent logins
 // (Ferron keeps this table per configuration, so a reload clears every lock-out).
-import { BruteForceGuard, LOCKOUT_WINDOW_MS } from './brute-force.js';
+import type { SharedStore } from '../store/shared-store.js';
+import { BruteForceGuard, failureCounting, LOCKOUT_WINDOW_MS } from './brute-force.js';
 import { CredentialCache } from './credential-cache.js';
 
 export interface AuthOptions {
@@ -22,12 +23,15 @@ export interface AuthServices {
 
 const PURGE_INTERVAL_MS = 60_000;
 
+/** `store`: where failed logins are counted, shared with the server's other processes. */
 export function createAuthServices(
   errorLog: { log(message: string): void },
   options: AuthOptions = {},
+  store: SharedStore,
 ): AuthServices {
   const windowMs = options.lockoutWindowMs ?? LOCKOUT_WINDOW_MS;
-  const bruteForce = new BruteForceGuard({ windowMs });
+  const counters = store.counters('brute-force', failureCounting({ windowMs }));
+  const bruteForce = new BruteForceGuard({ windowMs, counters });
   const credentials = new CredentialCache();
   // Expired records would otherwise only go when read again or pushed out by newer ones.
   const timer = setInterval(

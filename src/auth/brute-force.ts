@@ -11,9 +11,12 @@
 //   parallel guesses would all pass the lock-out check before the first failure is counted.
 //
 // Memory is bounded: at most `maxClients` records, least recently used dropped first, and expired
-// ones are removed by `purge` (AuthServices runs it on a timer) rather than only when read.
+// ones are removed by `purge` (AuthServices runs it on a timer) rather than only when read. The
+// records are the shared store's counters, so with worker processes a lock-out reached through
+// one worker holds in all of them.
 import ipaddr from 'ipaddr.js';
-import { LRUCache } from 'lru-cache';
+import { MemoryCounters } from '../store/memory-store.js';
+import type { SharedCounters } from '../store/shared-store.js';
 
 export const LOCKOUT_FAILURES = 10;
 export const LOCKOUT_WINDOW_MS = 300_000;
@@ -24,36 +27,40 @@ export interface BruteForceOptions {
   readonly maxClients?: number;
   /** The clock, in ms (tests pass a fake one). */
   readonly now?: () => number;
+  /** Where failures are counted (the shared store's); made from the options above when absent. */
+  readonly counters?: SharedCounters;
+}
+
+/** The counter options a guard made from `options` uses, for a shared store to make them. */
+export function failureCounting(options: BruteForceOptions = {}) {
+  return {
+    windowMs: options.windowMs ?? LOCKOUT_WINDOW_MS,
+    maxKeys: options.maxClients ?? 100_000,
+  };
 }
 
 export class BruteForceGuard {
-  private readonly failures: LRUCache<string, number>;
+  private readonly failures: SharedCounters;
   /** The last attempt queued per client, while any is in flight. */
   private readonly queues = new Map<string, Promise<unknown>>();
 
   constructor(options: BruteForceOptions = {}) {
-    this.failures = new LRUCache<string, number>({
-      max: options.maxClients ?? 100_000,
-      ttl: options.windowMs ?? LOCKOUT_WINDOW_MS,
-      // Read the clock on each call instead of caching it behind a 1 ms timer per request.
-      ttlResolution: 0,
-      perf: { now: options.now ?? Date.now },
-    });
+    this.failures =
+      options.counters ?? new MemoryCounters(failureCounting(options), options.now ?? Date.now);
   }
 
   isLockedOut(address: string): boolean {
-    return (this.failures.get(clientKey(address)) ?? 0) >= LOCKOUT_FAILURES;
+    return this.failures.peek(clientKey(address)).count >= LOCKOUT_FAILURES;
   }
 
   /** Whole seconds until a locked-out client's record expires (RFC 9110 §10.2.3 Retry-After). */
   secondsLeft(address: string): number {
-    return Math.max(1, Math.ceil(this.failures.getRemainingTTL(clientKey(address)) / 1000));
+    return Math.max(1, Math.ceil(this.failures.peek(clientKey(address)).remainingMs / 1000));
   }
 
   /** Counts a failure and restarts the client's window. */
   recordFailure(address: string): void {
-    const key = clientKey(address);
-    this.failures.set(key, (this.failures.get(key) ?? 0) + 1);
+    this.failures.add(clientKey(address));
   }
 
   /** Runs `attempt` once every earlier attempt from the same client has settled. */
@@ -71,7 +78,7 @@ export class BruteForceGuard {
 
   /** Frees the records whose window has passed. */
   purge(): void {
-    this.failures.purgeStale();
+    this.failures.purge();
   }
 
   /** Clients with a live record (for tests and memory checks). */

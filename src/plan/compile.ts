@@ -4,6 +4,7 @@
 import type { Settings as Http2Settings } from 'node:http2';
 import type { SecureContextOptions } from 'node:tls';
 import { createAuthServices, type AuthOptions } from '../auth/auth-services.js';
+import type { SharedStore } from '../store/shared-store.js';
 import { withDefaults, type ResolvedSettings } from '../config/defaults.js';
 import type { PropertyTable } from '../config/property-table.js';
 import type { Settings } from '../config/properties.js';
@@ -103,6 +104,8 @@ export interface CompileServices {
   readonly auth?: AuthOptions;
   /** Certificates are ordered by another process (a worker's primary) and followed here. */
   readonly acmeFollows?: boolean;
+  /** State shared with the server's other processes. */
+  readonly store: SharedStore;
 }
 
 export function compilePlan(config: Config, services: CompileServices): Plan {
@@ -110,7 +113,7 @@ export function compilePlan(config: Config, services: CompileServices): Plan {
   const leases = services.resources.leases();
   const errorLog = services.errorLog;
   try {
-    const modules = new Provisioner(services.modules, leases, { errorLog });
+    const modules = new Provisioner(services.modules, leases, { errorLog, store: services.store });
     for (const name of global.loadModules ?? []) {
       if (!modules.has(name))
         throw new PlanError(
@@ -119,7 +122,7 @@ export function compilePlan(config: Config, services: CompileServices): Plan {
     }
     const compiler = new Compiler(config.properties, {
       files: leases.take('static-files', () => new StaticFiles()),
-      auth: leases.take('auth', () => createAuthServices(errorLog, services.auth)),
+      auth: leases.take('auth', () => createAuthServices(errorLog, services.auth, services.store)),
       errorLog,
       modules,
     });

@@ -6,11 +6,14 @@ import type { ResolvedOf, ResolvedSettings } from '../config/defaults.js';
 import type { PropertyRows, Settings, SettingsOf } from '../config/properties.js';
 import type { Logger } from '../http/logger.js';
 import type { Stage } from '../http/stage.js';
+import type { SharedStore } from '../store/shared-store.js';
 import type { Leases } from './resources.js';
 
 /** What provisioning may use besides leases. */
 export interface ModuleServices {
   readonly errorLog: Logger;
+  /** State shared with the server's other processes (store/shared-store.ts). */
+  readonly store: SharedStore;
 }
 
 /** A provisioned module: its stage, and what the admin API's /status shows of it. */

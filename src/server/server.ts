@@ -1,20 +1,16 @@
 // The running server: logs, the compiled Plan, the listeners, and the resources Plans lease.
 // Starting compiles and binds everything or nothing; stopping drains in-flight requests within
 // `shutdownTimeout`, then returns every Plan's leases and closes every handle it owns.
-import type { AuthOptions } from '../auth/auth-services.js';
-import type { ResolvedSettings } from '../config/defaults.js';
 import { effectiveConfig } from '../config/effective.js';
-import type { LoadResult } from '../config/load.js';
 import type { Config } from '../config/validate.js';
 import type { Logger } from '../http/logger.js';
 import type { ErrorLog } from '../log/error-log.js';
 import { MODULES } from '../modules/registry.js';
 import { compilePlan, type CompileServices, type Plan } from '../plan/compile.js';
-import type { Module } from '../plan/module.js';
+import { MemoryStore } from '../store/memory-store.js';
 import { Resources } from '../plan/resources.js';
 import { VERSION } from '../version.js';
 import { ErrorResponder } from './error-responder.js';
-import type { ConnectionLimits } from './listener.js';
 import type { Registry } from 'prom-client';
 import { ListenerSet, type ListenerReload } from './listener-set.js';
 import { reloadFailure, reloadFromSource, type ReloadOutcome } from './reload-from-source.js';
@@ -29,37 +25,10 @@ import {
 } from './server-logs.js';
 import { FinishedRequests } from './finished-requests.js';
 import { SurgeGc } from './surge-gc.js';
+import type { ControlPlane, ServerOptions } from './server-options.js';
 import { manageCertificates, prefetchOcsp } from './tls-upkeep.js';
 
-/** What runs beside the listeners and follows the configuration: the admin API (admin/admin-api.ts). */
-export interface ControlPlane {
-  start(global: ResolvedSettings): Promise<void>;
-  /** After each reload, once the reload's own answer has left. */
-  reloaded(global: ResolvedSettings): void;
-  /** Last at stop, after the listeners have drained. */
-  close(): Promise<void>;
-  /** Where it listens, while it does. */
-  readonly url: string | undefined;
-}
-
-export interface ServerOptions {
-  /** Where the error log goes when `errorLogFilePath` is not set. */
-  readonly stderr?: NodeJS.WritableStream;
-  /** Connection time limits, in place of the configuration's (tests). */
-  readonly limits?: ConnectionLimits;
-  /** Where a reload reads the configuration from (SIGHUP, the admin API's /reload). */
-  readonly reloadSource?: () => Promise<LoadResult>;
-  /** Basic-authentication state options (tests shorten the lock-out window). */
-  readonly auth?: AuthOptions;
-  /** The modules `loadModules` may name (default: modules/registry.ts). */
-  readonly modules?: readonly Module[];
-  /** What this process is called in its metrics' `process` label (default: server). */
-  readonly processName?: string;
-  /** Certificates are ordered by the primary of this worker, which publishes them here. */
-  readonly acmeFollows?: boolean;
-  /** The admin API, made for this server (cli/run.ts passes admin/admin-api.ts). */
-  readonly controlPlane?: (server: Server) => ControlPlane;
-}
+export type { ServerOptions } from './server-options.js';
 
 export class Server {
   readonly startedAt = new Date();
@@ -118,6 +87,7 @@ export class Server {
       errorLog,
       ...(options.auth ? { auth: options.auth } : {}),
       ...(options.acmeFollows ? { acmeFollows: true } : {}),
+      store: options.store ?? new MemoryStore(),
       options,
     };
     let plan: Plan | undefined;

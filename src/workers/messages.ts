@@ -2,6 +2,7 @@
 // structured-clone serialization, so a configuration crosses as the plain data it is).
 import type { Settings } from '../config/properties.js';
 import type { Config, HostConfig } from '../config/validate.js';
+import type { CounterOptions, CounterState } from '../store/shared-store.js';
 import type { AcmeEvent } from '../tls/acme-manager.js';
 import { PROPERTY_TABLE } from '../modules/registry.js';
 
@@ -31,6 +32,12 @@ export interface WorkerStats {
 
 export type ToWorker =
   | { readonly type: 'start'; readonly config: ConfigData }
+  /** Counts of a shared-store space as the primary holds them (ipc-store.ts). */
+  | {
+      readonly type: 'counted';
+      readonly space: string;
+      readonly entries: readonly (readonly [string, CounterState])[];
+    }
   /** Answered 'prepared' once reload number `reload` is ready to swap in. */
   | {
       readonly type: 'prepare';
@@ -55,6 +62,13 @@ export type ToWorker =
   | { readonly type: 'runtime'; readonly id: number };
 
 export type FromWorker =
+  /** One counted for `key` in a shared-store space. */
+  | {
+      readonly type: 'count';
+      readonly space: string;
+      readonly key: string;
+      readonly options: CounterOptions;
+    }
   /** Listening for messages: a message sent before is lost. */
   | { readonly type: 'ready' }
   | { readonly type: 'started' }

@@ -24,10 +24,13 @@ import {
 import { VERSION } from '../version.js';
 import { ServerMetrics } from '../metrics/server-metrics.js';
 import type { AcmeEvent } from '../tls/acme-manager.js';
-import { configData, type WorkerStats } from './messages.js';
+import { MemoryStore } from '../store/memory-store.js';
+import { configData, type ToWorker, type WorkerStats } from './messages.js';
 import { OrderedCertificates } from './ordered-certificates.js';
 import { CauseLog, RestartBackoff } from './restart-backoff.js';
 import { WorkerProcess } from './worker-process.js';
+
+const PURGE_MS = 60_000;
 
 /** The processes `workers` asks for: `auto`, one per CPU this process may use. */
 export function workerCount(workers: number | 'auto' | undefined): number {
@@ -61,6 +64,9 @@ export class Primary implements AdminSubject, Stoppable {
   private readonly admin: AdminApi;
   private readonly causes: CauseLog;
   private readonly certificates: OrderedCertificates;
+  /** What the workers share: counted here, told to every worker (ipc-store.ts). */
+  private readonly store = new MemoryStore();
+  private readonly purgeTimer: NodeJS.Timeout;
   /** The primary's own: reloads, certificates, its process; made once `metrics` is on. */
   private ownMetrics: ServerMetrics | undefined;
   private stopping: Promise<void> | undefined;
@@ -78,6 +84,10 @@ export class Primary implements AdminSubject, Stoppable {
       (line) => this.log(line),
       (event) => this.publish(event),
     );
+    // Expired counts would otherwise go only when read again or pushed out by newer ones.
+    this.purgeTimer = setInterval(() => {
+      for (const counters of this.store.spaces.values()) counters.purge();
+    }, PURGE_MS).unref();
   }
 
   /** Starts every worker; rejects with the first one's reason when any cannot serve. */
@@ -101,6 +111,7 @@ export class Primary implements AdminSubject, Stoppable {
       await primary.admin.start(primary.global);
     } catch (e) {
       primary.certificates.close();
+      clearInterval(primary.purgeTimer);
       primary.stopping = primary.stopWorkers();
       await primary.stopping;
       await errorLog.close();
@@ -251,6 +262,7 @@ export class Primary implements AdminSubject, Stoppable {
       this.draining = true;
       await this.reloading;
       this.certificates.close();
+      clearInterval(this.purgeTimer);
       await this.stopWorkers();
       await this.admin.close();
       this.log('Portico stopped');
@@ -289,7 +301,22 @@ export class Primary implements AdminSubject, Stoppable {
   private fork(place: number): WorkerProcess {
     // Workers act on the launcher's relayed-signal messages as a server under the launcher does.
     const env = { PORTICO_RELAYED: '1', PORTICO_WORKER: String(place) };
-    return new WorkerProcess(cluster.fork(env), configData(this.current));
+    return new WorkerProcess(cluster.fork(env), configData(this.current), (m) => {
+      const state = this.store.counters(m.space, m.options).add(m.key);
+      this.tellAll({ type: 'counted', space: m.space, entries: [[m.key, state]] });
+    });
+  }
+
+  private tellAll(message: ToWorker): void {
+    for (const slot of this.slots) if (slot.process.serving) slot.process.send(message);
+  }
+
+  /** What a worker that starts now must be told: certificates and challenges, live counts. */
+  private async brief(worker: WorkerProcess): Promise<void> {
+    for (const [space, counters] of this.store.spaces)
+      worker.send({ type: 'counted', space, entries: counters.entries() });
+    for (const event of this.certificates.current())
+      await worker.ask({ type: 'acme', event }).catch(() => undefined);
   }
 
   /** Replaces the slot's process when it dies, unless the server is stopping. */
@@ -309,9 +336,7 @@ export class Primary implements AdminSubject, Stoppable {
       this.watch(slot);
       const started = slot.process;
       await started.started.catch(() => undefined);
-      if (started.serving)
-        for (const event of this.certificates.current())
-          await started.ask({ type: 'acme', event }).catch(() => undefined);
+      if (started.serving) await this.brief(started);
     });
   }
 

@@ -30,9 +30,11 @@ export class WorkerProcess {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
 
+  /** `told`: what the worker says without being asked (a count for the shared store). */
   constructor(
     readonly worker: Worker,
     config: ConfigData,
+    told: (message: Extract<FromWorker, { type: 'count' }>) => void,
   ) {
     this.exited = new Promise((resolve) =>
       worker.on('exit', (code: number | null, signal: string | null) => {
@@ -58,8 +60,10 @@ export class WorkerProcess {
           'start-failed',
           'answer',
           'failed',
+          'count',
         ]);
         if (m?.type === 'ready') this.send({ type: 'start', config });
+        else if (m?.type === 'count') told(m);
         else if (m?.type === 'started') {
           this.serving = true;
           resolve();

@@ -4,6 +4,7 @@
 // on (or the unit's own SIGTERM reaches it, counted as the same request: server/lifecycle.ts).
 import { PlanNotReady } from '../plan/compile.js';
 import { RuntimeStats } from '../admin/runtime-stats.js';
+import { IpcStore } from './ipc-store.js';
 import { serveUntilStopped } from '../server/lifecycle.js';
 import { Server } from '../server/server.js';
 import {
@@ -29,11 +30,18 @@ export async function runWorker(): Promise<number> {
     process.on('message', onStart);
     send({ type: 'ready' });
   });
+  const store = new IpcStore(send);
+  // Counts may come before the server has started: the store is there to take them.
+  process.on('message', (message) => {
+    const m = messageOf<ToWorker>(message, ['counted']);
+    if (m?.type === 'counted') store.take(m.space, m.entries);
+  });
   let server: Server;
   try {
     server = await Server.start(configOf(start), {
       stderr: process.stderr,
       acmeFollows: true,
+      store,
       processName: `worker ${process.env.PORTICO_WORKER ?? process.pid}`,
     });
   } catch (e) {

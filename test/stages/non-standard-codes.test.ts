@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { pbkdf2Sync, randomBytes } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { createAuthServices, type AuthServices } from '../../src/auth/auth-services.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
 import { hashPassword } from '../../src/auth/password.js';
 import { withDefaults } from '../../src/config/defaults.js';
 import type { Ctx } from '../../src/http/ctx.js';
@@ -34,7 +35,11 @@ const basic = (user: string, password: string) =>
 
 describe('nonStandardCodes basic authentication', () => {
   const logged: string[] = [];
-  const services: AuthServices = createAuthServices({ log: (m) => logged.push(m) });
+  const services: AuthServices = createAuthServices(
+    { log: (m) => logged.push(m) },
+    {},
+    new MemoryStore(),
+  );
   after(() => services.close());
   const protect = (pass: string) =>
     nonStandardCodes(

@@ -10,6 +10,10 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { randomBytes, scryptSync } from 'node:crypto';
+import { once } from 'node:events';
+import { Agent, createServer, get, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -94,6 +98,46 @@ function load(port: number, clients: number, done: () => boolean) {
     }
   });
   return { answers, failures, finished: Promise.all(loops) };
+}
+
+/** A response through `agent`'s one kept-alive connection. */
+function via(
+  agent: Agent,
+  port: number,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
+  return new Promise((resolve, reject) => {
+    get({ host: '127.0.0.1', port, path, agent, headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (d: string) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text }));
+    }).on('error', reject);
+  });
+}
+
+/**
+ * One kept-alive connection to each of the two workers (a connection stays with the worker that
+ * accepted it): new ones are opened until each worker has one. `headers` make the probe a 200.
+ */
+async function connectionPerWorker(rig: Rig, headers: Record<string, string> = {}) {
+  const found = new Map<number, Agent>();
+  const spare: Agent[] = [];
+  await until(
+    async () => {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      const before = (await rig.status()).workers;
+      assert.equal((await via(agent, rig.port, '/', headers)).status, 200);
+      const now = (await rig.status()).workers;
+      const worker = now.find((w, i) => w.requests_total > before[i]!.requests_total)!.pid;
+      if (found.has(worker)) spare.push(agent);
+      else found.set(worker, agent);
+      return found.size === 2;
+    },
+    { what: 'a kept-alive connection to each worker' },
+  );
+  for (const agent of spare) agent.destroy();
+  return [...found.values()];
 }
 
 const alive = (pid: number) => {
@@ -200,6 +244,60 @@ describe('workers: 2', { skip: !linux && 'counts processes through signals on Li
     );
     for (const w of workers) await until(() => !alive(w.pid), { what: `worker ${w.pid} gone` });
     assert.match(rig.cli.output(), /Portico stopped\n$/);
+  });
+
+  it('locks out a client after ten failed logins, five through each worker', async () => {
+    const salt = randomBytes(16);
+    const b64 = (b: Buffer) => b.toString('base64').replace(/=+$/, '');
+    const hash = `$scrypt$ln=10,r=8,p=1$${b64(salt)}$${b64(scryptSync('right', salt, 32, { N: 1024, r: 8, p: 1 }))}`;
+    const rig = await start(
+      `  users: [{ name: alice, pass: "${hash}" }]\n  nonStandardCodes:\n    - scode: 401\n      regex: "^/"\n`,
+    );
+    const as = (password: string) => ({
+      authorization: `Basic ${Buffer.from(`alice:${password}`).toString('base64')}`,
+    });
+    const [a, b] = await connectionPerWorker(rig, as('right'));
+    for (let i = 0; i < 5; i++) {
+      assert.equal((await via(a!, rig.port, '/', as('wrong'))).status, 401);
+      assert.equal((await via(b!, rig.port, '/', as('wrong'))).status, 401);
+    }
+    // The tenth failure has been counted by the primary and told to both workers.
+    for (const agent of [a!, b!])
+      await until(async () => (await via(agent, rig.port, '/', as('right'))).status === 429, {
+        what: 'the right password refused',
+      });
+    for (const agent of [a!, b!]) {
+      const refused = await via(agent, rig.port, '/', as('right'));
+      assert.equal(refused.status, 429);
+      assert.ok(Number(refused.headers['retry-after']) > 0);
+      agent.destroy();
+    }
+    await rig.stop();
+  });
+
+  it('avoids a backend that failed through one worker in the other too', async () => {
+    const dead = await freePort();
+    const live = createServer((_, res) => res.end('from the backend'));
+    live.listen(0, '127.0.0.1');
+    await once(live, 'listening');
+    const liveUrl = `http://127.0.0.1:${(live.address() as AddressInfo).port}`;
+    const rig = await start(
+      `  loadModules: [rproxy]\n  proxyTo: [http://127.0.0.1:${dead}, ${liveUrl}]\n  enableLoadBalancerHealthCheck: true\n  loadBalancerHealthCheckMaximumFails: 1\n  loadBalancerHealthCheckWindow: 60000\n`,
+    );
+    const [a, b] = await connectionPerWorker(rig);
+    // Each worker picks a backend at random: alone, each would try the dead one until its own
+    // count passed the maximum (twice each); sharing the count, the two tries are the server's.
+    for (let i = 0; i < 20; i++)
+      for (const agent of [a!, b!]) {
+        const r = await via(agent, rig.port, `/r${i}`);
+        assert.equal(r.status, 200);
+        assert.equal(r.text, 'from the backend');
+      }
+    const retries = rig.cli.output().match(/trying another backend/g)?.length ?? 0;
+    assert.equal(retries, 2, rig.cli.output());
+    for (const agent of [a!, b!]) agent.destroy();
+    await rig.stop();
+    live.close();
   });
 
   it('writes every worker’s access lines whole into one file, and SIGUSR1 reopens it in each', async () => {

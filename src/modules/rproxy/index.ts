@@ -41,8 +41,8 @@ export const rproxy = defineModule({
   properties: RPROXY_PROPERTIES,
   check: checkBackendUrls,
   options,
-  provision: (o, leases, { errorLog }) => {
-    const book = leases.take('upstream:health', () => new HealthBook());
+  provision: (o, leases, { errorLog, store }) => {
+    const book = new HealthBook(store);
     const route = (urls: readonly string[] | undefined): ProxyRoute | undefined => {
       if (urls === undefined) return undefined;
       const backends = urls.map(parseBackend);

@@ -1,0 +1,70 @@
+// The shared store of a single process, and the primary's for its workers: counters in a bounded
+// LRU whose entries expire a window after their last addition.
+import { LRUCache } from 'lru-cache';
+import type { CounterOptions, CounterState, SharedCounters, SharedStore } from './shared-store.js';
+
+export class MemoryCounters implements SharedCounters {
+  private readonly counts: LRUCache<string, number>;
+
+  constructor(
+    private readonly options: CounterOptions,
+    now: () => number = Date.now,
+  ) {
+    this.counts = new LRUCache<string, number>({
+      max: options.maxKeys,
+      ttl: options.windowMs,
+      // Read the clock on each call instead of caching it behind a 1 ms timer per request.
+      ttlResolution: 0,
+      perf: { now },
+    });
+  }
+
+  peek(key: string): CounterState {
+    const count = this.counts.get(key);
+    return count === undefined
+      ? { count: 0, remainingMs: 0 }
+      : { count, remainingMs: this.counts.getRemainingTTL(key) };
+  }
+
+  add(key: string): CounterState {
+    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+    return { count: this.counts.get(key)!, remainingMs: this.options.windowMs };
+  }
+
+  /** Takes a count from where counting is done (the primary), in place of this process's own. */
+  set(key: string, state: CounterState): void {
+    if (state.remainingMs <= 0) this.counts.delete(key);
+    else this.counts.set(key, state.count, { ttl: state.remainingMs });
+  }
+
+  purge(): void {
+    this.counts.purgeStale();
+  }
+
+  get size(): number {
+    return this.counts.size;
+  }
+
+  /** Every live count, for a process that starts mirroring these counters now. */
+  entries(): [string, CounterState][] {
+    return [...this.counts.keys()].map((key) => [key, this.peek(key)]);
+  }
+}
+
+export class MemoryStore implements SharedStore {
+  private readonly made = new Map<string, MemoryCounters>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  counters(space: string, options: CounterOptions): MemoryCounters {
+    let counters = this.made.get(space);
+    if (counters === undefined)
+      this.made.set(space, (counters = new MemoryCounters(options, this.now)));
+    return counters;
+  }
+
+  /** Every space asked for so far, and its counters. */
+  get spaces(): ReadonlyMap<string, MemoryCounters> {
+    return this.made;
+  }
+}

@@ -1,0 +1,60 @@
+// The shared store of a worker process. Counters are read from a mirror in this process, so the
+// request path never waits; each addition is counted here at once and sent to the primary, which
+// counts it in its own store and tells every worker the count that results (primary.ts), which
+// then replaces the mirror's.
+import { MemoryCounters } from '../store/memory-store.js';
+import type {
+  CounterOptions,
+  CounterState,
+  SharedCounters,
+  SharedStore,
+} from '../store/shared-store.js';
+import type { FromWorker } from './messages.js';
+
+export class IpcStore implements SharedStore {
+  private readonly made = new Map<string, IpcCounters>();
+
+  constructor(private readonly send: (message: FromWorker) => void) {}
+
+  counters(space: string, options: CounterOptions): SharedCounters {
+    let counters = this.made.get(space);
+    if (counters === undefined)
+      this.made.set(space, (counters = new IpcCounters(space, options, this.send)));
+    return counters;
+  }
+
+  /** Counts the primary made: they replace what the mirror holds. */
+  take(space: string, entries: readonly (readonly [string, CounterState])[]): void {
+    const counters = this.made.get(space);
+    if (counters) for (const [key, state] of entries) counters.mirror.set(key, state);
+  }
+}
+
+class IpcCounters implements SharedCounters {
+  readonly mirror: MemoryCounters;
+
+  constructor(
+    private readonly space: string,
+    private readonly options: CounterOptions,
+    private readonly send: (message: FromWorker) => void,
+  ) {
+    this.mirror = new MemoryCounters(options);
+  }
+
+  peek(key: string): CounterState {
+    return this.mirror.peek(key);
+  }
+
+  add(key: string): void {
+    this.mirror.add(key);
+    this.send({ type: 'count', space: this.space, key, options: this.options });
+  }
+
+  purge(): void {
+    this.mirror.purge();
+  }
+
+  get size(): number {
+    return this.mirror.size;
+  }
+}
