@@ -4,7 +4,8 @@
 import { AdminApi } from '../admin/admin-api.js';
 import { serveUntilStopped } from '../server/lifecycle.js';
 import { Server } from '../server/server.js';
-import { Primary, workerCount } from '../workers/primary.js';
+import type { Primary } from '../workers/primary.js';
+import { workerCount } from '../workers/worker-count.js';
 import { loadChosenConfig, printDiagnostics } from './config-file.js';
 import type { CommandIo } from './io.js';
 
@@ -15,23 +16,27 @@ export async function runCommand(configFile: string | undefined, io: CommandIo):
   if (!config) return 1;
   const reloadSource = () => loadChosenConfig(configFile);
   const workers = workerCount(config.global.workers);
+  // A single process loads none of the primary's code (prom-client's aggregator among it).
+  const start = async (): Promise<Server | Primary> => {
+    if (workers === 1)
+      return Server.start(config, {
+        stderr: io.stderr,
+        reloadSource,
+        controlPlane: (s) => new AdminApi(s),
+      });
+    const { Primary } = await import('../workers/primary.js');
+    return Primary.start(config, { workers, stderr: io.stderr, reloadSource });
+  };
   let server: Server | Primary;
   try {
-    server =
-      workers > 1
-        ? await Primary.start(config, { workers, stderr: io.stderr, reloadSource })
-        : await Server.start(config, {
-            stderr: io.stderr,
-            reloadSource,
-            controlPlane: (s) => new AdminApi(s),
-          });
+    server = await start();
   } catch (e) {
     io.stderr.write(`portico run: ${(e as Error).message}\n`);
     return 1;
   }
   const say = (message: string) => server.log(message);
   const admin = server.adminUrl === undefined ? '' : `; admin API on ${server.adminUrl}`;
-  const processes = server instanceof Primary ? `; ${server.workerCount} worker processes` : '';
+  const processes = 'workerCount' in server ? `; ${server.workerCount} worker processes` : '';
   const started = `Portico is serving ${server.listenerUrls.join(', ')}${admin} (configuration: ${result.label}${processes})`;
   return serveUntilStopped(server, {
     say,
@@ -41,6 +46,6 @@ export async function runCommand(configFile: string | undefined, io: CommandIo):
       // The operator at the terminal hears it too, when the error log goes to a file.
       if (config.global.errorLogFilePath !== undefined) io.stderr.write(`${started}\n`);
     },
-    ...(server instanceof Primary ? { stopNow: (signal) => server.stopNow(signal) } : {}),
+    ...('stopNow' in server ? { stopNow: (signal) => server.stopNow(signal) } : {}),
   });
 }

@@ -1,8 +1,9 @@
 // What a finished request feeds: the access log and the metrics. The request handler adds its
-// per-request 'close' listener only when one of them is there.
+// per-request 'close' listener only when one of them is there, and prom-client is loaded only by a
+// process whose configuration turns metrics on.
 import type { Registry } from 'prom-client';
 import type { AccessLog } from '../log/access-log.js';
-import { ServerMetrics, type MetricSources } from '../metrics/server-metrics.js';
+import type { MetricSources, ServerMetrics } from '../metrics/server-metrics.js';
 import type { RequestHandler } from './request-handler.js';
 import { accessEntry, finishedRequest } from './server-logs.js';
 
@@ -17,9 +18,15 @@ export class FinishedRequests {
     private readonly sources: MetricSources,
   ) {}
 
-  /** After the start and each reload: the current access log, and the admin block's `metrics`. */
-  follow(access: AccessLog | undefined, admin: { readonly metrics?: boolean } | undefined): void {
-    if (admin?.metrics === true) this.metrics ??= new ServerMetrics(this.processName, this.sources);
+  /** Before a configuration serves: its admin block's `metrics` made ready. */
+  async prepare(admin: { readonly metrics?: boolean } | undefined): Promise<void> {
+    if (admin?.metrics !== true || this.metrics !== undefined) return;
+    const { ServerMetrics } = await import('../metrics/server-metrics.js');
+    this.metrics ??= new ServerMetrics(this.processName, this.sources);
+  }
+
+  /** After the start and each reload: the current access log; metrics once prepared. */
+  follow(access: AccessLog | undefined): void {
     const metrics = this.metrics;
     this.handler.onDone =
       access === undefined && metrics === undefined

@@ -62,7 +62,6 @@ export class Server {
       connections: () => this.connectionsActive,
       certificates: () => this.plan.acme?.manager.status() ?? [],
     });
-    this.finished.follow(this.current.logs.access, this.plan.global.admin);
     this.listeners = new ListenerSet({
       dispatch: this.handler.handle.bind(this.handler),
       limits: services.options.limits,
@@ -96,6 +95,8 @@ export class Server {
       plan = compilePlan(config, services);
       await plan.ready();
       const server = new Server(plan, services, current);
+      await server.finished.prepare(plan.global.admin);
+      server.finished.follow(current.logs.access);
       await server.openListeners(plan);
       try {
         await server.control?.start(plan.global);
@@ -184,6 +185,7 @@ export class Server {
     try {
       // New application processes serve before the old ones are retired with their Plan.
       await plan.ready();
+      await this.finished.prepare(plan.global.admin);
       changes = await this.listeners.prepare(plan);
       const logs = await reopenChanged(this.current.logs, config, this.services.options.stderr);
       const listenerChanges = changes;
@@ -212,7 +214,7 @@ export class Server {
     const oldLogs = this.current.logs;
     applyEnvironment(config);
     this.current.logs = logs;
-    this.finished.follow(this.current.logs.access, this.plan.global.admin);
+    this.finished.follow(this.current.logs.access);
     const old = this.handler.plan;
     this.handler.plan = plan;
     this.retirePlan(old);

@@ -6,7 +6,6 @@
 import cluster from 'node:cluster';
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { availableParallelism } from 'node:os';
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AdminApi, type AdminSubject } from '../admin/admin-api.js';
@@ -27,15 +26,11 @@ import type { AcmeEvent } from '../tls/acme-manager.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { configData, type ToWorker, type WorkerStats } from './messages.js';
 import { OrderedCertificates } from './ordered-certificates.js';
+import { workerCount } from './worker-count.js';
 import { CauseLog, RestartBackoff } from './restart-backoff.js';
 import { WorkerProcess } from './worker-process.js';
 
 const PURGE_MS = 60_000;
-
-/** The processes `workers` asks for: `auto`, one per CPU this process may use. */
-export function workerCount(workers: number | 'auto' | undefined): number {
-  return workers === undefined || workers === 'auto' ? availableParallelism() : workers;
-}
 
 export interface PrimaryOptions {
   readonly workers: number;
