@@ -2,8 +2,8 @@
 # Memory under sustained load: Portico serves a 1 KiB file to wrk (1 thread, 64 connections)
 # until REQUESTS have been answered (default 1,000,000), sampling the RSS of the whole server
 # every 2 s: its one process, or with WORKERS above 1 the primary and every worker summed. Prints
-# the samples, each process's RSS at the end, and the verdict: final RSS under 100 MB per serving
-# process and no upward trend over the second half. With WORKERS=1 (the default) the server is
+# the samples, each process's RSS at the end, and the verdict: final RSS under 100 MB per process
+# and no upward trend over the second half. With WORKERS=1 (the default) the server is
 # pinned to CPU 0 and wrk to CPU 1; with more, neither is pinned.
 # Usage: [WORKERS=N] bench/memory.sh [REQUESTS]. Needs wrk (installed from Debian when missing,
 # as root).
@@ -44,12 +44,13 @@ echo "requests answered: $((total + rate * 3))"
 echo "RSS samples (MiB, workers: $WORKERS): $(printf '%s\n' "${samples[@]}" | awk '{ printf "%.1f ", $1 / 1024 }')"
 echo "each process at the end, pid: MiB (the server, or the primary then its workers):" \
   "$({ ps -o pid=,rss= --pid "$pid"; ps -o pid=,rss= --ppid "$pid"; } | awk '{ printf "%s: %.1f  ", $1, $2 / 1024 }')"
-serving=$WORKERS
-printf '%s\n' "${samples[@]}" | awk -v serving="$serving" '
+# Each process under 100 MB: the one server, or the primary and every worker.
+processes=$((WORKERS > 1 ? WORKERS + 1 : 1))
+printf '%s\n' "${samples[@]}" | awk -v processes="$processes" '
   { v[NR] = $1 } END {
     half = int(NR / 2); a = 0; b = 0
     for (i = half + 1; i <= half + int((NR - half) / 2); i++) { a += v[i]; na++ }
     for (i = half + int((NR - half) / 2) + 1; i <= NR; i++) { b += v[i]; nb++ }
     final = v[NR] / 1024
-    printf "final RSS %.1f MiB (target < %d); third quarter mean %.1f MiB, last quarter mean %.1f MiB\n", final, 100 * serving, a / na / 1024, b / nb / 1024
+    printf "final RSS %.1f MiB (target < %d); third quarter mean %.1f MiB, last quarter mean %.1f MiB\n", final, 100 * processes, a / na / 1024, b / nb / 1024
   }'

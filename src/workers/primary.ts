@@ -67,13 +67,15 @@ export class Primary implements AdminSubject, Stoppable {
   private stopping: Promise<void> | undefined;
   private reloading: Promise<unknown> = Promise.resolve();
   private reloadNumber = 0;
+  private errorLogPath: string | undefined;
 
   private constructor(
     private current: Config,
-    readonly errorLog: ErrorLog,
+    private errorLog: ErrorLog,
     private readonly options: PrimaryOptions,
   ) {
     this.admin = new AdminApi(this);
+    this.errorLogPath = current.global.errorLogFilePath;
     this.causes = new CauseLog((line) => this.log(line));
     this.certificates = new OrderedCertificates(
       (line) => this.log(line),
@@ -239,6 +241,7 @@ export class Primary implements AdminSubject, Stoppable {
     if (uncommitted !== undefined) return reloadFailure(uncommitted.reason);
     this.reloads++;
     this.lastReload = new Date();
+    await this.followErrorLog(config);
     await this.readListeners();
     this.certificates.manage(config);
     this.measure();
@@ -248,6 +251,20 @@ export class Primary implements AdminSubject, Stoppable {
     // The admin listener restarts after this reload's own answer has left through it.
     setImmediate(() => this.admin.reloaded(this.global));
     return { ok: true, reloads: this.reloads };
+  }
+
+  /** The primary's own lines go where the workers' now go. */
+  private async followErrorLog(config: Config): Promise<void> {
+    const path = config.global.errorLogFilePath;
+    if (path === this.errorLogPath) return;
+    try {
+      const old = this.errorLog;
+      this.errorLog = await ErrorLog.open(path, this.options.stderr);
+      this.errorLogPath = path;
+      await old.close();
+    } catch (e) {
+      this.log(`the error log stays where it was: ${(e as Error).message}`);
+    }
   }
 
   // ── stopping, logs ───────────────────────────────────────────────────────────────────────
@@ -325,6 +342,8 @@ export class Primary implements AdminSubject, Stoppable {
         `worker ${current.pid} ${how}; ${delay === 0 ? 'starting another' : `starting another in ${delay} ms`}`,
       );
       if (delay > 0) await sleep(delay);
+      // A reload under way settles first: the replacement starts with what the others serve.
+      await this.reloading;
       if (this.stopping) return;
       slot.process = this.fork(slot.place);
       slot.restarts++;

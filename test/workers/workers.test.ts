@@ -199,6 +199,19 @@ describe('workers: 2', { skip: !linux && 'counts processes through signals on Li
     await rig.stop();
   });
 
+  it('follows a reload that moves the error log, in the primary and every worker', async () => {
+    const [first, second] = [join(dir, 'first-error.log'), join(dir, 'second-error.log')];
+    const rig = await start(`  errorLogFilePath: ${first}\n`);
+    rig.write('a', `  errorLogFilePath: ${second}\n`);
+    assert.equal((await request(rig.adminPort, '/reload', { method: 'POST' })).status, 200);
+    // The primary's line of this reload, and a worker's line of a request it refused.
+    await logged(() => readFileSync(second, 'utf8'), /reloaded by the admin API/);
+    assert.equal((await request(rig.port, '/%zz')).status, 400);
+    await logged(() => readFileSync(second, 'utf8'), /URL sanitation error/);
+    assert.doesNotMatch(readFileSync(first, 'utf8'), /URL sanitation error/);
+    await rig.stop();
+  });
+
   it('replaces a killed worker while the other keeps serving', async () => {
     const rig = await start();
     const before = await rig.status();
