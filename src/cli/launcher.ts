@@ -22,11 +22,24 @@ function relaunch(script: string, argv: string[]): Promise<number> {
     stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, ...RELAYED_ENV },
   });
-  // Left in place when the child has exited: a signal arriving as this process ends is not its
-  // death.
+  // Signals are held until the child says it hears them: one sent while it starts (a container
+  // stopped at once) would otherwise be lost. Left in place when the child has exited: a signal
+  // arriving as this process ends is not its death.
+  let heard = false;
+  const held: NodeJS.Signals[] = [];
+  const pass = (signal: NodeJS.Signals) => {
+    // A child that has just exited cannot take it; its exit is what this process waits for.
+    if (child.connected) child.send({ relayedSignal: signal }, () => undefined);
+  };
+  child.on('message', (message: { relayHeard?: unknown } | null) => {
+    if (message?.relayHeard !== true || heard) return;
+    heard = true;
+    for (const signal of held.splice(0)) pass(signal);
+  });
   for (const signal of RELAYED_SIGNALS)
     process.on(signal, () => {
-      if (child.connected) child.send({ relayedSignal: signal });
+      if (heard) pass(signal);
+      else if (held.length < RELAYED_SIGNALS.length * 2) held.push(signal);
     });
   return new Promise((resolve) => {
     child.on('error', (e) => {

@@ -3,11 +3,11 @@
 // read them from here. docs/running.md (Memory) says what each costs and saves.
 
 export const NODE_FLAGS: readonly string[] = [
-  // V8's young generation capped at 2 × 8 MiB: under load the default (2 × 16 MiB) holds ~20 MB
-  // more and is slower.
+  // V8's young generation capped at 2 × 8 MiB: under load the default (2 × 16 MiB) holds more
+  // memory and is slower.
   '--max-semi-space-size=8',
   // After a quiet minute the memory reducer's full GC throws away the request path's compiled
-  // code, and the next requests pay a third more CPU for seconds while it compiles again.
+  // code, and the next requests pay for compiling it again.
   '--no-memory-reducer',
   // With the reducer off, an idle server would never collect what a surge left dead: it runs a
   // collection itself (server/surge-gc.ts).

@@ -4,8 +4,8 @@
 import type { Registry } from 'prom-client';
 import type { AccessLog } from '../log/access-log.js';
 import type { MetricSources, ServerMetrics } from '../metrics/server-metrics.js';
-import type { RequestHandler } from './request-handler.js';
-import { accessEntry, finishedRequest } from './server-logs.js';
+import type { AccessRecord, RequestHandler } from './request-handler.js';
+import { accessEntry } from './server-logs.js';
 
 export class FinishedRequests {
   /** Made the first time a configuration turns `metrics` on, and kept. */
@@ -44,4 +44,15 @@ export class FinishedRequests {
   get registry(): Registry | undefined {
     return this.metrics?.registry;
   }
+}
+
+/** What the metrics count of a finished request. */
+function finishedRequest({ ctx }: AccessRecord) {
+  return {
+    host: ctx.resolved?.host?.settings.domain,
+    method: ctx.method,
+    status: ctx.status ?? 0,
+    seconds: (Date.now() - ctx.startedAt) / 1000,
+    bytesSent: ctx.length ?? 0,
+  };
 }

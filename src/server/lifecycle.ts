@@ -1,7 +1,8 @@
 // Signals, as CONTRACT.md fixes them: SIGTERM and SIGINT stop gracefully (a second one stops at
 // once), SIGHUP reloads the configuration, SIGUSR1 reopens the logs after rotation. Under a parent
 // process (the launcher, cli/launcher.ts, or a worker's primary) they also come as its IPC
-// messages, and its leaving stops the server.
+// messages, which it holds until told they are heard; the launcher's leaving stops the server
+// gracefully (a worker whose primary leaves is ended by node:cluster).
 
 /** What signals act on: a Server, or a primary and its workers. */
 export interface Stoppable {
@@ -18,8 +19,6 @@ export interface LifecycleHooks {
   readonly started?: () => void;
   /** Before the process exits on a second stop signal (a primary passes it on to its workers). */
   readonly stopNow?: (signal: NodeJS.Signals) => void;
-  /** What the parent process is called in the log when it goes (default: the launcher). */
-  readonly parent?: string;
 }
 
 type Way = 'direct' | 'relayed';
@@ -43,7 +42,7 @@ export function serveUntilStopped(server: Stoppable, hooks: LifecycleHooks): Pro
       }
       if (stopping) return;
       stopping = true;
-      const cause = signal === 'leaving' ? `the ${hooks.parent ?? 'launcher'} leaving` : signal;
+      const cause = signal === 'leaving' ? 'the launcher leaving' : signal;
       hooks.say(`${cause}: stopping gracefully`);
       void server.stop().then(() => {
         for (const [signal, handler] of handlers) process.off(signal, handler);
@@ -69,7 +68,10 @@ export function serveUntilStopped(server: Stoppable, hooks: LifecycleHooks): Pro
     const onDisconnect = () => {
       if (!stopping) stop('leaving', 'relayed');
     };
-    if (relayed()) process.on('message', onMessage).on('disconnect', onDisconnect);
+    if (relayed()) {
+      process.on('message', onMessage).on('disconnect', onDisconnect);
+      process.send?.({ relayHeard: true });
+    }
     hooks.started?.();
   });
 }

@@ -77,17 +77,6 @@ export function refusedEntry(r: Refusal) {
   };
 }
 
-/** What the metrics count of a finished request. */
-export function finishedRequest({ ctx }: AccessRecord) {
-  return {
-    host: ctx.resolved?.host?.settings.domain,
-    method: ctx.method,
-    status: ctx.status ?? 0,
-    seconds: (Date.now() - ctx.startedAt) / 1000,
-    bytesSent: ctx.length ?? 0,
-  };
-}
-
 export function accessEntry({ ctx, rawTarget, protocol }: AccessRecord) {
   const h = ctx.req.headers;
   return {

@@ -7,7 +7,7 @@ export class MemoryCounters implements SharedCounters {
   private readonly counts: LRUCache<string, number>;
 
   constructor(
-    private readonly options: CounterOptions,
+    readonly options: CounterOptions,
     now: () => number = Date.now,
   ) {
     this.counts = new LRUCache<string, number>({

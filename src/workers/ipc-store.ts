@@ -23,10 +23,18 @@ export class IpcStore implements SharedStore {
     return counters;
   }
 
-  /** Counts the primary made: they replace what the mirror holds. */
-  take(space: string, entries: readonly (readonly [string, CounterState])[]): void {
-    const counters = this.made.get(space);
-    if (counters) for (const [key, state] of entries) counters.mirror.set(key, state);
+  /**
+   * Counts the primary made. One may be older than what this process counted since: the larger
+   * count stands. A space no feature here has asked for yet is made, so it starts with them.
+   */
+  take(
+    space: string,
+    options: CounterOptions,
+    entries: readonly (readonly [string, CounterState])[],
+  ): void {
+    const { mirror } = this.counters(space, options) as IpcCounters;
+    for (const [key, state] of entries)
+      if (state.count >= mirror.peek(key).count) mirror.set(key, state);
   }
 }
 

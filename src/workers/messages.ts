@@ -21,8 +21,6 @@ export const configOf = (data: ConfigData): Config => ({ ...data, properties: PR
 
 /** A worker's counters, for /status. */
 export interface WorkerStats {
-  readonly pid: number;
-  readonly uptime_sec: number;
   readonly requests_total: number;
   readonly connections_active: number;
   /** The listeners it serves, and what its modules report (/status). */
@@ -36,6 +34,7 @@ export type ToWorker =
   | {
       readonly type: 'counted';
       readonly space: string;
+      readonly options: CounterOptions;
       readonly entries: readonly (readonly [string, CounterState])[];
     }
   /** Answered 'prepared' once reload number `reload` is ready to swap in. */

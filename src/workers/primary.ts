@@ -40,6 +40,9 @@ export interface PrimaryOptions {
   readonly reloadSource?: () => Promise<LoadResult>;
 }
 
+/** Tells a worker whether to swap in what it prepared; resolves once it has. */
+type Decide = (commit: boolean) => Promise<void>;
+
 /** A worker's place: the process in it now, and how often it was replaced. */
 interface Slot {
   readonly place: number;
@@ -68,6 +71,8 @@ export class Primary implements AdminSubject, Stoppable {
   private reloading: Promise<unknown> = Promise.resolve();
   private reloadNumber = 0;
   private errorLogPath: string | undefined;
+  /** Aborted when the server stops: a replacement waiting out its back-off gives up. */
+  private readonly stopped = new AbortController();
 
   private constructor(
     private current: Config,
@@ -141,6 +146,7 @@ export class Primary implements AdminSubject, Stoppable {
       connections_active: stats[i]?.connections_active ?? 0,
       restarts: slot.restarts,
     }));
+    const certificates = this.certificates.status();
     const sum = (key: 'requests_total' | 'connections_active') =>
       workers.reduce((total, w) => total + w[key], 0);
     return {
@@ -155,7 +161,7 @@ export class Primary implements AdminSubject, Stoppable {
       listeners: this.listenerUrls,
       // Modules as the first worker that answered sees them: the same everywhere.
       ...(stats.find((s) => s !== null)?.extra ?? {}),
-      ...(this.certificates.status() ? { certificates: this.certificates.status() } : {}),
+      ...(certificates ? { certificates } : {}),
       workers,
     };
   }
@@ -197,11 +203,7 @@ export class Primary implements AdminSubject, Stoppable {
     return reloadFromSource({
       source: this.options.reloadSource,
       stopping: () => this.stopping !== undefined,
-      serialized: (task) => {
-        const result = this.reloading.then(task);
-        this.reloading = result.catch(() => undefined);
-        return result;
-      },
+      serialized: (task) => this.serialized(task),
       apply: (config) => this.applyEverywhere(config),
       log: (line) => this.log(line),
       listenerUrls: () => this.listenerUrls,
@@ -212,33 +214,39 @@ export class Primary implements AdminSubject, Stoppable {
     });
   }
 
-  /** Every worker prepares the configuration; all swap it in once all are ready, or none does. */
+  /** Reloads, and workers catching up with one, run one at a time in the order asked. */
+  private serialized<T>(task: () => Promise<T>): Promise<T> {
+    const result = this.reloading.then(task);
+    this.reloading = result.catch(() => undefined);
+    return result;
+  }
+
+  /**
+   * Every serving worker prepares the configuration; all swap it in once all are ready, or none
+   * does. A worker still starting catches up once it serves (`catchUp`).
+   */
   private async applyEverywhere(config: Config): Promise<ReloadOutcome> {
-    const reload = ++this.reloadNumber;
-    const data = configData(config);
-    const slots = [...this.slots];
-    const asked = slots.map((slot) => slot.process);
-    // Applications may take a while to start: no time limit but the worker's own.
-    const prepared = await Promise.allSettled(
-      asked.map((p) => p.ask({ type: 'prepare', reload, config: data }, false)),
-    );
+    const asked = this.slots.map((slot) => slot.process).filter((p) => p.serving);
+    const prepared = await Promise.allSettled(asked.map((p) => this.prepare(p, config)));
     const failure = prepared.find((r) => r.status === 'rejected');
-    const commit = failure === undefined;
-    // A worker replaced from now on starts with what the others now serve.
-    if (commit) this.current = config;
-    const decided = await Promise.allSettled(
-      asked.map((p, i) =>
-        prepared[i]!.status === 'fulfilled'
-          ? p.ask({ type: 'decide', reload, commit }, false)
-          : undefined,
-      ),
-    );
     if (failure !== undefined) {
+      await Promise.all(prepared.map((r) => (r.status === 'fulfilled' ? r.value(false) : null)));
       const reason = failure.reason as Error & { invalid?: boolean };
       return reloadFailure(reason, reason.invalid === true);
     }
-    const uncommitted = decided.find((r) => r.status === 'rejected');
-    if (uncommitted !== undefined) return reloadFailure(uncommitted.reason);
+    // A worker replaced from now on starts with what the others now serve.
+    this.current = config;
+    const decided = await Promise.allSettled(
+      prepared.map((r) => (r as PromiseFulfilledResult<Decide>).value(true)),
+    );
+    // Those that committed serve the new configuration: one that could not is replaced with it.
+    decided.forEach((r, i) => {
+      if (r.status === 'fulfilled') return;
+      this.log(
+        `worker ${asked[i]!.pid} did not take the reload (${(r.reason as Error).message}); replacing it`,
+      );
+      asked[i]!.worker.process.kill('SIGKILL');
+    });
     this.reloads++;
     this.lastReload = new Date();
     await this.followErrorLog(config);
@@ -251,6 +259,32 @@ export class Primary implements AdminSubject, Stoppable {
     // The admin listener restarts after this reload's own answer has left through it.
     setImmediate(() => this.admin.reloaded(this.global));
     return { ok: true, reloads: this.reloads };
+  }
+
+  /** Asks `worker` to prepare `config`; resolves with how to tell it the decision. */
+  private async prepare(worker: WorkerProcess, config: Config): Promise<Decide> {
+    const reload = ++this.reloadNumber;
+    // Applications may take a while to start: no time limit but the worker's own.
+    await worker.ask({ type: 'prepare', reload, config: configData(config) }, false);
+    return async (commit) => {
+      await worker.ask({ type: 'decide', reload, commit }, false);
+      if (commit) worker.config = config;
+    };
+  }
+
+  /** A worker that started with an older configuration than the others serve takes theirs. */
+  private async catchUp(worker: WorkerProcess): Promise<void> {
+    if (!worker.serving || worker.config === this.current) return;
+    try {
+      await (
+        await this.prepare(worker, this.current)
+      )(true);
+    } catch (e) {
+      this.log(
+        `worker ${worker.pid} could not take the current configuration (${(e as Error).message}); replacing it`,
+      );
+      worker.worker.process.kill('SIGKILL');
+    }
   }
 
   /** The primary's own lines go where the workers' now go. */
@@ -272,6 +306,7 @@ export class Primary implements AdminSubject, Stoppable {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.draining = true;
+      this.stopped.abort();
       await this.reloading;
       this.certificates.close();
       clearInterval(this.purgeTimer);
@@ -288,11 +323,19 @@ export class Primary implements AdminSubject, Stoppable {
     for (const slot of this.slots) slot.process.send({ relayedSignal: signal });
   }
 
+  /** The primary's logs and every serving worker's; a worker that could not is named. */
   async reopenLogs(): Promise<void> {
-    await Promise.all([
+    const serving = this.slots.map((slot) => slot.process).filter((p) => p.serving);
+    const [, ...workers] = await Promise.allSettled([
       this.errorLog.reopen(),
-      ...this.slots.map((slot) => slot.process.ask({ type: 'reopen' }).catch(() => undefined)),
+      ...serving.map((p) => p.ask({ type: 'reopen' })),
     ]);
+    workers.forEach((r, i) => {
+      if (r.status === 'rejected')
+        this.log(
+          `worker ${serving[i]!.pid} did not reopen its logs: ${(r.reason as Error).message}`,
+        );
+    });
   }
 
   private async stopWorkers(): Promise<void> {
@@ -313,9 +356,14 @@ export class Primary implements AdminSubject, Stoppable {
   private fork(place: number): WorkerProcess {
     // Workers act on the launcher's relayed-signal messages as a server under the launcher does.
     const env = { PORTICO_RELAYED: '1', PORTICO_WORKER: String(place) };
-    return new WorkerProcess(cluster.fork(env), configData(this.current), (m) => {
+    return new WorkerProcess(cluster.fork(env), this.current, (m) => {
       const state = this.store.counters(m.space, m.options).add(m.key);
-      this.tellAll({ type: 'counted', space: m.space, entries: [[m.key, state]] });
+      this.tellAll({
+        type: 'counted',
+        space: m.space,
+        options: m.options,
+        entries: [[m.key, state]],
+      });
     });
   }
 
@@ -326,7 +374,12 @@ export class Primary implements AdminSubject, Stoppable {
   /** What a worker that starts now must be told: certificates and challenges, live counts. */
   private async brief(worker: WorkerProcess): Promise<void> {
     for (const [space, counters] of this.store.spaces)
-      worker.send({ type: 'counted', space, entries: counters.entries() });
+      worker.send({
+        type: 'counted',
+        space,
+        options: counters.options,
+        entries: counters.entries(),
+      });
     for (const event of this.certificates.current())
       await worker.ask({ type: 'acme', event }).catch(() => undefined);
   }
@@ -341,7 +394,9 @@ export class Primary implements AdminSubject, Stoppable {
         how,
         `worker ${current.pid} ${how}; ${delay === 0 ? 'starting another' : `starting another in ${delay} ms`}`,
       );
-      if (delay > 0) await sleep(delay);
+      // Cut short by a stop, which must not wait for it.
+      if (delay > 0)
+        await sleep(delay, undefined, { signal: this.stopped.signal }).catch(() => undefined);
       // A reload under way settles first: the replacement starts with what the others serve.
       await this.reloading;
       if (this.stopping) return;
@@ -350,7 +405,10 @@ export class Primary implements AdminSubject, Stoppable {
       this.watch(slot);
       const started = slot.process;
       await started.started.catch(() => undefined);
-      if (started.serving) await this.brief(started);
+      if (!started.serving) return;
+      await this.brief(started);
+      // A reload that began while it started did not ask it.
+      await this.serialized(() => this.catchUp(started));
     });
   }
 
@@ -376,7 +434,7 @@ export class Primary implements AdminSubject, Stoppable {
 /** Workers run worker-main beside this file (.js built, .ts under tsx), with this process's flags. */
 function setUpCluster(): void {
   const here = fileURLToPath(import.meta.url);
-  // Workers accept from the shared sockets themselves (docs/running.md, Workers, says why).
+  // Workers accept from the shared sockets themselves (docs/running.md, Worker processes, says why).
   cluster.schedulingPolicy = cluster.SCHED_NONE;
   cluster.setupPrimary({
     exec: join(dirname(here), `worker-main${extname(here)}`),

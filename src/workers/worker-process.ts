@@ -1,7 +1,8 @@
 // One worker process as the primary sees it: started with a configuration, asked questions by id
 // (each with a time limit, and failed at once if the worker dies), told what the primary decides.
 import type { Worker } from 'node:cluster';
-import { messageOf, type ConfigData, type FromWorker, type ToWorker } from './messages.js';
+import type { Config } from '../config/validate.js';
+import { configData, messageOf, type FromWorker, type ToWorker } from './messages.js';
 
 // A worker answers from its event loop; one this late is stuck, and its answer is not waited for.
 const ANSWER_MS = 10_000;
@@ -24,16 +25,22 @@ export class WorkerProcess {
   readonly started: Promise<void>;
   /** Resolves with how it ended. */
   readonly exited: Promise<string>;
-  /** True once it serves. */
+  /** True once it serves, until it exits. */
   serving = false;
+  /** Why it is gone, once it has exited. */
+  private gone: string | undefined;
   private startFailure: string | undefined;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
 
-  /** `told`: what the worker says without being asked (a count for the shared store). */
+  /**
+   * `config`: what it starts with, and then the configuration it serves (the primary sets it after
+   * each reload the worker takes). `told`: what the worker says without being asked (a count for
+   * the shared store).
+   */
   constructor(
     readonly worker: Worker,
-    config: ConfigData,
+    public config: Config,
     told: (message: Extract<FromWorker, { type: 'count' }>) => void,
   ) {
     this.exited = new Promise((resolve) =>
@@ -44,14 +51,22 @@ export class WorkerProcess {
             : signal
               ? `was killed by ${signal}`
               : `exited with status ${code}`;
+        this.serving = false;
+        this.gone = `worker ${this.pid} ${how}`;
         for (const p of this.pending.values()) {
           clearTimeout(p.timer);
-          p.reject(new Error(`worker ${this.pid} ${how}`));
+          p.reject(new Error(this.gone));
         }
         this.pending.clear();
         resolve(how);
       }),
     );
+    // A message to a worker that has just died fails with EPIPE, reported here rather than thrown:
+    // the channel is broken, so the process is made to end, and its exit is handled as any other.
+    worker.on('error', () => {
+      if (worker.process.exitCode === null && worker.process.signalCode === null)
+        worker.process.kill('SIGKILL');
+    });
     this.started = new Promise((resolve, reject) => {
       worker.on('message', (message: unknown) => {
         const m = messageOf<FromWorker>(message, [
@@ -62,7 +77,7 @@ export class WorkerProcess {
           'failed',
           'count',
         ]);
-        if (m?.type === 'ready') this.send({ type: 'start', config });
+        if (m?.type === 'ready') this.send({ type: 'start', config: configData(config) });
         else if (m?.type === 'count') told(m);
         else if (m?.type === 'started') {
           this.serving = true;
@@ -88,6 +103,9 @@ export class WorkerProcess {
 
   /** The worker's answer; `wait` false: no time limit (a reload that starts applications). */
   ask<T>(question: Question, wait = true): Promise<T> {
+    // One starting has no one listening for questions yet; one gone, nobody at all.
+    if (!this.serving)
+      return Promise.reject(new Error(this.gone ?? `worker ${this.pid} is starting`));
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
       const timer = wait

@@ -34,7 +34,7 @@ export async function runWorker(): Promise<number> {
   // Counts may come before the server has started: the store is there to take them.
   process.on('message', (message) => {
     const m = messageOf<ToWorker>(message, ['counted']);
-    if (m?.type === 'counted') store.take(m.space, m.entries);
+    if (m?.type === 'counted') store.take(m.space, m.options, m.entries);
   });
   let server: Server;
   try {
@@ -45,17 +45,18 @@ export async function runWorker(): Promise<number> {
       processName: `worker ${process.env.PORTICO_WORKER ?? process.pid}`,
     });
   } catch (e) {
-    send({ type: 'start-failed', error: (e as Error).message });
+    const failed: FromWorker = { type: 'start-failed', error: (e as Error).message };
+    await new Promise<void>((resolve) => process.send?.(failed, undefined, {}, () => resolve()));
     return 1;
   }
   const answers = new Answers(server, server.plan.global.admin?.runtime === true);
   process.on('message', (message) => answers.take(message));
   send({ type: 'started' });
+  // A worker whose primary is gone is ended by node:cluster at once, not stopped gracefully.
   return serveUntilStopped(server, {
     say: (message) => server.log(message),
     // The primary reloads: it has validated the file once and sends every worker the result.
     reload: async () => undefined,
-    parent: 'primary',
   });
 }
 
@@ -97,16 +98,24 @@ class Answers {
         this.runtimeStats ??= new RuntimeStats();
         return void send({ type: 'answer', id: m.id, value: this.runtimeStats.read() });
       case 'metrics':
-        return void Promise.resolve(this.server.metricsRegistry()?.getMetricsAsJSON() ?? []).then(
-          (value) => send({ type: 'answer', id: m.id, value }),
+        return void this.reply(
+          m.id,
+          async () => this.server.metricsRegistry()?.getMetricsAsJSON() ?? [],
         );
       case 'acme':
         this.server.plan.acme?.manager.follow(m.event);
         return void send({ type: 'answer', id: m.id, value: true });
       case 'reopen':
-        return void this.server
-          .reopenLogs()
-          .then(() => send({ type: 'answer', id: m.id, value: true }));
+        return void this.reply(m.id, async () => (await this.server.reopenLogs(), true));
+    }
+  }
+
+  /** Answers `id` with what `answer` resolves to, or says why it could not. */
+  private async reply(id: number, answer: () => Promise<unknown>): Promise<void> {
+    try {
+      send({ type: 'answer', id, value: await answer() });
+    } catch (e) {
+      send({ type: 'failed', id, error: (e as Error).message, invalid: false });
     }
   }
 
@@ -134,8 +143,6 @@ class Answers {
   private stats(): WorkerStats {
     const { listeners, ...extra } = this.server.status() as { listeners: string[] };
     return {
-      pid: process.pid,
-      uptime_sec: Math.floor(process.uptime()),
       requests_total: this.server.requestsTotal,
       connections_active: this.server.connectionsActive,
       listeners,

@@ -29,6 +29,9 @@ for (const name of ['a', 'b']) {
   writeFileSync(join(dir, name, 'index.html'), `root ${name}`);
 }
 after(() => rmSync(dir, { recursive: true, force: true }));
+// A test that fails half-way leaves no server behind: its launcher killed, the primary stops.
+const started = new Set<ServingCli>();
+after(() => started.forEach((cli) => cli.child.kill('SIGKILL')));
 
 interface Status {
   requests_total: number;
@@ -59,6 +62,8 @@ async function start(extra = ''): Promise<Rig> {
     );
   write('a');
   const cli = await runServing(file);
+  started.add(cli);
+  void cli.exited.then(() => started.delete(cli));
   const status = async () => JSON.parse((await request(adminPort, '/status')).text) as Status;
   return {
     port,
@@ -209,6 +214,37 @@ describe('workers: 2', { skip: !linux && 'counts processes through signals on Li
     assert.equal((await request(rig.port, '/%zz')).status, 400);
     await logged(() => readFileSync(second, 'utf8'), /URL sanitation error/);
     assert.doesNotMatch(readFileSync(first, 'utf8'), /URL sanitation error/);
+    await rig.stop();
+  });
+
+  it('retries a replacement that cannot start, with back-off, until it can', async () => {
+    const logs = join(dir, 'logs-that-go');
+    mkdirSync(logs, { recursive: true });
+    const rig = await start(`  logFilePath: ${join(logs, 'access.log')}\n`);
+    const [victim] = (await rig.status()).workers;
+    rmSync(logs, { recursive: true });
+    process.kill(victim!.pid, 'SIGKILL');
+    await logged(rig.cli.output, /worker \d+ could not start: .*logs-that-go/);
+    // The first failures come within 100 ms, 200 ms, 400 ms…: the same cause is said once.
+    await until(async () => (await rig.status()).workers.some((w) => w.restarts >= 3), {
+      what: 'three attempts',
+    });
+    assert.equal(rig.cli.output().match(/could not start/g)?.length, 1);
+    mkdirSync(logs);
+    const runtime = async () =>
+      JSON.parse((await request(rig.adminPort, '/runtime')).text) as {
+        pid: number;
+        workers: { pid: number; error?: string }[];
+      };
+    // The next attempt comes after the back-off reached meanwhile (6.4 s after seven failures).
+    await until(async () => (await runtime()).workers.every((w) => w.error === undefined), {
+      what: 'both workers serving again',
+      ms: 30_000,
+    });
+    // No worker that failed to start is left behind.
+    const { pid } = await runtime();
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ');
+    assert.equal(children.length, 2);
     await rig.stop();
   });
 
