@@ -7,6 +7,8 @@ const STABLE_MS = 10_000;
 const MIN_MS = 100;
 const MAX_MS = 30_000;
 const REPEAT_LOG_MS = 60_000;
+// Causes remembered at once (a cause holds an error's text): the oldest is forgotten first.
+const MAX_CAUSES = 100;
 
 export class RestartBackoff {
   private delayMs = 0;
@@ -31,6 +33,7 @@ export class CauseLog {
     const now = this.now();
     const seen = this.seen.get(cause);
     if (seen === undefined) {
+      if (this.seen.size >= MAX_CAUSES) this.seen.delete(this.seen.keys().next().value!);
       this.seen.set(cause, { since: now, more: 0 });
       return this.log(line);
     }
