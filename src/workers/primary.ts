@@ -3,11 +3,7 @@
 // that serve (worker.ts). A reload is validated once, here, then prepared by every worker and
 // swapped in by all of them or by none. A worker that dies is replaced, with a back-off when it
 // keeps dying (restart-backoff.ts).
-import cluster from 'node:cluster';
-import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { dirname, extname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { AdminApi, type AdminSubject } from '../admin/admin-api.js';
 import { withDefaults } from '../config/defaults.js';
 import { effectiveConfig } from '../config/effective.js';
@@ -24,11 +20,12 @@ import { VERSION } from '../version.js';
 import { ServerMetrics } from '../metrics/server-metrics.js';
 import type { AcmeEvent } from '../tls/acme-manager.js';
 import { MemoryStore } from '../store/memory-store.js';
-import { configData, type ToWorker, type WorkerStats } from './messages.js';
+import type { ToWorker, WorkerStats } from './messages.js';
 import { OrderedCertificates } from './ordered-certificates.js';
 import { workerCount } from './worker-count.js';
+import { summedMetrics, workerCounts, workerRuntimes } from './worker-reports.js';
 import { CauseLog, RestartBackoff } from './restart-backoff.js';
-import { WorkerProcess } from './worker-process.js';
+import { WorkerProcess, type Decide } from './worker-process.js';
 
 const PURGE_MS = 60_000;
 
@@ -39,9 +36,6 @@ export interface PrimaryOptions {
   /** Where a reload reads the configuration from (SIGHUP, the admin API's /reload). */
   readonly reloadSource?: () => Promise<LoadResult>;
 }
-
-/** Tells a worker whether to swap in what it prepared; resolves once it has. */
-type Decide = (commit: boolean) => Promise<void>;
 
 /** A worker's place: the process in it now, and how often it was replaced. */
 interface Slot {
@@ -97,7 +91,6 @@ export class Primary implements AdminSubject, Stoppable {
     const errorLog = await ErrorLog.open(config.global.errorLogFilePath, options.stderr);
     const primary = new Primary(config, errorLog, options);
     try {
-      setUpCluster();
       for (let i = 0; i < options.workers; i++)
         primary.slots.push({
           place: i + 1,
@@ -136,59 +129,34 @@ export class Primary implements AdminSubject, Stoppable {
 
   // ── what the admin API reads ─────────────────────────────────────────────────────────────
   async status(): Promise<Record<string, unknown>> {
-    const stats = await Promise.all(
-      this.slots.map((slot) => slot.process.ask<WorkerStats>({ type: 'stats' }).catch(() => null)),
-    );
-    const workers = this.slots.map((slot, i) => ({
-      pid: slot.process.pid,
-      uptime_sec: Math.floor((Date.now() - slot.process.startedAt) / 1000),
-      requests_total: stats[i]?.requests_total ?? 0,
-      connections_active: stats[i]?.connections_active ?? 0,
-      restarts: slot.restarts,
-    }));
+    const counts = await workerCounts(this.slots);
     const certificates = this.certificates.status();
-    const sum = (key: 'requests_total' | 'connections_active') =>
-      workers.reduce((total, w) => total + w[key], 0);
     return {
       status: 'ok',
       version: VERSION,
       uptime_sec: Math.floor((Date.now() - this.startedAt.getTime()) / 1000),
       started_at: this.startedAt.toISOString(),
-      connections_active: sum('connections_active'),
-      requests_total: sum('requests_total'),
+      connections_active: counts.connections,
+      requests_total: counts.requests,
       reloads: this.reloads,
       last_reload: this.lastReload?.toISOString() ?? null,
       listeners: this.listenerUrls,
-      // Modules as the first worker that answered sees them: the same everywhere.
-      ...(stats.find((s) => s !== null)?.extra ?? {}),
+      ...counts.extra,
       ...(certificates ? { certificates } : {}),
-      workers,
+      workers: counts.workers,
     };
   }
 
   async runtime(own: Record<string, unknown>): Promise<Record<string, unknown>> {
-    const workers = await Promise.all(
-      this.slots.map((slot) =>
-        slot.process
-          .ask<Record<string, unknown>>({ type: 'runtime' })
-          .catch((e: Error) => ({ pid: slot.process.pid, error: e.message })),
-      ),
-    );
-    return { ...own, workers };
+    return { ...own, workers: await workerRuntimes(this.slots) };
   }
 
   config(): unknown {
     return effectiveConfig(this.current);
   }
 
-  /** Every worker's metrics and the primary's, summed where they are the same series. */
-  async metrics(): Promise<string> {
-    type Metrics = MetricObjectWithValues<MetricValue<string>>[];
-    const workers = await Promise.all(
-      this.slots.map((slot) => slot.process.ask<Metrics>({ type: 'metrics' }).catch(() => [])),
-    );
-    const own = ((await this.ownMetrics?.registry.getMetricsAsJSON()) ?? []) as Metrics;
-    return AggregatorRegistry.aggregate([...workers, own]).metrics();
+  metrics(): Promise<string> {
+    return summedMetrics(this.slots, this.ownMetrics?.registry);
   }
 
   private measure(): void {
@@ -227,7 +195,9 @@ export class Primary implements AdminSubject, Stoppable {
    */
   private async applyEverywhere(config: Config): Promise<ReloadOutcome> {
     const asked = this.slots.map((slot) => slot.process).filter((p) => p.serving);
-    const prepared = await Promise.allSettled(asked.map((p) => this.prepare(p, config)));
+    const prepared = await Promise.allSettled(
+      asked.map((p) => p.prepare(config, ++this.reloadNumber)),
+    );
     const failure = prepared.find((r) => r.status === 'rejected');
     if (failure !== undefined) {
       await Promise.all(prepared.map((r) => (r.status === 'fulfilled' ? r.value(false) : null)));
@@ -261,23 +231,12 @@ export class Primary implements AdminSubject, Stoppable {
     return { ok: true, reloads: this.reloads };
   }
 
-  /** Asks `worker` to prepare `config`; resolves with how to tell it the decision. */
-  private async prepare(worker: WorkerProcess, config: Config): Promise<Decide> {
-    const reload = ++this.reloadNumber;
-    // Applications may take a while to start: no time limit but the worker's own.
-    await worker.ask({ type: 'prepare', reload, config: configData(config) }, false);
-    return async (commit) => {
-      await worker.ask({ type: 'decide', reload, commit }, false);
-      if (commit) worker.config = config;
-    };
-  }
-
   /** A worker that started with an older configuration than the others serve takes theirs. */
   private async catchUp(worker: WorkerProcess): Promise<void> {
     if (!worker.serving || worker.config === this.current) return;
     try {
       await (
-        await this.prepare(worker, this.current)
+        await worker.prepare(this.current, ++this.reloadNumber)
       )(true);
     } catch (e) {
       this.log(
@@ -354,9 +313,7 @@ export class Primary implements AdminSubject, Stoppable {
 
   /** `place`: the slot's number from 1, the worker's name in its metrics. */
   private fork(place: number): WorkerProcess {
-    // Workers act on the launcher's relayed-signal messages as a server under the launcher does.
-    const env = { PORTICO_RELAYED: '1', PORTICO_WORKER: String(place) };
-    return new WorkerProcess(cluster.fork(env), this.current, (m) => {
+    return WorkerProcess.fork(place, this.current, (m) => {
       const state = this.store.counters(m.space, m.options).add(m.key);
       this.tellAll({
         type: 'counted',
@@ -429,17 +386,4 @@ export class Primary implements AdminSubject, Stoppable {
       return;
     }
   }
-}
-
-/** Workers run worker-main beside this file (.js built, .ts under tsx), with this process's flags. */
-function setUpCluster(): void {
-  const here = fileURLToPath(import.meta.url);
-  // Workers accept from the shared sockets themselves (docs/running.md, Worker processes, says why).
-  cluster.schedulingPolicy = cluster.SCHED_NONE;
-  cluster.setupPrimary({
-    exec: join(dirname(here), `worker-main${extname(here)}`),
-    execArgv: process.execArgv,
-    serialization: 'advanced',
-    args: [],
-  });
 }

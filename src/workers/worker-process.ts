@@ -1,6 +1,8 @@
 // One worker process as the primary sees it: started with a configuration, asked questions by id
 // (each with a time limit, and failed at once if the worker dies), told what the primary decides.
-import type { Worker } from 'node:cluster';
+import cluster, { type Worker } from 'node:cluster';
+import { dirname, extname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/validate.js';
 import { configData, messageOf, type FromWorker, type ToWorker } from './messages.js';
 
@@ -13,13 +15,43 @@ type Question = ToWorker extends infer Q
     : never
   : never;
 
+type Told = (message: Extract<FromWorker, { type: 'count' }>) => void;
+
 interface Pending {
   resolve(value: unknown): void;
   reject(error: Error): void;
   timer: NodeJS.Timeout | undefined;
 }
 
+/** Tells a worker whether to swap in what it prepared; resolves once it has. */
+export type Decide = (commit: boolean) => Promise<void>;
+
+let clusterSetUp = false;
+
+/** Workers run worker-main beside this file (.js built, .ts under tsx), with this process's flags. */
+function setUpCluster(): void {
+  if (clusterSetUp) return;
+  clusterSetUp = true;
+  const here = fileURLToPath(import.meta.url);
+  // Workers accept from the shared sockets themselves (docs/running.md, Worker processes, says why).
+  cluster.schedulingPolicy = cluster.SCHED_NONE;
+  cluster.setupPrimary({
+    exec: join(dirname(here), `worker-main${extname(here)}`),
+    execArgv: process.execArgv,
+    serialization: 'advanced',
+    args: [],
+  });
+}
+
 export class WorkerProcess {
+  /** Starts worker `place` (from 1: its name in its metrics) with `config`. */
+  static fork(place: number, config: Config, told: Told): WorkerProcess {
+    setUpCluster();
+    // Workers act on relayed-signal messages as a server under the launcher does.
+    const env = { PORTICO_RELAYED: '1', PORTICO_WORKER: String(place) };
+    return new WorkerProcess(cluster.fork(env), config, told);
+  }
+
   readonly startedAt = Date.now();
   /** Resolves once it serves; rejects with why it could not start. */
   readonly started: Promise<void>;
@@ -41,7 +73,7 @@ export class WorkerProcess {
   constructor(
     readonly worker: Worker,
     public config: Config,
-    told: (message: Extract<FromWorker, { type: 'count' }>) => void,
+    told: Told,
   ) {
     this.exited = new Promise((resolve) =>
       worker.on('exit', (code: number | null, signal: string | null) => {
@@ -117,6 +149,16 @@ export class WorkerProcess {
       this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject, timer });
       this.send({ ...question, id } as ToWorker);
     });
+  }
+
+  /** Asks it to prepare reload number `reload` of `config`; resolves with how to tell it the decision. */
+  async prepare(config: Config, reload: number): Promise<Decide> {
+    // Applications may take a while to start: no time limit but the worker's own.
+    await this.ask({ type: 'prepare', reload, config: configData(config) }, false);
+    return async (commit) => {
+      await this.ask({ type: 'decide', reload, commit }, false);
+      if (commit) this.config = config;
+    };
   }
 
   private settle(m: Extract<FromWorker, { id: number }>): void {
