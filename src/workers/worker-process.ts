@@ -8,6 +8,8 @@ import { configData, messageOf, type FromWorker, type ToWorker } from './message
 
 // A worker answers from its event loop; one this late is stuck, and its answer is not waited for.
 const ANSWER_MS = 10_000;
+// Messages waiting to be written to one worker beyond which shared-store counts are dropped.
+const MAX_UNSENT = 10_000;
 
 type Question = ToWorker extends infer Q
   ? Q extends { id: number }
@@ -63,6 +65,8 @@ export class WorkerProcess {
   private gone: string | undefined;
   private startFailure: string | undefined;
   private nextId = 1;
+  /** Messages handed to the channel and not yet written to it. */
+  private unsent = 0;
   private readonly pending = new Map<number, Pending>();
 
   /**
@@ -93,12 +97,7 @@ export class WorkerProcess {
         resolve(how);
       }),
     );
-    // A message to a worker that has just died fails with EPIPE, reported here rather than thrown:
-    // the channel is broken, so the process is made to end, and its exit is handled as any other.
-    worker.on('error', () => {
-      if (worker.process.exitCode === null && worker.process.signalCode === null)
-        worker.process.kill('SIGKILL');
-    });
+    worker.on('error', () => this.broken());
     this.started = new Promise((resolve, reject) => {
       worker.on('message', (message: unknown) => {
         const m = messageOf<FromWorker>(message, [
@@ -130,7 +129,24 @@ export class WorkerProcess {
   }
 
   send(message: ToWorker | { relayedSignal: NodeJS.Signals }): void {
-    if (this.worker.isConnected()) this.worker.send(message);
+    if (!this.worker.isConnected()) return;
+    // A worker that stopped reading would have counts pile up here without end: they are dropped
+    // (a later count of the same key carries the news), every other message is kept.
+    if (this.unsent >= MAX_UNSENT && (message as { type?: string }).type === 'counted') return;
+    this.unsent++;
+    this.worker.send(message, undefined, {}, (error) => {
+      this.unsent--;
+      if (error) this.broken();
+    });
+  }
+
+  /**
+   * A message to a worker that has just died fails (EPIPE), reported rather than thrown: the
+   * channel is broken, so the process is made to end, and its exit is handled as any other.
+   */
+  private broken(): void {
+    const child = this.worker.process;
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   }
 
   /** The worker's answer; `wait` false: no time limit (a reload that starts applications). */
