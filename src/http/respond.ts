@@ -50,13 +50,25 @@ export function send(ctx: Ctx, status: number, headers: RawHeaders, body?: Buffe
 // goes out as it is.
 const JOINED_BODY_MAX = 16 * 1024;
 
-/** A finalized head and its body from memory; `kept` holds the head's forms built once. */
+/**
+ * A small body as the text its HTTP/1.1 response is written with, for a body sent many times (a
+ * cached file): made once rather than for every response. Undefined for a larger body.
+ */
+export function joinedText(body: Buffer): string | undefined {
+  return body.length <= JOINED_BODY_MAX ? body.toString('latin1') : undefined;
+}
+
+/**
+ * A finalized head and its body from memory; `kept` holds the head's forms built once, `text` the
+ * body's joinedText when it was made already.
+ */
 function deliver(
   ctx: Ctx,
   status: number,
   headers: readonly string[],
   kept: FinishedHead | undefined,
   body: Buffer | string | undefined,
+  text?: string,
 ): void {
   const bodiless = body === undefined || ctx.method === 'HEAD' || NO_CONTENT.has(status);
   // The body bytes sent, as nginx's $body_bytes_sent: none for HEAD, 204, 304.
@@ -72,7 +84,7 @@ function deliver(
   else writeStoredHead(ctx.res, status, store);
   if (bodiless) ctx.res.end();
   else if (typeof body !== 'string' && body.length <= JOINED_BODY_MAX)
-    ctx.res.end(body.toString('latin1'), 'latin1');
+    ctx.res.end(text ?? body.toString('latin1'), 'latin1');
   else ctx.res.end(body);
 }
 
@@ -125,14 +137,14 @@ export class KeptHead {
  * that carries it as it is: no cache watching, no errorConfig rendering, no `{path}` in
  * customHeaders.
  */
-export function sendKept(ctx: Ctx, head: KeptHead, body: Buffer): void {
+export function sendKept(ctx: Ctx, head: KeptHead, body: Buffer, text?: string): void {
   const finished =
     ctx.tap === undefined && ctx.errorStatus === undefined && ctx.errorHeaders.length === 0
       ? head.finishedFor(ctx.resolved?.customHeaders ?? NO_CUSTOM)
       : null;
   if (finished === null) return send(ctx, head.status, head.headers.slice(), body);
   sending(ctx, head.status);
-  deliver(ctx, head.status, finished.list, finished, body);
+  deliver(ctx, head.status, finished.list, finished, body, text);
 }
 
 /**

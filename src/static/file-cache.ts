@@ -9,7 +9,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { HttpError } from '../http/http-error.js';
-import type { KeptHead } from '../http/respond.js';
+import { joinedText, type KeptHead } from '../http/respond.js';
 import {
   compressBuffer,
   isCompressible,
@@ -45,6 +45,8 @@ export interface FileEntry {
   /** Whether the body is small enough to be held in memory. */
   readonly cacheable: boolean;
   body: Buffer | undefined;
+  /** The body's joinedText (respond.ts), made with it: a small file is sent as text every time. */
+  bodyText: string | undefined;
   loading: Promise<Buffer> | undefined;
   readonly variants: Map<Encoding, Buffer | Promise<Buffer>>;
   /** 200 response heads, built once per (coding, flags) by file-response.ts. */
@@ -132,7 +134,10 @@ function sameFile(entry: FileEntry, stats: Stats): boolean {
 function entryBytes(entry: Entry): number {
   if (entry.kind !== 'file') return ENTRY_OVERHEAD;
   let bytes =
-    ENTRY_OVERHEAD + 2 * (entry.key.length + entry.realPath.length) + (entry.body?.length ?? 0);
+    ENTRY_OVERHEAD +
+    2 * (entry.key.length + entry.realPath.length) +
+    (entry.body?.length ?? 0) +
+    (entry.bodyText?.length ?? 0);
   for (const variant of entry.variants.values())
     if (Buffer.isBuffer(variant)) bytes += variant.length;
   return bytes;
@@ -342,6 +347,7 @@ export class FileCache {
         lastModified: new Date(stats.mtimeMs).toUTCString(),
         cacheable: stats.size <= this.options.maxCachedFileSize,
         body: undefined,
+        bodyText: undefined,
         loading: undefined,
         variants: new Map(),
         heads: [],
@@ -376,6 +382,7 @@ export class FileCache {
         throw new FileChangedError(entry.realPath);
       }
       entry.body = body;
+      entry.bodyText = joinedText(body);
       this.resize(entry);
       return body;
     } finally {

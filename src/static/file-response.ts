@@ -249,11 +249,15 @@ export function serveFile(
   if (entry.cacheable) {
     // HEAD takes the same path: its Content-Length is the compressed length GET would send.
     const body = encoding === undefined ? cache.body(entry) : cache.variant(entry, encoding);
-    if (body instanceof Promise)
-      return body.then((bytes) =>
-        sendKept(ctx, okHeaders(entry, flags, varies, encoding, bytes.length), bytes),
+    // The file as it is goes out as the text made when it was read (a coded variant is made anew).
+    const send = (bytes: Buffer) =>
+      sendKept(
+        ctx,
+        okHeaders(entry, flags, varies, encoding, bytes.length),
+        bytes,
+        encoding === undefined ? entry.bodyText : undefined,
       );
-    return sendKept(ctx, okHeaders(entry, flags, varies, encoding, body.length), body);
+    return body instanceof Promise ? body.then(send) : send(body);
   }
   // A large compressed body is streamed, so its length is unknown: chunked, no Content-Length.
   return sendWhole(

@@ -74,6 +74,17 @@ describe('the file cache', () => {
     assert.deepEqual(rig.unexpected, []);
   });
 
+  it('sends a cached small file byte for byte, every byte value, again and again', async () => {
+    // Held as the text its HTTP/1.1 responses are written with: latin1, one character a byte.
+    const bytes = Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7) % 256));
+    writeFileSync(join(root, 'all-bytes.bin'), bytes);
+    for (let i = 0; i < 3; i++) {
+      const reply = await request(rig, '/all-bytes.bin');
+      assert.equal(reply.headers['content-length'], '4096');
+      assert.ok(reply.body.equals(bytes), `response ${i} differs`);
+    }
+  });
+
   it('makes no filesystem call for a fresh cached file, index or 404', async () => {
     const slow = await startRig({ wwwroot: root }, { revalidateMs: 60_000 });
     try {
