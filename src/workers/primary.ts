@@ -1,8 +1,8 @@
 // The primary process of a server with several workers: it holds the validated configuration,
-// the signals, the admin API and the error log's own lines, and supervises the worker processes
-// that serve (worker.ts). A reload is validated once, here, then prepared by every worker and
-// swapped in by all of them or by none. A worker that dies is replaced, with a back-off when it
-// keeps dying (restart-backoff.ts).
+// the signals, the admin API, the error log's own lines, the ACME orders and the shared store's
+// counts, and supervises the worker processes that serve (worker.ts). A reload is validated once,
+// here, then prepared by every worker and swapped in by all of them or by none. A worker that dies
+// is replaced, with a back-off when it keeps dying (restart-backoff.ts).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AdminApi, type AdminSubject } from '../admin/admin-api.js';
 import { withDefaults } from '../config/defaults.js';
