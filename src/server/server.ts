@@ -9,7 +9,6 @@ import { MODULES } from '../modules/registry.js';
 import { compilePlan, type CompileServices, type Plan } from '../plan/compile.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { Resources } from '../plan/resources.js';
-import { VERSION } from '../version.js';
 import { ErrorResponder } from './error-responder.js';
 import type { Registry } from 'prom-client';
 import { ListenerSet, type ListenerReload } from './listener-set.js';
@@ -24,6 +23,7 @@ import {
   type Logs,
 } from './server-logs.js';
 import { FinishedRequests } from './finished-requests.js';
+import { statusFields } from './status-fields.js';
 import { SurgeGc } from './surge-gc.js';
 import type { ControlPlane, ServerOptions } from './server-options.js';
 import { manageCertificates, prefetchOcsp } from './tls-upkeep.js';
@@ -275,15 +275,14 @@ export class Server {
   status(): Record<string, unknown> {
     const modules = this.plan.moduleStatus();
     return {
-      status: 'ok',
-      version: VERSION,
-      uptime_sec: Math.floor((Date.now() - this.startedAt.getTime()) / 1000),
-      started_at: this.startedAt.toISOString(),
-      connections_active: this.connectionsActive,
-      requests_total: this.requestsTotal,
-      reloads: this.reloads,
-      last_reload: this.lastReload?.toISOString() ?? null,
-      listeners: this.listenerUrls,
+      ...statusFields({
+        startedAt: this.startedAt,
+        connections: this.connectionsActive,
+        requests: this.requestsTotal,
+        reloads: this.reloads,
+        lastReload: this.lastReload,
+        listeners: this.listenerUrls,
+      }),
       // Additions to CONTRACT.md's fields, present only when there is something to report.
       ...(Object.keys(modules).length > 0 ? { modules } : {}),
       ...(this.plan.acme ? { certificates: this.plan.acme.manager.status() } : {}),

@@ -11,12 +11,12 @@ import type { LoadResult } from '../config/load.js';
 import type { Config } from '../config/validate.js';
 import { ErrorLog } from '../log/error-log.js';
 import type { Stoppable } from '../server/lifecycle.js';
+import { statusFields } from '../server/status-fields.js';
 import {
   reloadFailure,
   reloadFromSource,
   type ReloadOutcome,
 } from '../server/reload-from-source.js';
-import { VERSION } from '../version.js';
 import { ServerMetrics } from '../metrics/server-metrics.js';
 import type { AcmeEvent } from '../tls/acme-manager.js';
 import { MemoryStore } from '../store/memory-store.js';
@@ -132,15 +132,14 @@ export class Primary implements AdminSubject, Stoppable {
     const counts = await workerCounts(this.slots);
     const certificates = this.certificates.status();
     return {
-      status: 'ok',
-      version: VERSION,
-      uptime_sec: Math.floor((Date.now() - this.startedAt.getTime()) / 1000),
-      started_at: this.startedAt.toISOString(),
-      connections_active: counts.connections,
-      requests_total: counts.requests,
-      reloads: this.reloads,
-      last_reload: this.lastReload?.toISOString() ?? null,
-      listeners: this.listenerUrls,
+      ...statusFields({
+        startedAt: this.startedAt,
+        connections: counts.connections,
+        requests: counts.requests,
+        reloads: this.reloads,
+        lastReload: this.lastReload,
+        listeners: this.listenerUrls,
+      }),
       ...counts.extra,
       ...(certificates ? { certificates } : {}),
       workers: counts.workers,
