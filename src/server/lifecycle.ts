@@ -23,7 +23,7 @@ export interface LifecycleHooks {
 
 type Way = 'direct' | 'relayed';
 
-// Set by the launcher, whose channel this is (a test runner's is left alone).
+// Set by the launcher or a worker's primary, whose channel this is (a test runner's is left alone).
 const relayed = () => process.env.PORTICO_RELAYED === '1' && process.connected;
 
 /** Resolves with the exit status once the server has stopped. */
