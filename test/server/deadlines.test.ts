@@ -1,7 +1,7 @@
 // The `timeout` sweep: a request whose head is late has its connection reset; one whose head is out
 // leaves the sweep and holds nothing of it.
 import assert from 'node:assert/strict';
-import { it, mock } from 'node:test';
+import { it, mock, type TestContext } from 'node:test';
 import { sending } from '../../src/http/response-head.js';
 import { Deadlines } from '../../src/server/deadlines.js';
 import { fakeCtx } from '../helpers/ctx.js';
@@ -13,11 +13,17 @@ function watched(): { ctx: ReturnType<typeof fakeCtx>['ctx']; destroyed: () => b
   return { ctx, destroyed: () => destroyed };
 }
 
-it('resets a request whose head is late, and not one whose head is out', (t) => {
+/** A sweep on mock timers from time 0, closed and the timers reset after the test. */
+function frozenSweep(t: TestContext): Deadlines {
   mock.timers.enable({ apis: ['setInterval', 'Date'], now: 0 });
   t.after(() => mock.timers.reset());
   const deadlines = new Deadlines();
   t.after(() => deadlines.close());
+  return deadlines;
+}
+
+it('resets a request whose head is late, and not one whose head is out', (t) => {
+  const deadlines = frozenSweep(t);
   const late = watched();
   const answered = watched();
   deadlines.add(late.ctx, 400);
@@ -34,10 +40,7 @@ it('resets a request whose head is late, and not one whose head is out', (t) => 
 });
 
 it('reuses a link a finished request left, watching the new request alone', (t) => {
-  mock.timers.enable({ apis: ['setInterval', 'Date'], now: 0 });
-  t.after(() => mock.timers.reset());
-  const deadlines = new Deadlines();
-  t.after(() => deadlines.close());
+  const deadlines = frozenSweep(t);
   const first = watched();
   deadlines.add(first.ctx, 400);
   const link = first.ctx.deadline;
