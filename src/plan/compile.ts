@@ -104,6 +104,8 @@ export interface CompileServices {
   readonly auth?: AuthOptions;
   /** Certificates are ordered by another process (a worker's primary) and followed here. */
   readonly acmeFollows?: boolean;
+  /** OCSP responses are fetched by another process (a worker's primary), told of certificates here. */
+  readonly ocspFetcher?: (certificate: Buffer, issuer: Buffer | null) => void;
   /** State shared with the server's other processes. */
   readonly store: SharedStore;
 }
@@ -132,7 +134,14 @@ export function compilePlan(config: Config, services: CompileServices): Plan {
       global.blocklist && global.blocklist.length > 0 ? new IpList(global.blocklist) : undefined;
     const ocsp =
       global.secure && global.enableOCSPStapling
-        ? leases.take('ocsp', () => new OcspStapler({ log: (message) => errorLog.log(message) }))
+        ? leases.take(
+            'ocsp',
+            () =>
+              new OcspStapler({
+                log: (message) => errorLog.log(message),
+                tellFetcher: services.ocspFetcher,
+              }),
+          )
         : undefined;
     const wanted = acmeWanted(config);
     const acme = wanted && acmeUse(wanted, leases, errorLog, services.acmeFollows === true);

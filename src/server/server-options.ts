@@ -48,6 +48,11 @@ export interface ServerOptions {
   readonly processName?: string;
   /** Certificates are ordered by the primary of this worker, which publishes them here. */
   readonly acmeFollows?: boolean;
+  /**
+   * OCSP responses are fetched by the primary of this worker, told here of each certificate a
+   * handshake first shows; it publishes them to `plan.ocsp.staple`.
+   */
+  readonly ocspFetcher?: (certificate: Buffer, issuer: Buffer | null) => void;
   /** The admin API, made for this server (cli/run.ts passes admin/admin-api.ts). */
   readonly controlPlane?: (server: ControlledServer) => ControlPlane;
 }

@@ -86,6 +86,7 @@ export class Server {
       errorLog,
       ...(options.auth ? { auth: options.auth } : {}),
       ...(options.acmeFollows ? { acmeFollows: true } : {}),
+      ...(options.ocspFetcher ? { ocspFetcher: options.ocspFetcher } : {}),
       store: options.store ?? new MemoryStore(),
       options,
     };

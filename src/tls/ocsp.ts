@@ -7,6 +7,9 @@
 // is served without a staple (as nginx does): a stapled "revoked" would make strict clients
 // refuse the site outright, while without a staple they fall back to their own checks. The
 // operator learns of it from the log and has to replace the certificate either way.
+//
+// With worker processes the primary's stapler fetches and publishes each response; the workers'
+// staplers only follow (`tellFetcher`), so the responder is asked once for the server.
 
 import { createHash, X509Certificate } from 'node:crypto';
 import {
@@ -29,9 +32,30 @@ const MAX_ENTRIES = 1000;
 /** setTimeout fires at once for longer delays, so long-lived responses are refreshed this soon. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** A response as it is stapled: its DER, and when it stops being served. */
+export interface Staple {
+  readonly der: Buffer;
+  readonly expiresAt: number;
+}
+
+/** A staple a fetching stapler took, or withdrew (undefined), for the followers. */
+export interface StapleEvent {
+  /** The certificate's SHA-256 fingerprint, in hex. */
+  readonly fingerprint: string;
+  readonly staple: Staple | undefined;
+}
+
 export interface OcspStaplerOptions {
   /** The error log. */
   log(message: string): void;
+  /** Told of each response taken, and of one withdrawn after a bad answer. */
+  publish?: (event: StapleEvent) => void;
+  /**
+   * Set when another process fetches (a worker's primary): this stapler then never fetches nor
+   * prefetches, staples what `staple` gives it, and tells the fetcher of each certificate a
+   * handshake first shows it (the certificates ACME obtained, issuers only Node found).
+   */
+  tellFetcher?: (certificate: Buffer, issuer: Buffer | null) => void;
   /** Refresh this long before nextUpdate (default: 1 hour, or half the validity if shorter). */
   refreshMarginMs?: number;
   /** Upper bound on how long a response without nextUpdate is reused (default 1 hour). */
@@ -39,6 +63,9 @@ export interface OcspStaplerOptions {
   /** Time limit of one fetch (default 10 s). */
   fetchTimeoutMs?: number;
 }
+
+/** A follower's entry: it fetches nothing, so it never names the certificate in the log. */
+const FOLLOWED = { label: '', target: undefined } as const;
 
 type OcspCallback = (err: Error | null, response?: Buffer) => void;
 
@@ -49,11 +76,12 @@ interface Target {
 }
 
 interface Entry {
+  readonly fingerprint: string;
   /** Names the certificate in log lines. */
   readonly label: string;
   /** Where and what to ask; absent for a certificate that cannot be stapled (already logged). */
   readonly target: Target | undefined;
-  response?: { readonly der: Buffer; readonly expiresAt: number };
+  response?: Staple;
   fetching?: AbortController;
   timer?: NodeJS.Timeout;
   /** Unsuccessful answers in a row, for the back-off. */
@@ -72,6 +100,8 @@ export class OcspStapler {
   readonly #refreshMarginMs: number | undefined;
   readonly #maxAgeMs: number;
   readonly #fetchTimeoutMs: number;
+  readonly #publish: OcspStaplerOptions['publish'];
+  readonly #tellFetcher: OcspStaplerOptions['tellFetcher'];
   /** By SHA-256 fingerprint, least recently used first. */
   readonly #entries = new Map<string, Entry>();
   #closed = false;
@@ -81,6 +111,8 @@ export class OcspStapler {
     this.#refreshMarginMs = options.refreshMarginMs;
     this.#maxAgeMs = options.maxAgeMs ?? HOUR_MS;
     this.#fetchTimeoutMs = options.fetchTimeoutMs ?? 10_000;
+    this.#publish = options.publish;
+    this.#tellFetcher = options.tellFetcher;
   }
 
   readonly onOcspRequest = (
@@ -88,11 +120,12 @@ export class OcspStapler {
     issuer: Buffer | null,
     callback: OcspCallback,
   ): void => {
-    callback(null, this.#closed ? undefined : this.#staple(this.#entry(certificate, issuer)));
+    callback(null, this.#closed ? undefined : this.#staple(this.#shown(certificate, issuer))?.der);
   };
 
   prefetch(certPem: string | Buffer): void {
-    if (this.#closed) return;
+    // A follower's fetcher prefetches.
+    if (this.#closed || this.#tellFetcher) return;
     const [leaf, ...others] = pemCertificates(certPem);
     if (!leaf) return;
     const fields = tryParseCertificate(leaf);
@@ -100,7 +133,32 @@ export class OcspStapler {
       fields && others.find((other) => tryParseCertificate(other)?.subject.equals(fields.issuer));
     // Without the issuer in this PEM, Node may still find it (in `ca`): let the handshake decide.
     if (!issuer && fields && responderUrl(fields)) return;
-    this.#staple(this.#entry(leaf, issuer ?? null));
+    this.#staple(this.#shown(leaf, issuer ?? null));
+  }
+
+  /**
+   * A certificate a follower's handshake showed first: fetched for as if shown here. A staple
+   * held already is published again, since that follower may have let its own go (its bound).
+   */
+  shownByFollower(certificate: Buffer, issuer: Buffer | null): void {
+    if (this.#closed) return;
+    const entry = this.#shown(certificate, issuer);
+    const staple = this.#staple(entry);
+    if (staple) this.#publish?.({ fingerprint: entry.fingerprint, staple });
+  }
+
+  /** A follower takes what its fetcher published. */
+  staple(event: StapleEvent): void {
+    if (this.#closed) return;
+    this.#entry(event.fingerprint, () => FOLLOWED).response = event.staple;
+  }
+
+  /** Every staple still valid, for a follower that starts now. */
+  current(): StapleEvent[] {
+    const now = Date.now();
+    return [...this.#entries.values()].flatMap(({ fingerprint, response }) =>
+      response && response.expiresAt > now ? [{ fingerprint, staple: response }] : [],
+    );
   }
 
   close(): void {
@@ -110,21 +168,31 @@ export class OcspStapler {
   }
 
   /** The cached response, if still valid; starts the first fetch of a certificate. */
-  #staple(entry: Entry): Buffer | undefined {
+  #staple(entry: Entry): Staple | undefined {
     if (entry.target && !entry.fetching && !entry.timer) void this.#fetch(entry, entry.target);
     const response = entry.response;
-    return response && response.expiresAt > Date.now() ? response.der : undefined;
+    return response && response.expiresAt > Date.now() ? response : undefined;
   }
 
-  #entry(certificate: Buffer, issuer: Buffer | null): Entry {
+  /** The entry of a certificate shown by a handshake or a prefetch; a follower tells its fetcher. */
+  #shown(certificate: Buffer, issuer: Buffer | null): Entry {
     const key = fingerprint(certificate);
+    return this.#entry(key, () => {
+      if (!this.#tellFetcher) return this.#target(certificate, key, issuer);
+      this.#tellFetcher(certificate, issuer);
+      return FOLLOWED;
+    });
+  }
+
+  /** The entry of `key`, made by `make` when there is none, as the most recently used. */
+  #entry(key: string, make: () => Pick<Entry, 'label' | 'target'>): Entry {
     const known = this.#entries.get(key);
     if (known) {
       this.#entries.delete(key);
       this.#entries.set(key, known);
       return known;
     }
-    const entry: Entry = { ...this.#target(certificate, key, issuer), failures: 0 };
+    const entry: Entry = { fingerprint: key, ...make(), failures: 0 };
     this.#entries.set(key, entry);
     if (this.#entries.size > MAX_ENTRIES) {
       const [oldestKey, oldest] = this.#entries.entries().next().value as [string, Entry];
@@ -195,7 +263,7 @@ export class OcspStapler {
   #accept(entry: Entry, target: Target, der: Buffer, status: OcspStatus): number {
     if (status.certStatus !== 'good') {
       // An older `good` response must not be stapled once the responder says otherwise.
-      entry.response = undefined;
+      if (entry.response) this.#take(entry, undefined);
       return this.#fail(
         entry,
         status.certStatus,
@@ -215,13 +283,18 @@ export class OcspStapler {
       this.#log(`${entry.label} is stapled again: ${target.url.href} answered "good"`);
     entry.problem = undefined;
     entry.failures = 0;
-    entry.response = { der, expiresAt };
+    this.#take(entry, { der, expiresAt });
     const validFrom = status.nextUpdate ? status.thisUpdate.getTime() : now;
     const margin = this.#refreshMarginMs ?? Math.min(HOUR_MS, (expiresAt - validFrom) / 2);
     const wait = expiresAt - margin - now;
     // Due (almost) at once means the responder has nothing fresher yet: asking again right away
     // would only hammer it, so wait as after a failure.
     return wait >= 1000 ? wait : RETRY_FIRST_MS;
+  }
+
+  #take(entry: Entry, staple: Staple | undefined): void {
+    entry.response = staple;
+    this.#publish?.({ fingerprint: entry.fingerprint, staple });
   }
 
   /** Counts an unsuccessful answer, logs the first of a streak; returns the back-off. */

@@ -4,6 +4,7 @@ import type { Settings } from '../config/properties.js';
 import type { Config, HostConfig } from '../config/validate.js';
 import type { CounterOptions, CounterState } from '../store/shared-store.js';
 import type { AcmeEvent } from '../tls/acme-manager.js';
+import type { StapleEvent } from '../tls/ocsp.js';
 import { PROPERTY_TABLE } from '../modules/registry.js';
 
 /** A Config as it crosses: the property table is the worker's own, the same registry's. */
@@ -53,6 +54,8 @@ export type ToWorker =
     }
   /** A challenge answer or certificate the primary's orders brought; answered once taken. */
   | { readonly type: 'acme'; readonly id: number; readonly event: AcmeEvent }
+  /** An OCSP response the primary fetched (or withdrew), stapled from the next handshake on. */
+  | { readonly type: 'staple'; readonly event: StapleEvent }
   /** Answered once both logs are reopened (after logrotate). */
   | { readonly type: 'reopen'; readonly id: number }
   | { readonly type: 'stats'; readonly id: number }
@@ -67,6 +70,12 @@ export type FromWorker =
       readonly space: string;
       readonly key: string;
       readonly options: CounterOptions;
+    }
+  /** A certificate this worker's handshakes showed first: the primary fetches its OCSP response. */
+  | {
+      readonly type: 'staple-wanted';
+      readonly certificate: Buffer;
+      readonly issuer: Buffer | null;
     }
   /** Listening for messages: a message sent before is lost. */
   | { readonly type: 'ready' }

@@ -1,8 +1,8 @@
 // The primary process of a server with several workers: it holds the validated configuration,
-// the signals, the admin API, the error log's own lines, the ACME orders and the shared store's
-// counts, and supervises the worker processes that serve (worker.ts). A reload is validated once,
-// here, then prepared by every worker and swapped in by all of them or by none. A worker that dies
-// is replaced, with a back-off when it keeps dying (restart-backoff.ts).
+// the signals, the admin API, the error log's own lines, the ACME orders, the OCSP staples and the
+// shared store's counts, and supervises the worker processes that serve (worker.ts). A reload is
+// validated once, here, then prepared by every worker and swapped in by all of them or by none. A
+// worker that dies is replaced, with a back-off when it keeps dying (restart-backoff.ts).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AdminApi, type AdminSubject } from '../admin/admin-api.js';
 import { withDefaults } from '../config/defaults.js';
@@ -20,6 +20,7 @@ import {
 import { ServerMetrics } from '../metrics/server-metrics.js';
 import type { AcmeEvent } from '../tls/acme-manager.js';
 import { MemoryStore } from '../store/memory-store.js';
+import { FetchedStaples } from './fetched-staples.js';
 import type { ToWorker, WorkerStats } from './messages.js';
 import { OrderedCertificates } from './ordered-certificates.js';
 import { workerCount } from './worker-count.js';
@@ -56,6 +57,7 @@ export class Primary implements AdminSubject, Stoppable {
   private readonly admin: AdminApi;
   private readonly causes: CauseLog;
   private readonly certificates: OrderedCertificates;
+  private readonly staples: FetchedStaples;
   /** What the workers share: counted here, told to every worker (ipc-store.ts). */
   private readonly store = new MemoryStore();
   private readonly purgeTimer: NodeJS.Timeout;
@@ -80,6 +82,7 @@ export class Primary implements AdminSubject, Stoppable {
       (line) => this.log(line),
       (event) => this.publish(event),
     );
+    this.staples = new FetchedStaples(this, (message) => this.tellAll(message));
     // Expired counts would otherwise go only when read again or pushed out by newer ones.
     this.purgeTimer = setInterval(() => {
       for (const counters of this.store.spaces.values()) counters.purge();
@@ -102,10 +105,12 @@ export class Primary implements AdminSubject, Stoppable {
       for (const slot of primary.slots) primary.watch(slot);
       await primary.readListeners();
       primary.certificates.manage(config);
+      primary.staples.manage(config);
       primary.measure();
       await primary.admin.start(primary.global);
     } catch (e) {
       primary.certificates.close();
+      primary.staples.close();
       clearInterval(primary.purgeTimer);
       primary.stopping = primary.stopWorkers();
       await primary.stopping;
@@ -221,6 +226,7 @@ export class Primary implements AdminSubject, Stoppable {
     await this.followErrorLog(config);
     await this.readListeners();
     this.certificates.manage(config);
+    this.staples.manage(config);
     this.measure();
     const count = workerCount(config.global.workers);
     if (count !== this.slots.length)
@@ -267,6 +273,7 @@ export class Primary implements AdminSubject, Stoppable {
       this.stopped.abort();
       await this.reloading;
       this.certificates.close();
+      this.staples.close();
       clearInterval(this.purgeTimer);
       await this.stopWorkers();
       await this.admin.close();
@@ -313,6 +320,7 @@ export class Primary implements AdminSubject, Stoppable {
   /** `place`: the slot's number from 1, the worker's name in its metrics. */
   private fork(place: number): WorkerProcess {
     return WorkerProcess.fork(place, this.current, (m) => {
+      if (m.type === 'staple-wanted') return this.staples.shown(m.certificate, m.issuer);
       const state = this.store.counters(m.space, m.options).add(m.key);
       this.tellAll({
         type: 'counted',
@@ -327,8 +335,9 @@ export class Primary implements AdminSubject, Stoppable {
     for (const slot of this.slots) if (slot.process.serving) slot.process.send(message);
   }
 
-  /** What a worker that starts now must be told: certificates and challenges, live counts. */
+  /** What a worker that starts now must be told: staples, live counts, certificates, challenges. */
   private async brief(worker: WorkerProcess): Promise<void> {
+    this.staples.brief(worker);
     for (const [space, counters] of this.store.spaces)
       worker.send({
         type: 'counted',
@@ -370,6 +379,7 @@ export class Primary implements AdminSubject, Stoppable {
 
   /** Every serving worker has taken the event before this resolves (the CA validates next). */
   private async publish(event: AcmeEvent): Promise<void> {
+    this.staples.obtained(event);
     await Promise.all(
       this.slots
         .filter((slot) => slot.process.serving)

@@ -17,7 +17,7 @@ type Question = ToWorker extends infer Q
     : never
   : never;
 
-type Told = (message: Extract<FromWorker, { type: 'count' }>) => void;
+type Told = (message: Extract<FromWorker, { type: 'count' | 'staple-wanted' }>) => void;
 
 interface Pending {
   resolve(value: unknown): void;
@@ -72,7 +72,7 @@ export class WorkerProcess {
   /**
    * `config`: what it starts with, and then the configuration it serves (the primary sets it after
    * each reload the worker takes). `told`: what the worker says without being asked (a count for
-   * the shared store).
+   * the shared store, a certificate to fetch a staple for).
    */
   constructor(
     readonly worker: Worker,
@@ -107,9 +107,10 @@ export class WorkerProcess {
           'answer',
           'failed',
           'count',
+          'staple-wanted',
         ]);
         if (m?.type === 'ready') this.send({ type: 'start', config: configData(config) });
-        else if (m?.type === 'count') told(m);
+        else if (m?.type === 'count' || m?.type === 'staple-wanted') told(m);
         else if (m?.type === 'started') {
           this.serving = true;
           resolve();

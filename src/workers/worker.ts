@@ -41,6 +41,7 @@ export async function runWorker(): Promise<number> {
     server = await Server.start(configOf(start), {
       stderr: process.stderr,
       acmeFollows: true,
+      ocspFetcher: (certificate, issuer) => send({ type: 'staple-wanted', certificate, issuer }),
       store,
       processName: `worker ${process.env.PORTICO_WORKER ?? process.pid}`,
     });
@@ -60,7 +61,7 @@ export async function runWorker(): Promise<number> {
   });
 }
 
-/** The primary's questions and reload steps, each answered by its id. */
+/** The primary's questions and reload steps, each answered by its id, and its staples. */
 class Answers {
   private runtimeStats: RuntimeStats | undefined;
   /** The decision a prepared reload waits for: whether to commit, and the id to answer with. */
@@ -85,6 +86,7 @@ class Answers {
       'runtime',
       'reopen',
       'acme',
+      'staple',
       'metrics',
     ]);
     switch (m?.type) {
@@ -105,6 +107,8 @@ class Answers {
       case 'acme':
         this.server.plan.acme?.manager.follow(m.event);
         return void send({ type: 'answer', id: m.id, value: true });
+      case 'staple':
+        return this.server.plan.ocsp?.staple(m.event);
       case 'reopen':
         return void this.reply(m.id, async () => (await this.server.reopenLogs(), true));
     }

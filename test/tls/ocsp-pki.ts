@@ -1,8 +1,9 @@
 // The OCSP test PKI, made with openssl in a temporary folder: a CA, its OCSP signer, `openssl ocsp`
 // answering for it on loopback, and leaf certificates whose Authority Information Access points at
-// that responder (good, revoked, unknown to it), at nothing (noAia), or at `fake`, a broken
-// responder a test may run. The serial of `good` starts with a 1 bit, so its DER INTEGER needs a
-// leading zero octet. Also: watching the OCSP requests this process sends.
+// that responder (good, revoked, unknown to it), at nothing (noAia), or at `fake`, a responder a
+// test may run (broken, or relaying to `openssl ocsp`, which knows it as good). The serial of
+// `good` starts with a 1 bit, so its DER INTEGER needs a leading zero octet. Also: watching the
+// OCSP requests this process sends.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import diagnostics from 'node:diagnostics_channel';
 import type { ClientRequest } from 'node:http';
@@ -147,6 +148,7 @@ export async function makePki(fakePort?: number): Promise<Pki> {
     [
       `V\t${expiry}\t\t${LEAVES.good.serial}\tunknown\t/CN=good`,
       `R\t${expiry}\t260101000000Z\t${LEAVES.revoked.serial}\tunknown\t/CN=revoked`,
+      `V\t${expiry}\t\t${LEAVES.fake.serial}\tunknown\t/CN=fake`,
       '',
     ].join('\n'),
   );

@@ -8,7 +8,7 @@ import tls from 'node:tls';
 
 import { parseOcspResponse } from '../../src/tls/ocsp-codec.js';
 import { MAX_RESPONSE_BYTES } from '../../src/tls/ocsp-fetch.js';
-import { OcspStapler, type OcspStaplerOptions } from '../../src/tls/ocsp.js';
+import { OcspStapler, type OcspStaplerOptions, type StapleEvent } from '../../src/tls/ocsp.js';
 import { until } from '../helpers/wait.js';
 import { SKIP, certIdOf, makePki, watchOcspRequests, type Leaf, type Pki } from './ocsp-pki.js';
 
@@ -198,6 +198,37 @@ describe('OCSP stapling on 127.0.0.1', { skip: SKIP }, () => {
       assert.deepEqual(s.logs, []);
     } finally {
       requests.stop();
+      await s.close();
+    }
+  });
+
+  it('a follower never fetches: it tells its fetcher of a certificate once and staples what it is given', async () => {
+    const p = thePki();
+    const requests = watchOcspRequests();
+    const published: StapleEvent[] = [];
+    const fetcher = new OcspStapler({ log: () => undefined, publish: (e) => published.push(e) });
+    const told: [Buffer, Buffer | null][] = [];
+    const s = await stage(p, 'good', { tellFetcher: (...shown) => told.push(shown) });
+    try {
+      s.stapler.prefetch(p.pem.good + p.caPem);
+      for (let i = 0; i < 2; i++) assert.equal((await handshake(p, s.port)).response, undefined);
+      assert.deepEqual(told, [[p.der.good, p.caDer]]);
+      fetcher.shownByFollower(p.der.good, p.caDer);
+      await until(() => published.length === 1, { what: 'the fetcher’s response' });
+      const event = published[0]!;
+      s.stapler.staple(event);
+      assert.deepEqual((await handshake(p, s.port)).response, event.staple?.der);
+      assert.deepEqual(fetcher.current(), [event]);
+      // A follower that forgot it is told again when it passes the certificate on once more.
+      fetcher.shownByFollower(p.der.good, p.caDer);
+      assert.deepEqual(published, [event, event]);
+      s.stapler.staple({ fingerprint: event.fingerprint, staple: undefined });
+      assert.equal((await handshake(p, s.port)).response, undefined);
+      assert.equal(requests.count(p.responderPort), 1, 'the fetcher’s one fetch');
+      assert.deepEqual(s.logs, []);
+    } finally {
+      requests.stop();
+      fetcher.close();
       await s.close();
     }
   });
