@@ -49,6 +49,14 @@ start() {
   for _ in $(seq 100); do curl -sf -o /dev/null "$check_url" && return 0; sleep 0.1; done
   echo "$name did not start:"; cat "$tmp/$name.out"; exit 1
 }
+# start_unpinned NAME COMMAND... — start without taskset: the server may use every CPU.
+start_unpinned() {
+  local name=$1; shift
+  "$@" >"$tmp/$name.out" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 100); do curl -sf -o /dev/null "$check_url" && return 0; sleep 0.1; done
+  echo "$name did not start:"; cat "$tmp/$name.out"; exit 1
+}
 # stop — the server started last, and a pause for its port to be free.
 stop() { kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true; unset 'pids[-1]'; sleep 0.5; }
 

@@ -149,14 +149,6 @@ nginx_conf nginx-auto auto
 caddy_file caddy-1
 caddy_file caddy-auto
 
-# start_unpinned NAME COMMAND... — common.sh's start without taskset: the server may use every CPU.
-start_unpinned() {
-  local name=$1; shift
-  "$@" >"$tmp/$name.out" 2>&1 &
-  pids+=($!)
-  for _ in $(seq 100); do curl -sf -o /dev/null "$check_url" && return 0; sleep 0.1; done
-  echo "$name did not start:"; cat "$tmp/$name.out"; exit 1
-}
 
 node bench/fast-backend.mjs "$BACKEND" &
 pids+=($!)

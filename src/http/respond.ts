@@ -33,22 +33,28 @@ function writeHead(ctx: Ctx, status: number, headers: RawHeaders, endStream: boo
   else ctx.res.writeHead(status, headers);
 }
 
-/** A complete response from memory. */
-export function send(ctx: Ctx, status: number, headers: RawHeaders, body?: Buffer | string): void {
+/** A complete response from memory; `text`: the body's joinedText, when it was made already. */
+export function send(
+  ctx: Ctx,
+  status: number,
+  headers: RawHeaders,
+  body?: Buffer | string,
+  text?: string,
+): void {
   const tap = ctx.tap?.head(status, headers);
   if (tap) {
     if (body !== undefined) tap.data(typeof body === 'string' ? Buffer.from(body) : body);
     tap.end();
     if (tap.absorb) return;
   }
-  deliver(ctx, finalize(ctx, status, headers), headers, undefined, body);
+  deliver(ctx, finalize(ctx, status, headers), headers, undefined, body, text);
 }
 
 // Node writes a head and a Buffer body to the socket through its generic writev, which reads each
 // piece and its encoding back through V8's API; a string body it joins to the head and writes at
 // once, a cheaper path for a small body than copying it into a string costs. As latin1 every byte
 // goes out as it is.
-const JOINED_BODY_MAX = 16 * 1024;
+export const JOINED_BODY_MAX = 16 * 1024;
 
 /**
  * A small body as the text its HTTP/1.1 response is written with, for a body sent many times (a

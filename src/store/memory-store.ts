@@ -1,7 +1,15 @@
 // The shared store of a single process, and the primary's for its workers: counters in a bounded
-// LRU whose entries expire a window after their last addition.
+// LRU whose entries expire a window after their last addition, and tables in a bounded LRU that
+// keeps each value as it was given (nothing to encode when nobody else reads it).
 import { LRUCache } from 'lru-cache';
-import type { CounterOptions, CounterState, SharedCounters, SharedStore } from './shared-store.js';
+import type {
+  CounterOptions,
+  CounterState,
+  SharedCounters,
+  SharedStore,
+  SharedTable,
+  TableOptions,
+} from './shared-store.js';
 
 export class MemoryCounters implements SharedCounters {
   private readonly counts: LRUCache<string, number>;
@@ -51,6 +59,38 @@ export class MemoryCounters implements SharedCounters {
   }
 }
 
+export class MemoryTable<T extends {}> implements SharedTable<T> {
+  private readonly values: LRUCache<string, T>;
+
+  constructor(options: TableOptions) {
+    this.values = new LRUCache<string, T>({
+      ...(options.maxEntries === undefined ? {} : { max: options.maxEntries }),
+      maxSize: options.maxBytes,
+    });
+  }
+
+  get(key: string): T | undefined {
+    return this.values.get(key);
+  }
+
+  has(key: string): boolean {
+    return this.values.has(key);
+  }
+
+  set(key: string, value: T, size: number): void {
+    // lru-cache refuses a value larger than maxSize, and then drops what the key held before.
+    this.values.set(key, value, { size: Math.max(1, size) });
+  }
+
+  delete(key: string): void {
+    this.values.delete(key);
+  }
+
+  stats(): { entries: number; bytes: number } {
+    return { entries: this.values.size, bytes: this.values.calculatedSize };
+  }
+}
+
 export class MemoryStore implements SharedStore {
   private readonly made = new Map<string, MemoryCounters>();
 
@@ -61,6 +101,10 @@ export class MemoryStore implements SharedStore {
     if (counters === undefined)
       this.made.set(space, (counters = new MemoryCounters(options, this.now)));
     return counters;
+  }
+
+  table<T extends {}>(_space: string, options: TableOptions): MemoryTable<T> {
+    return new MemoryTable<T>(options);
   }
 
   /** Every space asked for so far, and its counters. */

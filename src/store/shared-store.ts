@@ -1,6 +1,7 @@
 // State every process of a server shares, behind one small interface: a feature asks for what it
-// needs by name (`counters('brute-force')`), never for a backend. A single process keeps it in
-// memory (memory-store.ts); worker processes reach the primary's (workers/ipc-store.ts); a
+// needs by name (`counters('brute-force')`, `table('http-cache')`), never for a backend. A single
+// process keeps it in memory (memory-store.ts); worker processes count through the primary
+// (workers/ipc-store.ts) and keep tables in one memory-mapped database (lmdb-tables.ts); a
 // networked store for several machines implements the same interface.
 
 /** A counter as this process knows it now. */
@@ -32,7 +33,40 @@ export interface CounterOptions {
   readonly maxKeys: number;
 }
 
+export type Awaitable<T> = T | Promise<T>;
+
+/**
+ * Values by key, bounded in entries and bytes: when a bound is passed, the entries stored longest
+ * ago (least recently used, in one process) go first. A shared table may answer a write later; a
+ * read never waits on the network in the stores there are now, but may in one to come.
+ */
+export interface SharedTable<T extends {}> {
+  get(key: string): Awaitable<T | undefined>;
+  has(key: string): Awaitable<boolean>;
+  /** `size` counts toward the byte bound; a value larger than the bound is not stored. */
+  set(key: string, value: T, size: number): Awaitable<void>;
+  delete(key: string): Awaitable<void>;
+  stats(): { readonly entries: number; readonly bytes: number };
+}
+
+export interface TableOptions {
+  /** At most this many entries (undefined: bounded by bytes alone). */
+  readonly maxEntries: number | undefined;
+  readonly maxBytes: number;
+}
+
+/** How a value crosses into a store outside this process: to plain data (msgpack) and back. */
+export interface TableCodec<T extends {}> {
+  encode(value: T): unknown;
+  decode(data: unknown): T;
+}
+
 export interface SharedStore {
   /** The counters of `space`; the same options every time a space is asked for. */
   counters(space: string, options: CounterOptions): SharedCounters;
+  /**
+   * The table `space`. In memory each call makes a new, empty table (its owner shares it); a
+   * shared store gives what every process stored under `space`, with these bounds from now on.
+   */
+  table<T extends {}>(space: string, options: TableOptions, codec: TableCodec<T>): SharedTable<T>;
 }

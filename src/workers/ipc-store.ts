@@ -8,13 +8,24 @@ import type {
   CounterState,
   SharedCounters,
   SharedStore,
+  SharedTable,
+  TableCodec,
+  TableOptions,
 } from '../store/shared-store.js';
 import type { FromWorker } from './messages.js';
 
 export class IpcStore implements SharedStore {
   private readonly made = new Map<string, IpcCounters>();
 
-  constructor(private readonly send: (message: FromWorker) => void) {}
+  /** Tables are not the primary's: every worker maps the same ones (`tables`). */
+  constructor(
+    private readonly send: (message: FromWorker) => void,
+    private readonly tables: Pick<SharedStore, 'table'>,
+  ) {}
+
+  table<T extends {}>(space: string, options: TableOptions, codec: TableCodec<T>): SharedTable<T> {
+    return this.tables.table(space, options, codec);
+  }
 
   counters(space: string, options: CounterOptions): SharedCounters {
     let counters = this.made.get(space);

@@ -1,6 +1,6 @@
 // The primary process of a server with several workers: it holds the validated configuration,
 // the signals, the admin API, the error log's own lines, the ACME orders, the OCSP staples and the
-// shared store's counts, and supervises the worker processes that serve (worker.ts). A reload is
+// shared counts, and supervises the worker processes that serve (worker.ts). A reload is
 // validated once, here, then prepared by every worker and swapped in by all of them or by none. A
 // worker that dies is replaced, with a back-off when it keeps dying (restart-backoff.ts).
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -19,7 +19,8 @@ import {
 } from '../server/reload-from-source.js';
 import { ServerMetrics } from '../metrics/server-metrics.js';
 import type { AcmeEvent } from '../tls/acme-manager.js';
-import { MemoryStore } from '../store/memory-store.js';
+import { SharedCounts } from './shared-counts.js';
+import { SharedDirectory } from './shared-directory.js';
 import { FetchedStaples } from './fetched-staples.js';
 import type { ToWorker, WorkerStats } from './messages.js';
 import { OrderedCertificates } from './ordered-certificates.js';
@@ -27,8 +28,6 @@ import { workerCount } from './worker-count.js';
 import { summedMetrics, workerCounts, workerRuntimes } from './worker-reports.js';
 import { CauseLog, RestartBackoff } from './restart-backoff.js';
 import { WorkerProcess, type Decide } from './worker-process.js';
-
-const PURGE_MS = 60_000;
 
 export interface PrimaryOptions {
   readonly workers: number;
@@ -58,9 +57,10 @@ export class Primary implements AdminSubject, Stoppable {
   private readonly causes: CauseLog;
   private readonly certificates: OrderedCertificates;
   private readonly staples: FetchedStaples;
-  /** What the workers share: counted here, told to every worker (ipc-store.ts). */
-  private readonly store = new MemoryStore();
-  private readonly purgeTimer: NodeJS.Timeout;
+  /** What the workers count together. */
+  private readonly counts = new SharedCounts();
+  /** Where the workers keep the tables they share. */
+  private readonly shared = new SharedDirectory();
   /** The primary's own: reloads, certificates, its process; made once `metrics` is on. */
   private ownMetrics: ServerMetrics | undefined;
   private stopping: Promise<void> | undefined;
@@ -83,10 +83,6 @@ export class Primary implements AdminSubject, Stoppable {
       (event) => this.publish(event),
     );
     this.staples = new FetchedStaples(this, (message) => this.tellAll(message));
-    // Expired counts would otherwise go only when read again or pushed out by newer ones.
-    this.purgeTimer = setInterval(() => {
-      for (const counters of this.store.spaces.values()) counters.purge();
-    }, PURGE_MS).unref();
   }
 
   /** Starts every worker; rejects with the first one's reason when any cannot serve. */
@@ -109,10 +105,7 @@ export class Primary implements AdminSubject, Stoppable {
       primary.measure();
       await primary.admin.start(primary.global);
     } catch (e) {
-      primary.certificates.close();
-      primary.staples.close();
-      clearInterval(primary.purgeTimer);
-      primary.stopping = primary.stopWorkers();
+      primary.stopping = primary.release();
       await primary.stopping;
       await errorLog.close();
       throw e;
@@ -272,15 +265,21 @@ export class Primary implements AdminSubject, Stoppable {
       this.draining = true;
       this.stopped.abort();
       await this.reloading;
-      this.certificates.close();
-      this.staples.close();
-      clearInterval(this.purgeTimer);
-      await this.stopWorkers();
+      await this.release();
       await this.admin.close();
       this.log('Portico stopped');
       await this.errorLog.close();
     })();
     return this.stopping;
+  }
+
+  /** What the workers and the primary's own upkeep hold: ended, with the workers. */
+  private async release(): Promise<void> {
+    this.certificates.close();
+    this.staples.close();
+    this.counts.close();
+    await this.stopWorkers();
+    this.shared.remove();
   }
 
   /** A second stop signal: every worker is told again, which stops it at once. */
@@ -319,15 +318,9 @@ export class Primary implements AdminSubject, Stoppable {
 
   /** `place`: the slot's number from 1, the worker's name in its metrics. */
   private fork(place: number): WorkerProcess {
-    return WorkerProcess.fork(place, this.current, (m) => {
+    return WorkerProcess.fork(place, this.current, this.shared.path, (m) => {
       if (m.type === 'staple-wanted') return this.staples.shown(m.certificate, m.issuer);
-      const state = this.store.counters(m.space, m.options).add(m.key);
-      this.tellAll({
-        type: 'counted',
-        space: m.space,
-        options: m.options,
-        entries: [[m.key, state]],
-      });
+      this.tellAll(this.counts.add(m));
     });
   }
 
@@ -338,13 +331,7 @@ export class Primary implements AdminSubject, Stoppable {
   /** What a worker that starts now must be told: staples, live counts, certificates, challenges. */
   private async brief(worker: WorkerProcess): Promise<void> {
     this.staples.brief(worker);
-    for (const [space, counters] of this.store.spaces)
-      worker.send({
-        type: 'counted',
-        space,
-        options: counters.options,
-        entries: counters.entries(),
-      });
+    for (const counted of this.counts.briefing()) worker.send(counted);
     for (const event of this.certificates.current())
       await worker.ask({ type: 'acme', event }).catch(() => undefined);
   }

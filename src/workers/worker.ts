@@ -5,6 +5,7 @@
 import { PlanNotReady } from '../plan/compile.js';
 import { RuntimeStats } from '../admin/runtime-stats.js';
 import { IpcStore } from './ipc-store.js';
+import { LmdbTables } from '../store/lmdb-tables.js';
 import { serveUntilStopped } from '../server/lifecycle.js';
 import { Server } from '../server/server.js';
 import {
@@ -30,7 +31,11 @@ export async function runWorker(): Promise<number> {
     process.on('message', onStart);
     send({ type: 'ready' });
   });
-  const store = new IpcStore(send);
+  const shared = process.env.PORTICO_SHARED;
+  if (shared === undefined) throw new Error('a worker needs PORTICO_SHARED: its primary starts it');
+  // Until the server's error log is open, a failed write to a shared table goes to stderr.
+  let log = (message: string): void => void process.stderr.write(`${message}\n`);
+  const store = new IpcStore(send, new LmdbTables(shared, (message) => log(message)));
   // Counts may come before the server has started: the store is there to take them.
   process.on('message', (message) => {
     const m = messageOf<ToWorker>(message, ['counted']);
@@ -50,6 +55,7 @@ export async function runWorker(): Promise<number> {
     await new Promise<void>((resolve) => process.send?.(failed, undefined, {}, () => resolve()));
     return 1;
   }
+  log = (message) => server.log(message);
   const answers = new Answers(server, server.plan.global.admin?.runtime === true);
   process.on('message', (message) => answers.take(message));
   send({ type: 'started' });

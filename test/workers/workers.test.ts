@@ -12,7 +12,7 @@ import {
 } from 'node:fs';
 import { randomBytes, scryptSync } from 'node:crypto';
 import { once } from 'node:events';
-import { Agent, createServer, get, type IncomingHttpHeaders } from 'node:http';
+import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,6 +39,7 @@ interface Status {
   reloads: number;
   listeners: string[];
   workers: { pid: number; requests_total: number; restarts: number; uptime_sec: number }[];
+  modules?: { cache?: { entries: number }[] };
 }
 
 interface Rig {
@@ -111,13 +112,16 @@ function via(
   port: number,
   path: string,
   headers: Record<string, string> = {},
+  method = 'GET',
 ): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
   return new Promise((resolve, reject) => {
-    get({ host: '127.0.0.1', port, path, agent, headers }, (res) => {
+    httpRequest({ host: '127.0.0.1', port, path, agent, headers, method }, (res) => {
       let text = '';
       res.setEncoding('utf8').on('data', (d: string) => (text += d));
       res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text }));
-    }).on('error', reject);
+    })
+      .on('error', reject)
+      .end();
   });
 }
 
@@ -347,6 +351,43 @@ describe('workers: 2', { skip: !linux && 'counts processes through signals on Li
     for (const agent of [a!, b!]) agent.destroy();
     await rig.stop();
     live.close();
+  });
+
+  it('serves from one worker what the other stored, and drops it in both after a POST', async () => {
+    const asked: string[] = [];
+    const origin = createServer((req, res) => {
+      asked.push(`${req.method} ${req.url}`);
+      // The probes that find a connection to each worker are not stored.
+      const cacheControl = req.url === '/page' ? 'max-age=60' : 'no-store';
+      res.writeHead(200, { 'Cache-Control': cacheControl }).end(`stored ${asked.length}`);
+    });
+    origin.listen(0, '127.0.0.1');
+    await once(origin, 'listening');
+    const url = `http://127.0.0.1:${(origin.address() as AddressInfo).port}`;
+    const rig = await start(`  loadModules: [cache, rproxy]\n  proxyTo: ${url}\n`);
+    const [a, b] = await connectionPerWorker(rig);
+    const first = await via(a!, rig.port, '/page');
+    assert.match(String(first.headers['cache-status']), /fwd=uri-miss; fwd-status=200; stored/);
+    // The client may have its answer a moment before the store's write is committed.
+    await until(async () => (await rig.status()).modules?.cache?.[0]?.entries, {
+      ok: (entries) => entries === 1,
+      what: 'the response stored',
+    });
+    const second = await via(b!, rig.port, '/page');
+    assert.match(String(second.headers['cache-status']), /^Portico; hit; ttl=/);
+    assert.equal(second.text, first.text);
+    assert.deepEqual(
+      asked.filter((line) => line.endsWith('/page')),
+      ['GET /page'],
+    );
+    // An unsafe request through one worker invalidates the URL for both (RFC 9111 §4.4).
+    assert.equal((await via(b!, rig.port, '/page', {}, 'POST')).status, 200);
+    const after = await via(a!, rig.port, '/page');
+    assert.match(String(after.headers['cache-status']), /fwd=uri-miss/);
+    assert.notEqual(after.text, first.text);
+    for (const agent of [a!, b!]) agent.destroy();
+    await rig.stop();
+    origin.close();
   });
 
   it('writes every worker’s access lines whole into one file, and SIGUSR1 reopens it in each', async () => {

@@ -1,12 +1,13 @@
 // Request collapsing (the issue's "no stampede"): while one request fetches a response the cache
 // does not have, others for the same key wait for it instead of going to the origin too; they
-// learn as soon as it is clear whether the response will be stored.
+// learn as soon as it is clear whether the response will be stored, and find it once it is.
 
 export type FillOutcome = 'stored' | 'not-stored';
 
 export interface Fill {
   readonly done: Promise<FillOutcome>;
-  settle(outcome: FillOutcome): void;
+  /** The first call decides; a promise settles the fill when the store has answered. */
+  settle(outcome: FillOutcome | Promise<FillOutcome>): void;
 }
 
 export class Fills {
@@ -19,7 +20,7 @@ export class Fills {
 
   /** Starts the fill for `key`; it is forgotten once settled. */
   start(key: string): Fill {
-    let settle!: (outcome: FillOutcome) => void;
+    let settle!: (outcome: FillOutcome | Promise<FillOutcome>) => void;
     const done = new Promise<FillOutcome>((resolve) => (settle = resolve));
     let settled = false;
     const fill: Fill = {

@@ -1,12 +1,14 @@
 // The HTTP cache (`cache`, REFERENCE §15 with CONTRACT point 12): an RFC 9111 shared cache in
-// memory in front of whatever the later stages are. One store per server, leased by every Plan
-// with the same `maximumCacheEntries`, so a reload that keeps it keeps what was stored.
+// front of whatever the later stages are, kept in the server's shared store (in memory, or shared
+// by the worker processes). One store per server, leased by every Plan with the same
+// `maximumCacheEntries`, so a reload that keeps it keeps what was stored.
 import { defineModule, type ModuleSettings } from '../../plan/module.js';
 import { cacheStage } from './cache-stage.js';
 import { checkModuleOrder } from './check.js';
 import { Fills } from './fills.js';
-import { MemoryStore } from './memory-store.js';
 import { CACHE_PROPERTIES } from './properties.js';
+import { TableStore } from './table-store.js';
+import type { SharedStore } from '../../store/shared-store.js';
 
 export interface CacheOptions {
   /** maximumCacheEntries; null: bounded by bytes alone. */
@@ -41,10 +43,10 @@ function options(s: ModuleSettings<typeof CACHE_PROPERTIES>): CacheOptions {
 
 class CacheResource {
   readonly fills = new Fills();
-  readonly store: MemoryStore;
+  readonly store: TableStore;
 
-  constructor(maxEntries: number | null) {
-    this.store = new MemoryStore(maxEntries ?? undefined, MAX_STORE_BYTES);
+  constructor(store: SharedStore, maxEntries: number | null) {
+    this.store = new TableStore(store, maxEntries ?? undefined, MAX_STORE_BYTES);
   }
 
   close(): void {
@@ -57,10 +59,10 @@ export const cache = defineModule({
   properties: CACHE_PROPERTIES,
   check: checkModuleOrder,
   options,
-  provision: (o, leases, { errorLog }) => {
+  provision: (o, leases, { errorLog, store }) => {
     const shared = leases.take(
       `cache:store entries=${o.maxEntries ?? 'unbounded'}`,
-      () => new CacheResource(o.maxEntries),
+      () => new CacheResource(store, o.maxEntries),
     );
     return {
       stage: cacheStage({

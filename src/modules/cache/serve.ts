@@ -3,7 +3,7 @@
 // response and error page marked with Cache-Status (RFC 9211).
 import type { Ctx } from '../../http/ctx.js';
 import { HttpError, isHttpError } from '../../http/http-error.js';
-import { send, type RawHeaders } from '../../http/respond.js';
+import { joinedText, send, type RawHeaders } from '../../http/respond.js';
 import type { ResponseTap } from '../../http/response-tap.js';
 import type { Next } from '../../http/stage.js';
 import { CACHE_STATUS, cacheStatus, type CacheStatusParts } from './cache-status.js';
@@ -15,20 +15,41 @@ export function ttl(entry: StoredResponse, now: number): number {
   return entry.lifetime - currentAge(entry, now);
 }
 
+/** What every hit on a stored response sends alike, made at its first hit. */
+interface Served {
+  /** Its fields with its body's own Content-Length. */
+  readonly fields: RawHeaders;
+  /** The body as its HTTP/1.1 responses write it (respond.ts joinedText). */
+  readonly text: string | undefined;
+}
+
+const served = new WeakMap<StoredResponse, Served>();
+
+function servedOf(entry: StoredResponse): Served {
+  let s = served.get(entry);
+  if (s === undefined) {
+    const fields: RawHeaders = [];
+    for (let i = 0; i < entry.headers.length; i += 2) {
+      const lower = entry.headers[i]!.toLowerCase();
+      if (lower !== 'content-length' && lower !== 'transfer-encoding')
+        fields.push(entry.headers[i]!, entry.headers[i + 1]!);
+    }
+    fields.push('Content-Length', String(entry.body.length));
+    served.set(entry, (s = { fields, text: joinedText(entry.body) }));
+  }
+  return s;
+}
+
 /** A stored response to the client: with its Age (§5.1), or a 304 when its conditions hold (§4.3.2). */
 export function serve(ctx: Ctx, entry: StoredResponse, now: number, parts: CacheStatusParts): void {
   const age = String(Math.floor(currentAge(entry, now)));
   const status = cacheStatus(parts);
   if (isNotModified(entry, ctx.req.headers))
     return send(ctx, 304, [...notModifiedFields(entry.headers), 'Age', age, CACHE_STATUS, status]);
-  const headers: RawHeaders = [];
-  for (let i = 0; i < entry.headers.length; i += 2) {
-    const lower = entry.headers[i]!.toLowerCase();
-    if (lower !== 'content-length' && lower !== 'transfer-encoding')
-      headers.push(entry.headers[i]!, entry.headers[i + 1]!);
-  }
-  headers.push('Content-Length', String(entry.body.length), 'Age', age, CACHE_STATUS, status);
-  send(ctx, entry.status, headers, entry.body);
+  const { fields, text } = servedOf(entry);
+  const headers = fields.slice();
+  headers.push('Age', age, CACHE_STATUS, status);
+  send(ctx, entry.status, headers, entry.body, text);
 }
 
 /** Runs the stages after this one with `tap` watching; an error page carries Cache-Status too. */

@@ -1,7 +1,7 @@
 // What the cache keeps of a response, and the rules for keeping it (RFC 9111 §3), for updating it
 // from a 304 (§3.2, §4.3.4) and for the copy a client gets (§5.1 Age).
 import { isHopByHop } from '../../http/hop-by-hop.js';
-import type { RawHeaders } from '../../http/respond.js';
+import { JOINED_BODY_MAX, type RawHeaders } from '../../http/respond.js';
 import { parseCacheControl, type Directives } from './cache-control.js';
 import { CACHE_STATUS } from './cache-status.js';
 import { fieldValue, listMembers, withoutFields } from './fields.js';
@@ -125,7 +125,8 @@ export function storedResponse(r: Received): StoredResponse {
     directives: r.directives,
     etag: fieldValue(headers, 'etag'),
     lastModified: fieldValue(headers, 'last-modified'),
-    size: r.body.length + headerBytes(headers),
+    // A small body is also held as the text its hits are written with (serve.ts).
+    size: r.body.length * (r.body.length <= JOINED_BODY_MAX ? 2 : 1) + headerBytes(headers),
   };
 }
 

@@ -20,7 +20,7 @@ export interface Storing {
   /** What Cache-Status says of the request before the response: how it went forward. */
   readonly parts: CacheStatusParts;
   /** Told once whether the response is stored (other requests may wait on it: fills.ts). */
-  readonly settled?: (outcome: FillOutcome) => void;
+  readonly settled?: (outcome: FillOutcome | Promise<FillOutcome>) => void;
 }
 
 /** Sends the request on and stores the response as it passes, if §3 allows. */
@@ -86,7 +86,7 @@ export function storingTap(
         absorb,
         limit: setup.maxResponseBytes,
         onEnd: (body) => {
-          void setup.store.put(
+          const stored = setup.store.put(
             storedResponse({
               primary,
               status,
@@ -100,7 +100,13 @@ export function storingTap(
               responseTime,
             }),
           );
-          settled('stored');
+          // Requests waiting on this fill look it up once it is there to find.
+          settled(
+            Promise.resolve(stored).then(
+              () => 'stored' as const,
+              () => 'not-stored' as const,
+            ),
+          );
         },
         onGiveUp: () => settled('not-stored'),
       });
