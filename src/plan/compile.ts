@@ -108,6 +108,8 @@ export interface CompileServices {
   readonly ocspFetcher?: (certificate: Buffer, issuer: Buffer | null) => void;
   /** State shared with the server's other processes. */
   readonly store: SharedStore;
+  /** Worker processes serving together (1: this one alone). */
+  readonly workerProcesses: number;
 }
 
 export function compilePlan(config: Config, services: CompileServices): Plan {
@@ -115,7 +117,11 @@ export function compilePlan(config: Config, services: CompileServices): Plan {
   const leases = services.resources.leases();
   const errorLog = services.errorLog;
   try {
-    const modules = new Provisioner(services.modules, leases, { errorLog, store: services.store });
+    const modules = new Provisioner(services.modules, leases, {
+      errorLog,
+      store: services.store,
+      workerProcesses: services.workerProcesses,
+    });
     for (const name of global.loadModules ?? []) {
       if (!modules.has(name))
         throw new PlanError(

@@ -14,6 +14,11 @@ export interface ModuleServices {
   readonly errorLog: Logger;
   /** State shared with the server's other processes (store/shared-store.ts). */
   readonly store: SharedStore;
+  /**
+   * Worker processes serving together, this one among them (1 without workers): what is sized for
+   * the whole server (connections to an application, its processes) is divided among them.
+   */
+  readonly workerProcesses: number;
 }
 
 /** A provisioned module: its stage, and what the admin API's /status shows of it. */

@@ -54,8 +54,6 @@ export function pythonModule<const Rows extends PropertyRows>(
   properties: Rows,
   read: (s: ModuleSettings<Rows>) => PythonProperties,
 ): Module {
-  // wsgid: one process per CPU, as Ferron's pre-forked pool (REFERENCE-behaviour.md §18).
-  const processes = mode === 'wsgid' ? availableParallelism() : 1;
   // wsgi: a thread pool as large as Python's own default (ThreadPoolExecutor).
   const threads = Math.min(32, availableParallelism() + 4);
   return defineModule<PythonOptions, Rows>({
@@ -74,7 +72,11 @@ export function pythonModule<const Rows extends PropertyRows>(
         limits: gatewayLimits(s),
       };
     },
-    provision(o, leases, { errorLog }) {
+    provision(o, leases, { errorLog, workerProcesses }) {
+      // wsgid: one process per CPU for the whole server, as Ferron's pre-forked pool
+      // (REFERENCE-behaviour.md §18), shared out among the worker processes.
+      const processes =
+        mode === 'wsgid' ? Math.max(1, Math.round(availableParallelism() / workerProcesses)) : 1;
       const spec = {
         mode,
         executable: o.executable,

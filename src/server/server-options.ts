@@ -44,6 +44,8 @@ export interface ServerOptions {
   readonly modules?: readonly Module[];
   /** State shared with the server's other processes (default: this process's memory). */
   readonly store?: SharedStore;
+  /** Worker processes serving together, this one among them (default 1: the server is one). */
+  readonly workerProcesses?: number;
   /** What this process is called in its metrics' `process` label (default: server). */
   readonly processName?: string;
   /** Certificates are ordered by the primary of this worker, which publishes them here. */

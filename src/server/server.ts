@@ -88,6 +88,7 @@ export class Server {
       ...(options.acmeFollows ? { acmeFollows: true } : {}),
       ...(options.ocspFetcher ? { ocspFetcher: options.ocspFetcher } : {}),
       store: options.store ?? new MemoryStore(),
+      workerProcesses: options.workerProcesses ?? 1,
       options,
     };
     let plan: Plan | undefined;

@@ -318,7 +318,8 @@ export class Primary implements AdminSubject, Stoppable {
 
   /** `place`: the slot's number from 1, the worker's name in its metrics. */
   private fork(place: number): WorkerProcess {
-    return WorkerProcess.fork(place, this.current, this.shared.path, (m) => {
+    const count = this.options.workers;
+    return WorkerProcess.fork({ place, count }, this.current, this.shared.path, (m) => {
       if (m.type === 'staple-wanted') return this.staples.shown(m.certificate, m.issuer);
       this.tellAll(this.counts.add(m));
     });

@@ -47,13 +47,23 @@ function setUpCluster(): void {
 
 export class WorkerProcess {
   /**
-   * Starts worker `place` (from 1: its name in its metrics) with `config`, keeping the tables the
-   * workers share in `shared`.
+   * Starts worker `place` (from 1: its name in its metrics) of `count`, with `config`, keeping the
+   * tables the workers share in `shared`.
    */
-  static fork(place: number, config: Config, shared: string, told: Told): WorkerProcess {
+  static fork(
+    { place, count }: { readonly place: number; readonly count: number },
+    config: Config,
+    shared: string,
+    told: Told,
+  ): WorkerProcess {
     setUpCluster();
     // Workers act on relayed-signal messages as a server under the launcher does.
-    const env = { PORTICO_RELAYED: '1', PORTICO_WORKER: String(place), PORTICO_SHARED: shared };
+    const env = {
+      PORTICO_RELAYED: '1',
+      PORTICO_WORKER: String(place),
+      PORTICO_WORKERS: String(count),
+      PORTICO_SHARED: shared,
+    };
     return new WorkerProcess(cluster.fork(env), config, told);
   }
 

@@ -48,6 +48,7 @@ export async function runWorker(): Promise<number> {
       acmeFollows: true,
       ocspFetcher: (certificate, issuer) => send({ type: 'staple-wanted', certificate, issuer }),
       store,
+      workerProcesses: Number(process.env.PORTICO_WORKERS ?? 1),
       processName: `worker ${process.env.PORTICO_WORKER ?? process.pid}`,
     });
   } catch (e) {

@@ -14,9 +14,12 @@ import type { Socket } from 'node:net';
 import { connectWithin, type SocketAddress } from '../../gateway/socket-address.js';
 import { HttpError } from '../../http/http-error.js';
 
-/** Connections in use at once per target, whatever the application takes. */
+/**
+ * Connections in use at once per target for the whole server, whatever the application takes;
+ * worker processes share it out (index.ts).
+ */
 export const MAX_CONNECTIONS = 256;
-/** Requests that may wait for a connection; more get 503 at once. */
+/** Requests that may wait for a connection, for the whole server; more get 503 at once. */
 export const MAX_WAITING = 1024;
 /** How long a request waits for a connection before it gets 503. */
 export const WAIT_MS = 30_000;
@@ -113,7 +116,7 @@ export class FcgiConnections {
   private servedOpen = 0;
   /** The most there were since there were none (the application restarted, or had not begun). */
   private peakServed = 0;
-  private limit = MAX_CONNECTIONS;
+  private limit: number;
   private lastProbe = 0;
   private closed = false;
   /** How long requests take to be answered, a moving average in ms (0: none seen yet). */
@@ -121,11 +124,20 @@ export class FcgiConnections {
   /** Set while requests wait: fires when the first in line has waited WAIT_MS. */
   private expiry: NodeJS.Timeout | undefined;
 
-  /** `connectMs`: how long a new connection may take (proxyConnectTimeout). */
+  /**
+   * `connectMs`: how long a new connection may take (proxyConnectTimeout); `share`: this process's
+   * part of MAX_CONNECTIONS and MAX_WAITING (one of several workers).
+   */
   constructor(
     readonly address: SocketAddress,
     private readonly connectMs: number,
-  ) {}
+    private readonly share: { readonly connections: number; readonly waiting: number } = {
+      connections: MAX_CONNECTIONS,
+      waiting: MAX_WAITING,
+    },
+  ) {
+    this.limit = share.connections;
+  }
 
   /**
    * A connection for one exchange: an idle one, or a new one (always new when `fresh`, a retry),
@@ -133,8 +145,8 @@ export class FcgiConnections {
    */
   acquire(borrower: Borrower): FcgiConnection | Promise<FcgiConnection> {
     if (this.waiting.length === 0 && this.mayLend()) return this.lend(borrower);
-    if (this.waiting.length >= MAX_WAITING)
-      return Promise.reject(this.busyError(`${MAX_WAITING} requests wait already`));
+    if (this.waiting.length >= this.share.waiting)
+      return Promise.reject(this.busyError(`${this.share.waiting} requests wait already`));
     const turn = new Promise<FcgiConnection>((resolve, reject) =>
       this.waiting.push({
         fresh: borrower.fresh,
@@ -238,7 +250,7 @@ export class FcgiConnections {
 
   private mayLend(): boolean {
     if (this.busy < this.limit) return true;
-    if (this.busy >= MAX_CONNECTIONS || Date.now() - this.lastProbe < PROBE_MS) return false;
+    if (this.busy >= this.share.connections || Date.now() - this.lastProbe < PROBE_MS) return false;
     this.lastProbe = Date.now();
     return true;
   }

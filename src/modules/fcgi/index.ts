@@ -4,7 +4,7 @@
 import { parseSocketAddress } from '../../gateway/socket-address.js';
 import { gatewayLimits, type GatewayLimits } from '../../gateway/timeouts.js';
 import { defineModule, type ModuleSettings } from '../../plan/module.js';
-import { FcgiConnections } from './connections.js';
+import { FcgiConnections, MAX_CONNECTIONS, MAX_WAITING } from './connections.js';
 import { fcgiStage } from './fcgi-stage.js';
 import { FCGI_PROPERTIES } from './properties.js';
 
@@ -32,12 +32,17 @@ export const fcgi = defineModule({
   name: 'fcgi',
   properties: FCGI_PROPERTIES,
   options,
-  provision: (o, leases, { errorLog }) => {
+  provision: (o, leases, { errorLog, workerProcesses }) => {
     const address = parseSocketAddress(o.to);
     const connect = o.limits.connectMs;
+    // php-fpm's children serve every worker: each takes its part of the server's bounds.
+    const share = {
+      connections: Math.ceil(MAX_CONNECTIONS / workerProcesses),
+      waiting: Math.ceil(MAX_WAITING / workerProcesses),
+    };
     const connections = leases.take(
       `fcgi:${o.to} connect=${connect}`,
-      () => new FcgiConnections(address, connect),
+      () => new FcgiConnections(address, connect, share),
     );
     return {
       stage: fcgiStage({
