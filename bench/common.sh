@@ -41,22 +41,17 @@ wait_for() {
 pids=()
 trap 'for p in "${pids[@]}" $pid; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"' EXIT
 
-# start NAME COMMAND... — runs a server alone on CPU 0 until $check_url answers (10 s at most).
-start() {
-  local name=$1; shift
-  taskset -c 0 "$@" >"$tmp/$name.out" 2>&1 &
-  pids+=($!)
-  for _ in $(seq 100); do curl -sf -o /dev/null "$check_url" && return 0; sleep 0.1; done
-  echo "$name did not start:"; cat "$tmp/$name.out"; exit 1
-}
-# start_unpinned NAME COMMAND... — start without taskset: the server may use every CPU.
+# start_unpinned NAME COMMAND... — runs a server, free to use every CPU, until $check_url answers
+# (START_TRIES tenths of a second at most, default 100).
 start_unpinned() {
   local name=$1; shift
   "$@" >"$tmp/$name.out" 2>&1 &
   pids+=($!)
-  for _ in $(seq 100); do curl -sf -o /dev/null "$check_url" && return 0; sleep 0.1; done
+  for _ in $(seq "${START_TRIES:-100}"); do curl -sf -o /dev/null "$check_url" && return 0; sleep 0.1; done
   echo "$name did not start:"; cat "$tmp/$name.out"; exit 1
 }
+# start NAME COMMAND... — as start_unpinned, alone on CPU 0.
+start() { start_unpinned "$1" taskset -c 0 "${@:2}"; }
 # stop — the server started last, and a pause for its port to be free.
 stop() { kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true; unset 'pids[-1]'; sleep 0.5; }
 

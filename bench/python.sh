@@ -20,14 +20,8 @@ $PY -c 'import flask, starlette, uvicorn' 2>/dev/null ||
 WORKERS=$(nproc)
 apps=$PWD/bench/python
 
-# start_free NAME COMMAND... — as start, without pinning: the server's Python processes need the CPUs.
-start_free() {
-  local name=$1; shift
-  "$@" >"$tmp/$name.out" 2>&1 &
-  pids+=($!)
-  for _ in $(seq 200); do curl -sf -o /dev/null "$check_url" && return 0; sleep 0.1; done
-  echo "$name did not start:"; cat "$tmp/$name.out"; exit 1
-}
+# The servers' Python processes need the CPUs (start_unpinned), and time to import.
+START_TRIES=200
 wrk_free() {
   wrk -t1 -c64 -d2s "$1" >/dev/null
   wrk -t1 -c64 -d"${SECONDS_PER_RUN}s" --latency "$1" | wrk_figures
@@ -69,15 +63,15 @@ printf '%-6s %-15s %9s %9s   (wrk -t1 -c64, %ss, "hello", %s Python processes fo
 for round in $(seq "$ROUNDS"); do
   for name in "${servers[@]}"; do
     case $name in
-      portico-wsgid) start_free "$name" node "${PORTICO_ARGS[@]}" run -c "$tmp/wsgid.yaml" ;;
-      portico-asgi) start_free "$name" node "${PORTICO_ARGS[@]}" run -c "$tmp/asgi.yaml" ;;
+      portico-wsgid) start_unpinned "$name" node "${PORTICO_ARGS[@]}" run -c "$tmp/wsgid.yaml" ;;
+      portico-asgi) start_unpinned "$name" node "${PORTICO_ARGS[@]}" run -c "$tmp/asgi.yaml" ;;
       nginx-gunicorn)
         "$PY" -m gunicorn --chdir "$apps" -w "$WORKERS" -k sync -b "unix:$tmp/gunicorn.sock" hello_flask:app >"$tmp/gunicorn-nginx.out" 2>&1 &
         pids+=($!)
         for _ in $(seq 100); do [[ -S $tmp/gunicorn.sock ]] && break; sleep 0.1; done
-        start_free "$name" nginx -c "$tmp/nginx.conf" -g 'daemon off;' ;;
-      gunicorn) start_free "$name" "$PY" -m gunicorn --chdir "$apps" -w "$WORKERS" -k sync -b "127.0.0.1:$PORT" hello_flask:app ;;
-      uvicorn) start_free "$name" "$PY" -m uvicorn --app-dir "$apps" --workers 1 --no-access-log --port "$PORT" --host 127.0.0.1 hello_starlette:app ;;
+        start_unpinned "$name" nginx -c "$tmp/nginx.conf" -g 'daemon off;' ;;
+      gunicorn) start_unpinned "$name" "$PY" -m gunicorn --chdir "$apps" -w "$WORKERS" -k sync -b "127.0.0.1:$PORT" hello_flask:app ;;
+      uvicorn) start_unpinned "$name" "$PY" -m uvicorn --app-dir "$apps" --workers 1 --no-access-log --port "$PORT" --host 127.0.0.1 hello_starlette:app ;;
     esac
     [[ $(curl -s "$check_url") == hello ]] || echo "warning: $name did not answer hello"
     result=$(wrk_free "$check_url")
