@@ -1,12 +1,13 @@
 // The metrics a process keeps for `/metrics` (prom-client), made only when the admin block turns
-// `metrics` on: requests by host, method and status class, their duration, body bytes sent and
-// open connections (a serving process); reloads and their outcome and certificate expiry (the
-// process that reloads and orders: a single server, or the primary); and every process's own CPU,
-// memory and event-loop delay, labelled with which process it is. No label takes its value from
-// the request: the host is the configured `domain` that answered ("*": none), the method one of a
-// fixed list, the status a class.
+// `metrics` on: requests by host, method and status class, their duration, body bytes sent, open
+// connections and what modules show (module-metrics.ts) in a serving process; reloads and their
+// outcome and certificate expiry in the process that reloads and orders (a single server, or the
+// primary); and every process's own CPU, memory and event-loop delay, labelled with which process
+// it is. No label takes its value from the request: the host is the configured `domain` that
+// answered ("*": none), the method one of a fixed list, the status a class.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ManagedStatus } from '../tls/acme-manager.js';
+import { moduleMetrics, type ModuleStatus } from './module-metrics.js';
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'CONNECT']);
 // Seconds: a static hit takes well under a millisecond, a slow backend up to its timeouts.
@@ -28,6 +29,8 @@ export interface MetricSources {
   readonly connections?: () => number;
   /** The names automatic TLS manages (the process that orders). */
   readonly certificates?: () => readonly ManagedStatus[];
+  /** What the current Plan's modules show (a serving process): module-metrics.ts. */
+  readonly modules?: ModuleStatus;
 }
 
 export class ServerMetrics {
@@ -65,7 +68,8 @@ export class ServerMetrics {
       labelNames: ['outcome'],
       registers,
     });
-    const { connections, certificates } = sources;
+    const { connections, certificates, modules } = sources;
+    if (modules) moduleMetrics(this.registry, modules);
     if (connections)
       new Gauge({
         name: 'portico_connections_active',

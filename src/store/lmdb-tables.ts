@@ -10,7 +10,7 @@
 import { LRUCache } from 'lru-cache';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { Packr } from 'msgpackr';
-import type { SharedTable, TableCodec, TableOptions } from './shared-store.js';
+import type { SharedTable, TableCodec, TableOptions, TableStats } from './shared-store.js';
 
 /** The values each process keeps decoded, per table, at most. */
 const DECODED_BYTES = 8 * 1024 * 1024;
@@ -62,6 +62,8 @@ class LmdbTable<T extends {}> implements SharedTable<T> {
   /** Storage order → key. */
   private readonly order: Database<string, number>;
   private readonly totalsDb: Database<Totals, string>;
+  /** Rows this process removed to keep the bounds. */
+  private evictions = 0;
   /** What this process decoded, by key, with the storage-order number of the row it came from. */
   private readonly decoded: LRUCache<string, { readonly order: number; readonly value: T }>;
 
@@ -123,9 +125,9 @@ class LmdbTable<T extends {}> implements SharedTable<T> {
     });
   }
 
-  stats(): { entries: number; bytes: number } {
+  stats(): TableStats {
     const { entries, bytes } = this.totals();
-    return { entries, bytes };
+    return { entries, bytes, evictions: this.evictions };
   }
 
   /**
@@ -163,7 +165,8 @@ class LmdbTable<T extends {}> implements SharedTable<T> {
       let oldest: { key: number; value: string } | undefined;
       for (const first of this.order.getRange({ limit: 1 })) oldest = first;
       if (oldest === undefined) return;
-      if (!this.drop(oldest.value, totals)) this.order.removeSync(oldest.key);
+      if (this.drop(oldest.value, totals)) this.evictions++;
+      else this.order.removeSync(oldest.key);
     }
   }
 }

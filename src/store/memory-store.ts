@@ -9,6 +9,7 @@ import type {
   SharedStore,
   SharedTable,
   TableOptions,
+  TableStats,
 } from './shared-store.js';
 
 export class MemoryCounters implements SharedCounters {
@@ -61,11 +62,15 @@ export class MemoryCounters implements SharedCounters {
 
 export class MemoryTable<T extends {}> implements SharedTable<T> {
   private readonly values: LRUCache<string, T>;
+  private evictions = 0;
 
   constructor(options: TableOptions) {
     this.values = new LRUCache<string, T>({
       ...(options.maxEntries === undefined ? {} : { max: options.maxEntries }),
       maxSize: options.maxBytes,
+      dispose: (_value, _key, reason) => {
+        if (reason === 'evict') this.evictions++;
+      },
     });
   }
 
@@ -86,8 +91,9 @@ export class MemoryTable<T extends {}> implements SharedTable<T> {
     this.values.delete(key);
   }
 
-  stats(): { entries: number; bytes: number } {
-    return { entries: this.values.size, bytes: this.values.calculatedSize };
+  stats(): TableStats {
+    const { size: entries, calculatedSize: bytes } = this.values;
+    return { entries, bytes, evictions: this.evictions };
   }
 }
 

@@ -46,7 +46,14 @@ export interface SharedTable<T extends {}> {
   /** `size` counts toward the byte bound; a value larger than the bound is not stored. */
   set(key: string, value: T, size: number): Awaitable<void>;
   delete(key: string): Awaitable<void>;
-  stats(): { readonly entries: number; readonly bytes: number };
+  stats(): TableStats;
+}
+
+export interface TableStats {
+  readonly entries: number;
+  readonly bytes: number;
+  /** Entries this process removed to keep the bounds, since it started. */
+  readonly evictions: number;
 }
 
 export interface TableOptions {

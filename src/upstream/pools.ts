@@ -23,6 +23,15 @@ export interface PoolPolicy {
 export interface Upstream {
   readonly pool: Pool;
   readonly gate: BackendGate;
+  /** What went to it through this process since it started (for /status and /metrics). */
+  readonly counts: UpstreamCounts;
+}
+
+export interface UpstreamCounts {
+  /** Requests sent, each attempt counted. */
+  requests: number;
+  /** Attempts that failed: no connection, or the exchange broke before the response ended. */
+  errors: number;
 }
 
 /** `verify`: whether the backend's TLS certificate is checked. */
@@ -62,6 +71,7 @@ export function leaseUpstream(leases: Leases, backend: Backend, policy: PoolPoli
         ...(backend.secure && backend.servername ? { servername: backend.servername } : {}),
       },
     });
-    return { pool, gate: new BackendGate(gate, backend.shown), close: () => pool.close() };
+    const counts = { requests: 0, errors: 0 };
+    return { pool, gate: new BackendGate(gate, backend.shown), counts, close: () => pool.close() };
   });
 }

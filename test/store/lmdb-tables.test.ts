@@ -21,7 +21,7 @@ describe('LmdbTables', () => {
   it('evicts the oldest stored first when the byte bound is passed', () => {
     const t = tables.table('bytes', { maxEntries: undefined, maxBytes: 100 }, plain);
     for (let n = 1; n <= 4; n++) t.set(`k${n}`, { n }, 30);
-    assert.deepEqual(t.stats(), { entries: 3, bytes: 90 });
+    assert.deepEqual(t.stats(), { entries: 3, bytes: 90, evictions: 1 });
     assert.equal(t.get('k1'), undefined);
     assert.deepEqual(t.get('k4'), { n: 4 });
     // Replacing a key moves it to the newest place and counts its new size only.
@@ -29,20 +29,20 @@ describe('LmdbTables', () => {
     t.set('k5', { n: 5 }, 30);
     assert.equal(t.has('k3'), false);
     assert.deepEqual(t.get('k2'), { n: 22 });
-    assert.deepEqual(t.stats(), { entries: 3, bytes: 100 });
+    assert.deepEqual(t.stats(), { entries: 3, bytes: 100, evictions: 2 });
   });
 
   it('keeps at most maxEntries, and refuses a value larger than the byte bound', () => {
     const t = tables.table('entries', { maxEntries: 2, maxBytes: 1000 }, plain);
     for (let n = 1; n <= 3; n++) t.set(`k${n}`, { n }, 1);
-    assert.deepEqual(t.stats(), { entries: 2, bytes: 2 });
+    assert.deepEqual(t.stats(), { entries: 2, bytes: 2, evictions: 1 });
     assert.equal(t.has('k1'), false);
     // Too large: not stored, and what the key held before is gone too (as in memory).
     t.set('k3', { n: 33 }, 2000);
     assert.equal(t.get('k3'), undefined);
-    assert.deepEqual(t.stats(), { entries: 1, bytes: 1 });
+    assert.deepEqual(t.stats(), { entries: 1, bytes: 1, evictions: 1 });
     t.delete('k2');
-    assert.deepEqual(t.stats(), { entries: 0, bytes: 0 });
+    assert.deepEqual(t.stats(), { entries: 0, bytes: 0, evictions: 1 });
   });
 
   it('shows a write to a reader with its own handle from the reader’s next turn', async () => {

@@ -3,7 +3,10 @@
 // workers, with per-process series for the process metrics and no label taken from a request.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -48,12 +51,12 @@ const value = (samples: Sample[], name: string, labels: Record<string, string> =
     .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
     .reduce((sum, s) => sum + s.value, 0);
 
-async function start(workers: number, metrics = true) {
+async function start(workers: number, metrics = true, extra = '') {
   const [port, adminPort] = [await freePort(), await freePort()];
   const file = join(dir, `portico-${port}.yaml`);
   writeFileSync(
     file,
-    `global:\n  port: "127.0.0.1:${port}"\n  wwwroot: ${dir}\n  workers: ${workers}\n  admin:\n    listen: ${adminPort}\n    status: true\n    metrics: ${metrics}\n`,
+    `global:\n  port: "127.0.0.1:${port}"\n  wwwroot: ${dir}\n  workers: ${workers}\n  admin:\n    listen: ${adminPort}\n    status: true\n    metrics: ${metrics}\n${extra}`,
   );
   const cli = await runServing(file);
   return { port, adminPort, cli };
@@ -106,6 +109,42 @@ describe('/metrics', { skip: parserMissing }, () => {
       assert.equal(await cli.exited, 0);
     });
   }
+
+  it('counts the cache and the proxy backend across workers: 2', async (t) => {
+    let asked = 0;
+    const origin = createServer((req, res) => {
+      asked++;
+      const cacheControl = req.url === '/kept' ? 'max-age=60' : 'no-store';
+      res.writeHead(200, { 'Cache-Control': cacheControl }).end('from the origin');
+    });
+    origin.listen(0, '127.0.0.1');
+    await once(origin, 'listening');
+    t.after(() => origin.close());
+    const backend = `http://127.0.0.1:${(origin.address() as AddressInfo).port}`;
+    const { port, adminPort, cli } = await start(
+      2,
+      true,
+      `  loadModules: [cache, rproxy]\n  proxyTo: ${backend}\n`,
+    );
+    for (let i = 0; i < 10; i++) assert.equal((await request(port, '/kept')).status, 200);
+    for (let i = 0; i < 4; i++) assert.equal((await request(port, '/passed')).status, 200);
+    const samples = parse((await request(adminPort, '/metrics')).text);
+    const hits = value(samples, 'portico_cache_hits_total');
+    const misses = value(samples, 'portico_cache_misses_total');
+    assert.equal(hits + misses, 14);
+    // The other worker may look before the first store is committed: at most one more miss.
+    assert.ok(misses === 5 || misses === 6, `misses: ${misses}`);
+    assert.equal(value(samples, 'portico_cache_stores_total'), misses - 4);
+    // Held once for the server, not once per worker.
+    assert.equal(value(samples, 'portico_cache_entries'), 1);
+    assert.ok(value(samples, 'portico_cache_bytes') > 0);
+    assert.equal(value(samples, 'portico_upstream_requests_total', { backend }), asked);
+    assert.equal(asked, misses);
+    assert.equal(value(samples, 'portico_upstream_errors_total', { backend }), 0);
+    assert.equal(value(samples, 'portico_upstream_healthy', { backend }), 1);
+    cli.child.kill('SIGTERM');
+    assert.equal(await cli.exited, 0);
+  });
 
   it('is off unless the admin block turns it on', async () => {
     const { adminPort, cli } = await start(2, false);

@@ -56,9 +56,12 @@ function answer(ctx: Ctx, next: Next, cached: CachedRequest, found: Lookup): Pro
   const onlyIfCached = cached.caching.directives.has('only-if-cached');
   if (entry !== undefined) {
     const decision = reuse(entry, cached.caching, now);
-    if (decision === 'fresh' || decision === 'stale-allowed')
+    if (decision === 'fresh' || decision === 'stale-allowed') {
+      cached.setup.counts.hits++;
       return serve(ctx, entry, now, { hit: true, ttl: ttl(entry, now) });
+    }
     if (decision === 'stale-while-revalidate') {
+      cached.setup.counts.hits++;
       serve(ctx, entry, now, { hit: true, ttl: ttl(entry, now), detail: 'stale-while-revalidate' });
       return revalidateInBackground(ctx, next, cached, entry);
     }
@@ -100,16 +103,20 @@ async function fill(ctx: Ctx, next: Next, cached: CachedRequest, found: Lookup):
         let again = setup.store.lookup(cached.primary, (field) => varyValue(ctx, field));
         if (again instanceof Promise) again = await again;
         const now = Date.now();
-        if (again.entry && reuse(again.entry, caching, now) === 'fresh')
+        if (again.entry && reuse(again.entry, caching, now) === 'fresh') {
+          setup.counts.hits++;
           return serve(ctx, again.entry, now, {
             hit: true,
             ttl: ttl(again.entry, now),
             collapsed: true,
           });
+        }
       }
+      setup.counts.misses++;
       return forwardAndStore(ctx, next, cached, { parts: { fwd } });
     }
   }
+  setup.counts.misses++;
   const fill = setup.fills.start(found.key);
   try {
     await forwardAndStore(ctx, next, cached, { parts: { fwd }, settled: fill.settle });

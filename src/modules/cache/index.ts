@@ -7,6 +7,7 @@ import { cacheStage } from './cache-stage.js';
 import { checkModuleOrder } from './check.js';
 import { Fills } from './fills.js';
 import { CACHE_PROPERTIES } from './properties.js';
+import type { CacheCounts } from './setup.js';
 import { TableStore } from './table-store.js';
 import type { SharedStore } from '../../store/shared-store.js';
 
@@ -43,6 +44,7 @@ function options(s: ModuleSettings<typeof CACHE_PROPERTIES>): CacheOptions {
 
 class CacheResource {
   readonly fills = new Fills();
+  readonly counts: CacheCounts = { hits: 0, misses: 0, stores: 0 };
   readonly store: TableStore;
 
   constructor(store: SharedStore, maxEntries: number | null) {
@@ -68,13 +70,14 @@ export const cache = defineModule({
       stage: cacheStage({
         store: shared.store,
         fills: shared.fills,
+        counts: shared.counts,
         maxResponseBytes: Math.min(o.maxResponseBytes ?? MAX_STORE_BYTES, MAX_STORE_BYTES),
         varyHeaders: o.varyHeaders,
         ignored: new Set(o.ignored),
         backgroundMs: o.backgroundMs,
         errorLog,
       }),
-      status: () => shared.store.stats(),
+      status: () => ({ ...shared.store.stats(), ...shared.counts }),
     };
   },
 });

@@ -5,9 +5,20 @@ import type { Fills } from './fills.js';
 import type { RequestCaching } from './freshness.js';
 import type { CacheStore } from './store.js';
 
+/** What this process's cache did, since it started (for /status and /metrics). */
+export interface CacheCounts {
+  /** Answered from the store without the origin. */
+  hits: number;
+  /** Sent to the origin with nothing stored to use. */
+  misses: number;
+  /** Responses stored. */
+  stores: number;
+}
+
 export interface CacheSetup {
   readonly store: CacheStore;
   readonly fills: Fills;
+  readonly counts: CacheCounts;
   /** maximumCacheResponseSize, in bytes. */
   readonly maxResponseBytes: number;
   /** cacheVaryHeaders, lower-cased: added to every response's Vary. */

@@ -1,9 +1,8 @@
-// Where stored responses live. The HTTP rules (cache-stage.ts) only speak to this interface, so a
-// store shared by several processes or machines can take the memory store's place; such a store may
-// answer asynchronously.
+// Where stored responses live. The HTTP rules (cache-stage.ts) only speak to this interface
+// (table-store.ts keeps them in the server's shared store, in memory or shared by the worker
+// processes); a store may answer asynchronously.
+import type { Awaitable, TableStats } from '../../store/shared-store.js';
 import type { StoredResponse } from './stored-response.js';
-
-export type Awaitable<T> = T | Promise<T>;
 
 export interface Lookup {
   readonly entry: StoredResponse | undefined;
@@ -25,7 +24,7 @@ export interface CacheStore {
   remove(entry: StoredResponse): Awaitable<void>;
   /** Removes every variant of the URL (§4.4). */
   invalidate(primary: string): Awaitable<void>;
-  /** For the admin API. */
-  stats(): { readonly entries: number; readonly bytes: number };
+  /** For the admin API and the metrics. */
+  stats(): TableStats;
   close(): void;
 }

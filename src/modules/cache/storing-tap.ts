@@ -86,6 +86,7 @@ export function storingTap(
         absorb,
         limit: setup.maxResponseBytes,
         onEnd: (body) => {
+          setup.counts.stores++;
           const stored = setup.store.put(
             storedResponse({
               primary,

@@ -7,7 +7,13 @@
 // has an epoch, each response is filed under the epoch of the index it joined, and a response
 // whose epoch is not the index's current one is never served. Invalidating a URL drops its index
 // entry, so whatever a concurrent write left behind can never be found again.
-import type { Awaitable, SharedStore, SharedTable, TableCodec } from '../../store/shared-store.js';
+import type {
+  Awaitable,
+  SharedStore,
+  SharedTable,
+  TableCodec,
+  TableStats,
+} from '../../store/shared-store.js';
 import { parseCacheControl } from './cache-control.js';
 import { fieldValue } from './fields.js';
 import type { CacheStore, Lookup } from './store.js';
@@ -91,7 +97,7 @@ export class TableStore implements CacheStore {
     });
   }
 
-  stats(): { entries: number; bytes: number } {
+  stats(): TableStats {
     return this.responses.stats();
   }
 

@@ -65,7 +65,7 @@ export const rproxy = defineModule({
         errorLog,
       }),
       status: () => ({
-        backends: [...upstreams].map(([b, { gate }]) => {
+        backends: [...upstreams].map(([b, { gate, counts }]) => {
           const failures = book.failures(b, o.health?.windowMs ?? 0);
           return {
             url: b.shown,
@@ -73,6 +73,7 @@ export const rproxy = defineModule({
             failures,
             inFlight: gate.inFlight,
             queued: gate.queued,
+            ...counts,
           };
         }),
       }),

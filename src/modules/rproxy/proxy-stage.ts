@@ -56,7 +56,9 @@ export function proxyStage(setup: ProxySetup): Stage {
       authority: backend.authority,
       xForwarded: setup.xForwarded,
     });
-    const sent = exchange(ctx, route.upstreams.get(backend)!, backend, {
+    const upstream = route.upstreams.get(backend)!;
+    upstream.counts.requests++;
+    const sent = exchange(ctx, upstream, backend, {
       path: backendPath(backend, ctx.path, ctx.query),
       headers: request.extended ? withKey(headers) : headers,
       body: requestBody,
@@ -71,6 +73,7 @@ export function proxyStage(setup: ProxySetup): Stage {
         if (kept) throw new HttpError(kept.status, 'upstream-status');
       },
       ({ error, started }: ExchangeFailure) => {
+        upstream.counts.errors++;
         const connectFailed = !started && isConnectFailure(error);
         if (connectFailed && setup.health) setup.health.book.failed(backend, setup.health.windowMs);
         const triedNow = tried ?? new Set<Backend>();
