@@ -27,6 +27,8 @@ export interface FinishedRequest {
 export interface MetricSources {
   /** Client connections open (a serving process). */
   readonly connections?: () => number;
+  /** Bytes received from and sent to clients on the wire, since the process started. */
+  readonly traffic?: () => { readonly received: number; readonly sent: number };
   /** The names automatic TLS manages (the process that orders). */
   readonly certificates?: () => readonly ManagedStatus[];
   /** What the current Plan's modules show (a serving process): module-metrics.ts. */
@@ -68,8 +70,22 @@ export class ServerMetrics {
       labelNames: ['outcome'],
       registers,
     });
-    const { connections, certificates, modules } = sources;
+    const { connections, traffic, certificates, modules } = sources;
     if (modules) moduleMetrics(this.registry, modules);
+    if (traffic)
+      for (const [field, what] of [
+        ['received', 'received from'],
+        ['sent', 'sent to'],
+      ] as const)
+        new Counter({
+          name: `portico_connection_${field}_bytes_total`,
+          help: `Bytes ${what} clients on the wire, TLS records included.`,
+          registers,
+          collect() {
+            this.reset();
+            this.inc(traffic()[field]);
+          },
+        });
     if (connections)
       new Gauge({
         name: 'portico_connections_active',

@@ -12,6 +12,7 @@ import {
   type ConnectionLimits,
   type Dispatch,
 } from './listener.js';
+import { addTraffic, type Traffic } from './traffic.js';
 import type { Refusal } from './refusals.js';
 
 export interface ListenerSetup {
@@ -36,6 +37,9 @@ export interface ListenerReload {
 
 export class ListenerSet {
   private readonly listeners = new Map<string, Listener>();
+  /** Listeners a reload removed, still closing, and what those that closed carried. */
+  private readonly leaving = new Set<Listener>();
+  private readonly left: Traffic = { received: 0, sent: 0 };
 
   constructor(private readonly setup: ListenerSetup) {}
 
@@ -48,6 +52,25 @@ export class ListenerSet {
     let n = 0;
     for (const l of this.listeners.values()) n += l.connections;
     return n;
+  }
+
+  /** Bytes received from and sent to clients, over every listener there has been. */
+  traffic(): Traffic {
+    const total: Traffic = { ...this.left };
+    for (const l of [...this.listeners.values(), ...this.leaving]) addTraffic(total, l.traffic());
+    return total;
+  }
+
+  /** A listener a reload removed: closed, its traffic kept in the totals. */
+  private leave(l: Listener, graceMs: number): ReturnType<Listener['close']> {
+    this.leaving.add(l);
+    const closing = l.close(graceMs);
+    const gone = () => {
+      this.leaving.delete(l);
+      addTraffic(this.left, l.traffic());
+    };
+    void closing.then(gone, gone);
+    return closing;
   }
 
   /** The most connections open at once since the last call, over every listener. */
@@ -88,7 +111,7 @@ export class ListenerSet {
       commit: (graceMs, retire) => {
         for (const l of opened) this.listeners.set(bindingOf(l.spec), l);
         for (const l of removed) this.listeners.delete(bindingOf(l.spec));
-        for (const l of removed) retire(l.close(graceMs));
+        for (const l of removed) retire(this.leave(l, graceMs));
         for (const [l, protocol] of replaced) retire(l.replace(protocol, graceMs));
       },
       discard: async () => {

@@ -25,6 +25,8 @@ import { Http2Sessions, type SessionLimits } from './http2-sessions.js';
 import { http2Streams } from './http2-streams.js';
 import { refuseClient, refusePlainHttp, requestTimeout, type Refusal } from './refusals.js';
 import { createSecureServer, HANDSHAKE_TIMEOUT_MS } from './secure-server.js';
+import { cannotListen } from './listen-errors.js';
+import { addTraffic, socketTraffic, trafficOf, type Traffic } from './traffic.js';
 
 /** `upgrade`: the connection of an HTTP/1.1 request that asked to switch protocols (WebSocket). */
 export type Dispatch = (
@@ -97,6 +99,8 @@ export class ProtocolServer {
   private certificates: CertificateContexts | undefined;
   private drained: Promise<number> | undefined;
   private peak = 0;
+  /** What connections that closed received and sent. */
+  private readonly closedTraffic: Traffic = { received: 0, sent: 0 };
   private onEmpty: (() => void) | undefined;
 
   constructor(
@@ -191,6 +195,7 @@ export class ProtocolServer {
     this.sockets.add(socket);
     if (this.sockets.size > this.peak) this.peak = this.sockets.size;
     socket.once('close', () => {
+      addTraffic(this.closedTraffic, socketTraffic(socket));
       this.sockets.delete(socket);
       if (this.sockets.size === 0) this.onEmpty?.();
     });
@@ -201,6 +206,11 @@ export class ProtocolServer {
 
   get connections(): number {
     return this.sockets.size;
+  }
+
+  /** Bytes received from and sent to clients, closed connections and open ones alike. */
+  traffic(): Traffic {
+    return trafficOf(this.closedTraffic, this.sockets);
   }
 
   /** The most connections open at once since the last call. */
@@ -267,6 +277,8 @@ export class Listener {
   private readonly server: NetServer;
   /** Protocol servers a reload replaced, finishing their connections. */
   private readonly retired = new Set<ProtocolServer>();
+  /** What the connections of protocol servers that finished carried. */
+  private readonly finished: Traffic = { received: 0, sent: 0 };
 
   constructor(
     private protocol: ProtocolServer,
@@ -295,6 +307,13 @@ export class Listener {
     return n;
   }
 
+  /** Bytes received from and sent to clients by every protocol server it has had. */
+  traffic(): Traffic {
+    const total = { ...this.finished };
+    for (const p of [this.protocol, ...this.retired]) addTraffic(total, p.traffic());
+    return total;
+  }
+
   /** The most connections open at once since the last call (protocol servers summed). */
   takePeak(): number {
     let n = this.protocol.takePeak();
@@ -318,7 +337,7 @@ export class Listener {
       const onError = (err: NodeJS.ErrnoException) => {
         this.server.off('listening', onListening);
         void this.protocol.drain(0);
-        reject(new ListenError(`cannot listen on ${this.spec.id}: ${explain(err)}`));
+        reject(new ListenError(`cannot listen on ${this.spec.id}: ${cannotListen(err)}`));
       };
       const onListening = () => {
         this.server.off('error', onError);
@@ -349,6 +368,7 @@ export class Listener {
     this.retired.add(previous);
     await previous.drain(graceMs);
     this.retired.delete(previous);
+    addTraffic(this.finished, previous.traffic());
   }
 
   /**
@@ -369,17 +389,4 @@ function sessionLimits(limits: ConnectionLimits): SessionLimits {
     idleMs: limits.http2IdleMs ?? HTTP2_IDLE_MS,
     sendTimeoutMs: limits.sendTimeoutMs ?? SEND_TIMEOUT_MS,
   };
-}
-
-function explain(err: NodeJS.ErrnoException): string {
-  switch (err.code) {
-    case 'EADDRINUSE':
-      return 'the address is already in use (another server is listening there)';
-    case 'EACCES':
-      return 'permission denied (ports below 1024 need root or CAP_NET_BIND_SERVICE)';
-    case 'EADDRNOTAVAIL':
-      return 'this machine has no such address';
-    default:
-      return err.message;
-  }
 }

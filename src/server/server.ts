@@ -60,6 +60,7 @@ export class Server {
     this.handler = new RequestHandler(plan, new ErrorResponder(services.errorLog));
     this.finished = new FinishedRequests(this.handler, services.options.processName ?? 'server', {
       connections: () => this.connectionsActive,
+      traffic: () => this.listeners.traffic(),
       modules: () => this.plan.moduleStatus(),
       certificates: () => this.plan.acme?.manager.status() ?? [],
     });

@@ -92,6 +92,9 @@ describe('/metrics', { skip: parserMissing }, () => {
       assert.equal(value(samples, 'portico_http_response_body_bytes_total'), bodyBytes);
       assert.equal(value(samples, 'portico_reloads_total', { outcome: 'applied' }), 1);
       assert.ok(samples.some((s) => s.name === 'portico_connections_active'));
+      // Every response's head and body went out on the wire; the 38 requests came in on it.
+      assert.ok(value(samples, 'portico_connection_sent_bytes_total') > bodyBytes + 38 * 17);
+      assert.ok(value(samples, 'portico_connection_received_bytes_total') > 38 * 16);
       // One resident-memory series per process: the primary and each worker, or the one server.
       const processes = samples
         .filter((s) => s.name === 'process_resident_memory_bytes')
