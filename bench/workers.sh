@@ -26,9 +26,9 @@
 # the server's CPU time per request (all its processes) per round, the medians, each family's
 # all-cores/one-core ratio per workload, Portico-auto / Caddy-auto and Portico-auto / nginx-auto,
 # and Portico's auto/1 ratio minus nginx's.
-# Usage: bench/workers.sh [SECONDS per measurement, default 10] [ROUNDS, default 3] (the defaults:
-# ~14 min). Installs wrk, nghttp2-client (h2load), nginx and caddy from Debian when missing (as
-# root).
+# Usage: [WORKLOADS="proxy-1k …"] bench/workers.sh [SECONDS per measurement, default 10] [ROUNDS,
+# default 3] (the defaults: all four workloads, ~14 min). Installs wrk, nghttp2-client (h2load),
+# nginx and caddy from Debian when missing (as root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_RUN=${1:-10}
@@ -42,7 +42,7 @@ for i in "${!servers[@]}"; do
   port[${servers[$i]}]=$((PORT + 2 * i))
   sport[${servers[$i]}]=$((PORT + 2 * i + 1))
 done
-workloads=(static-1k static-404 proxy-1k h2-static-1k)
+read -ra workloads <<<"${WORKLOADS:-static-1k static-404 proxy-1k h2-static-1k}"
 declare -A path=([static-1k]=/1k.html [static-404]=/missing [proxy-1k]=/proxy/1k [h2-static-1k]=/1k.html)
 
 source bench/common.sh
