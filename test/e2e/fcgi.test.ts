@@ -4,22 +4,17 @@
 // REMOTE_USER after basic authentication, HTTPS=on over TLS, php-fpm recycling its workers
 // (pm.max_requests) and restarted under load, hostile paths.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { connect } from 'node:net';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { request } from '../helpers/http.js';
+import { FPM, startFpm, type Fpm } from '../helpers/php-fpm.js';
 import { freePort, startServer, type RunningServer } from '../helpers/server.js';
 import { SERVER_CERT, SERVER_KEY } from '../helpers/tls.js';
 import { logged, until } from '../helpers/wait.js';
-
-const FPM = ['php-fpm8.2', 'php-fpm8.3', 'php-fpm8.4', 'php-fpm'].find(
-  (p) => spawnSync('sh', ['-c', `command -v ${p}`]).status === 0,
-);
-if (FPM === undefined && process.env.CI) throw new Error('CI needs php-fpm');
 
 const dir = mkdtempSync(join(tmpdir(), 'portico-fcgi-'));
 const www = join(dir, 'www');
@@ -54,42 +49,6 @@ $_SESSION['n'] = ($_SESSION['n'] ?? 0) + 1; echo $_SESSION['n'];`,
 for (const [name, code] of Object.entries(PHP)) writeFileSync(join(www, name), code);
 writeFileSync(join(www, 'secret.txt'), 'not php');
 
-interface Fpm {
-  readonly socket: string;
-  readonly port: number;
-  readonly child: ChildProcess;
-  stop(): Promise<void>;
-}
-
-async function startFpm(name: string, maxRequests = 0, children = 4): Promise<Fpm> {
-  const base = join(dir, name);
-  mkdirSync(base, { recursive: true });
-  const port = await freePort();
-  const socket = join(base, 'fpm.sock');
-  const conf = join(base, 'fpm.conf');
-  const pool = (id: string, listen: string) =>
-    `[${id}]\nlisten = ${listen}\npm = static\npm.max_children = ${children}\npm.max_requests = ${maxRequests}\ncatch_workers_output = yes\nphp_admin_value[upload_max_filesize] = 32M\nphp_admin_value[post_max_size] = 32M\n`;
-  writeFileSync(
-    conf,
-    `[global]\npid = ${join(base, 'fpm.pid')}\nerror_log = ${join(base, 'fpm.log')}\ndaemonize = no\n` +
-      pool('unix', socket) +
-      pool('tcp', `127.0.0.1:${port}`),
-  );
-  // -R: the tests run as root in CI.
-  const child = spawn(FPM!, ['-R', '-F', '-y', conf], { stdio: 'ignore' });
-  await until(() => existsSync(socket), { what: `php-fpm listening on ${socket}` });
-  return {
-    socket,
-    port,
-    child,
-    stop: async () => {
-      if (child.exitCode !== null) return;
-      child.kill('SIGQUIT');
-      await once(child, 'exit');
-    },
-  };
-}
-
 describe('FastCGI with php-fpm', { skip: FPM === undefined && 'php-fpm is not installed' }, () => {
   let fpm: Fpm;
   let unixServer: RunningServer;
@@ -97,7 +56,7 @@ describe('FastCGI with php-fpm', { skip: FPM === undefined && 'php-fpm is not in
   let secureServer: RunningServer;
   let sport: number;
   before(async () => {
-    fpm = await startFpm('main');
+    fpm = await startFpm(join(dir, 'main'));
     sport = await freePort();
     unixServer = await startServer(
       `global:\n  wwwroot: ${www}\n  loadModules: [fcgi]\n  fcgiScriptExtensions: [.php]\n  fcgiTo: unix://${fpm.socket}\n` +
@@ -244,7 +203,7 @@ describe('FastCGI with php-fpm', { skip: FPM === undefined && 'php-fpm is not in
   });
 
   it('replaces connections php-fpm recycles (pm.max_requests) without failing a request', async () => {
-    const recycling = await startFpm('recycling', 3);
+    const recycling = await startFpm(join(dir, 'recycling'), 3);
     const server = await startServer(
       `global:\n  wwwroot: ${www}\n  loadModules: [fcgi]\n  fcgiScriptExtensions: [.php]\n  fcgiTo: unix://${recycling.socket}\n`,
     );
@@ -269,7 +228,7 @@ describe('FastCGI with php-fpm', { skip: FPM === undefined && 'php-fpm is not in
   it('serves more requests at once than php-fpm has children: none waits for ever behind a kept connection', async () => {
     // php-fpm's child stays with a kept connection; one opened beyond its children would wait in
     // its listen queue until a kept one closed, which is never.
-    const few = await startFpm('few', 0, 2);
+    const few = await startFpm(join(dir, 'few'), 0, 2);
     const server = await startServer(
       `global:\n  wwwroot: ${www}\n  loadModules: [fcgi]\n  fcgiScriptExtensions: [.php]\n  fcgiTo: unix://${few.socket}\n`,
     );
@@ -292,7 +251,7 @@ describe('FastCGI with php-fpm', { skip: FPM === undefined && 'php-fpm is not in
   });
 
   it('answers 503 while php-fpm is down, and serves again within a second of its restart under load', async () => {
-    const restarting = await startFpm('restarting');
+    const restarting = await startFpm(join(dir, 'restarting'));
     const server = await startServer(
       `global:\n  wwwroot: ${www}\n  loadModules: [fcgi]\n  fcgiScriptExtensions: [.php]\n  fcgiTo: unix://${restarting.socket}\n`,
     );
@@ -314,7 +273,7 @@ describe('FastCGI with php-fpm', { skip: FPM === undefined && 'php-fpm is not in
       await until(() => seen.slice(stoppedAt).includes(503), { what: 'a 503 under load' });
       const down = await request(server.port, '/stderr.php');
       assert.equal(down.status, 503);
-      const again = await startFpm('restarting');
+      const again = await startFpm(join(dir, 'restarting'));
       const restartedAt = Date.now();
       let ok = 0;
       while (ok === 0 && Date.now() - restartedAt < 1000)

@@ -21,6 +21,7 @@ it('opens at most its share of connections and queues at most its share of reque
   const pool = new FcgiConnections(parseSocketAddress(`tcp://127.0.0.1:${port}`), 5_000, {
     connections: 2,
     waiting: 1,
+    keep: false,
   });
   t.after(() => pool.close());
   const borrower = { fresh: false, client: undefined };

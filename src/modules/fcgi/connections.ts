@@ -9,7 +9,8 @@
 // answers it within about the time scripts take, the application was full, and the limit becomes
 // the most connections it answered on at once. Beyond the limit, requests wait here in order; now
 // and then one goes over it as a probe, and the limit grows when a probe is answered (more
-// children, a restart, pm dynamic). Shared by every Plan that names the target.
+// children, a restart, pm dynamic). Shared by every Plan that names the target. A worker process
+// keeps no connection (index.ts says why): each request connects, and the rest is the same.
 import type { Socket } from 'node:net';
 import { connectWithin, type SocketAddress } from '../../gateway/socket-address.js';
 import { HttpError } from '../../http/http-error.js';
@@ -31,6 +32,16 @@ const MAX_WATCH_MS = 1_000;
 export const PROBE_MS = 1_000;
 /** The one buffer every connection reads into (one thread reads, and what is kept is copied). */
 const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
+
+/** What one process may take of the application: connections, waiting requests, kept ones. */
+export interface PoolShare {
+  /** Of MAX_CONNECTIONS. */
+  readonly connections: number;
+  /** Of MAX_WAITING. */
+  readonly waiting: number;
+  /** Connections are kept between requests (FCGI_KEEP_CONN). */
+  readonly keep: boolean;
+}
 
 /** The exchange a connection is lent to: what comes from the application goes to it. */
 export interface ConnectionUser {
@@ -59,6 +70,11 @@ export class FcgiConnection {
     readonly socket: Socket,
     private readonly pool: FcgiConnections,
   ) {}
+
+  /** Kept open for the next request (FCGI_KEEP_CONN), or closed after this one. */
+  get kept(): boolean {
+    return this.pool.share.keep;
+  }
 
   /**
    * The request is sent in full and not answered yet: from now until answered(), on a new
@@ -126,15 +142,12 @@ export class FcgiConnections {
 
   /**
    * `connectMs`: how long a new connection may take (proxyConnectTimeout); `share`: this process's
-   * part of MAX_CONNECTIONS and MAX_WAITING (one of several workers).
+   * part of the server's (one of several workers).
    */
   constructor(
     readonly address: SocketAddress,
     private readonly connectMs: number,
-    private readonly share: { readonly connections: number; readonly waiting: number } = {
-      connections: MAX_CONNECTIONS,
-      waiting: MAX_WAITING,
-    },
+    readonly share: PoolShare = { connections: MAX_CONNECTIONS, waiting: MAX_WAITING, keep: true },
   ) {
     this.limit = share.connections;
   }

@@ -93,7 +93,11 @@ export class FcgiExchange implements ConnectionUser {
     );
     connection.user = this;
     // A request without a body goes out in one write: BEGIN_REQUEST, PARAMS, the empty STDIN.
-    this.socket.write(requestHead(vars, { withoutBody: body === undefined }), 'latin1');
+    const head = requestHead(vars, {
+      withoutBody: body === undefined,
+      keepConnection: connection.kept,
+    });
+    this.socket.write(head, 'latin1');
     if (body === undefined) connection.sent();
     else {
       const sending = sendBody(this.socket, body, () => {
@@ -183,6 +187,7 @@ export class FcgiExchange implements ConnectionUser {
     this.settle({ ending });
     this.connection.end({
       keep:
+        this.connection.kept &&
         ending.protocolStatus === ProtocolStatus.RequestComplete &&
         this.bodySent &&
         this.reader.empty,

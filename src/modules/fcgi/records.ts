@@ -66,8 +66,10 @@ function lengthText(n: number): string {
   );
 }
 
-const BEGIN =
-  header(RecordType.BeginRequest, 8) + String.fromCharCode(0, RESPONDER, KEEP_CONN, 0, 0, 0, 0, 0);
+const begin = (flags: number) =>
+  header(RecordType.BeginRequest, 8) + String.fromCharCode(0, RESPONDER, flags, 0, 0, 0, 0, 0);
+const BEGIN_KEEP = begin(KEEP_CONN);
+const BEGIN_CLOSE = begin(0);
 const PARAMS_END = header(RecordType.Params, 0);
 const STDIN_END = header(RecordType.Stdin, 0);
 const ASCII = /^[\x00-\x7f]*$/;
@@ -75,18 +77,20 @@ const ASCII = /^[\x00-\x7f]*$/;
 export interface RequestHeadOptions {
   /** The request has no body: the empty STDIN that says so goes out with the head. */
   readonly withoutBody: boolean;
+  /** FCGI_KEEP_CONN: the application leaves the connection open after the response. */
+  readonly keepConnection: boolean;
 }
 
 /**
  * What goes out before the body, as Latin-1 text (a character per byte) for one write:
- * BEGIN_REQUEST (responder, FCGI_KEEP_CONN), the variables as name-value pairs (§3.4) in PARAMS
+ * BEGIN_REQUEST (responder, FCGI_KEEP_CONN or not), the variables as name-value pairs (§3.4) in PARAMS
  * records and the empty one that ends them, and the empty STDIN too when the request has no body.
  * A request carries some thirty variables: a buffer or a write per name and value cost 5 µs of the
  * exchange's 60 (Node 20), and the socket encodes the text itself without a Buffer made for it.
  */
 export function requestHead(
   vars: ReadonlyMap<string, string>,
-  { withoutBody }: RequestHeadOptions,
+  { withoutBody, keepConnection }: RequestHeadOptions,
 ): string {
   let pairs = '';
   for (const [name, value] of vars) {
@@ -97,7 +101,7 @@ export function requestHead(
         : value;
     pairs += lengthText(name.length) + lengthText(bytes.length) + name + bytes;
   }
-  let head = BEGIN;
+  let head = keepConnection ? BEGIN_KEEP : BEGIN_CLOSE;
   for (let at = 0; at < pairs.length; at += MAX_CONTENT) {
     const piece = pairs.slice(at, at + MAX_CONTENT);
     head +=
