@@ -115,7 +115,12 @@ export class ValueReader {
           : this.value(spec.of, node, path, secret);
       case 'union': {
         const option = spec.options.find((o) => shapeFits(o, node));
-        return option ? this.value(option, node, path, secret) : wrong();
+        // A word none of the options names: say every form the value may take, not the words alone.
+        const unnamed =
+          option?.kind === 'enum' &&
+          node.kind === 'scalar' &&
+          !(option.values as readonly unknown[]).includes(node.value);
+        return option && !unnamed ? this.value(option, node, path, secret) : wrong();
       }
       case 'list': {
         // A lone value is the whole list: its messages name the property, not an item the user never wrote.
