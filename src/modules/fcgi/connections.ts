@@ -10,18 +10,12 @@
 // the most connections it answered on at once. Beyond the limit, requests wait here in order; now
 // and then one goes over it as a probe, and the limit grows when a probe is answered (more
 // children, a restart, pm dynamic). Shared by every Plan that names the target. A worker process
-// keeps no connection (index.ts says why): each request connects, and the rest is the same.
+// keeps no connection (pool-share.ts says why): each request connects, and the rest is the same.
 import type { Socket } from 'node:net';
 import { connectWithin, type SocketAddress } from '../../gateway/socket-address.js';
 import { HttpError } from '../../http/http-error.js';
+import { poolShare, type PoolShare } from './pool-share.js';
 
-/**
- * Connections in use at once per target for the whole server, whatever the application takes;
- * worker processes share it out (index.ts).
- */
-export const MAX_CONNECTIONS = 256;
-/** Requests that may wait for a connection, for the whole server; more get 503 at once. */
-export const MAX_WAITING = 1024;
 /** How long a request waits for a connection before it gets 503. */
 export const WAIT_MS = 30_000;
 /** How long a request on a new connection may go unanswered, beyond the usual, before it starves. */
@@ -32,16 +26,6 @@ const MAX_WATCH_MS = 1_000;
 export const PROBE_MS = 1_000;
 /** The one buffer every connection reads into (one thread reads, and what is kept is copied). */
 const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
-
-/** What one process may take of the application: connections, waiting requests, kept ones. */
-export interface PoolShare {
-  /** Of MAX_CONNECTIONS. */
-  readonly connections: number;
-  /** Of MAX_WAITING. */
-  readonly waiting: number;
-  /** Connections are kept between requests (FCGI_KEEP_CONN). */
-  readonly keep: boolean;
-}
 
 /** The exchange a connection is lent to: what comes from the application goes to it. */
 export interface ConnectionUser {
@@ -147,7 +131,7 @@ export class FcgiConnections {
   constructor(
     readonly address: SocketAddress,
     private readonly connectMs: number,
-    readonly share: PoolShare = { connections: MAX_CONNECTIONS, waiting: MAX_WAITING, keep: true },
+    readonly share: PoolShare = poolShare(1),
   ) {
     this.limit = share.connections;
   }

@@ -4,7 +4,8 @@
 import { parseSocketAddress } from '../../gateway/socket-address.js';
 import { gatewayLimits, type GatewayLimits } from '../../gateway/timeouts.js';
 import { defineModule, type ModuleSettings } from '../../plan/module.js';
-import { FcgiConnections, MAX_CONNECTIONS, MAX_WAITING } from './connections.js';
+import { FcgiConnections } from './connections.js';
+import { poolShare } from './pool-share.js';
 import { fcgiStage } from './fcgi-stage.js';
 import { FCGI_PROPERTIES } from './properties.js';
 
@@ -35,15 +36,7 @@ export const fcgi = defineModule({
   provision: (o, leases, { errorLog, workerProcesses }) => {
     const address = parseSocketAddress(o.to);
     const connect = o.limits.connectMs;
-    // php-fpm's children serve every worker: each takes its part of the server's bounds. A child
-    // stays with a kept connection, so one worker keeping them would leave another's requests in
-    // php-fpm's listen queue for ever: with workers each request connects anew, and that queue
-    // serves them all in turn (nginx's default, without fastcgi_keep_conn).
-    const share = {
-      connections: Math.ceil(MAX_CONNECTIONS / workerProcesses),
-      waiting: Math.ceil(MAX_WAITING / workerProcesses),
-      keep: workerProcesses === 1,
-    };
+    const share = poolShare(workerProcesses);
     const connections = leases.take(
       `fcgi:${o.to} connect=${connect}`,
       () => new FcgiConnections(address, connect, share),
