@@ -205,14 +205,17 @@ export class AdminServer {
 
   /**
    * Refuses what a web page in the operator's browser could send: a Host that is not an IP
-   * literal or localhost (DNS rebinding), a cross-site fetch, or an Origin or Referer other than
-   * this listener's own (old browsers send no Sec-Fetch-Site, and an `<img>` pointing at
-   * `GET /reload` sends no Origin). The API sends no CORS headers, so no page can read its answers.
+   * literal or localhost (DNS rebinding), a fetch from any other origin (a page on another port of
+   * localhost is same-site, and an `<img referrerpolicy="no-referrer">` pointing at `GET /reload`
+   * sends neither Origin nor Referer), or an Origin or Referer other than this listener's own (old
+   * browsers send no Sec-Fetch-Site). The API sends no CORS headers, so no page can read its answers.
    */
   private sameSite(req: IncomingMessage): boolean {
     const host = req.headers.host;
     if (host !== undefined && !isLocalHostHeader(host)) return false;
-    if (req.headers['sec-fetch-site'] === 'cross-site') return false;
+    const site = req.headers['sec-fetch-site'];
+    // same-origin: the admin API's own page; none: typed in the address bar, or not a browser.
+    if (site !== undefined && site !== 'same-origin' && site !== 'none') return false;
     const own = host === undefined ? undefined : `http://${host.toLowerCase()}`;
     const { origin, referer } = req.headers;
     if (origin !== undefined && origin.toLowerCase() !== own) return false;

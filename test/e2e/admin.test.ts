@@ -291,6 +291,10 @@ describe('browser attacks', () => {
         { host: 'evil.example' },
         { host: `attacker.test:${port}` },
         { 'sec-fetch-site': 'cross-site' },
+        // A page on another port of localhost is same-site; with no Origin or Referer it told
+        // nothing else.
+        { 'sec-fetch-site': 'same-site' },
+        { 'sec-fetch-site': 'anything-else' },
         { origin: 'http://evil.example' },
         { origin: 'null' },
         { origin: `http://127.0.0.1:${port + 1}` },
@@ -312,6 +316,7 @@ describe('browser attacks', () => {
         { host: 'localhost' },
         { origin: `http://127.0.0.1:${port}` },
         { 'sec-fetch-site': 'same-origin' },
+        { 'sec-fetch-site': 'none' },
         { referer: `http://127.0.0.1:${port}/status` },
       ] as Record<string, string>[]) {
         assert.equal(
