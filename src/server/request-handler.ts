@@ -6,7 +6,7 @@ import type { Duplex } from 'node:stream';
 import type { Plan } from '../plan/compile.js';
 import type { Site } from '../plan/site.js';
 import { applyForwardedFor } from '../stages/client-address.js';
-import { ALLOWED_METHODS } from '../stages/method-check.js';
+import { SERVER_METHODS } from '../stages/method-check.js';
 import { decodePath, sanitizePath } from '../http/paths.js';
 import { Ctx, type Addresses, type Request, type Response } from '../http/ctx.js';
 import { Deadlines } from './deadlines.js';
@@ -219,8 +219,8 @@ export class RequestHandler {
     if (target.kind === 'invalid') throw target.error;
     if (pathError !== undefined) throw pathError;
     if (target.kind === 'asterisk') {
-      if (ctx.method === 'OPTIONS') return void send(ctx, 204, ['Allow', ALLOWED_METHODS]);
-      throw new HttpError(400, 'bad-target', { headers: [['Allow', ALLOWED_METHODS]] });
+      if (ctx.method === 'OPTIONS') return void send(ctx, 204, ['Allow', SERVER_METHODS]);
+      throw new HttpError(400, 'bad-target', { headers: [['Allow', SERVER_METHODS]] });
     }
     // No module tunnels (Ferron's fproxy is not in Portico): 501 with an empty body, before any
     // redirect or authentication, as in Ferron (REFERENCE §1.1 step 9).
