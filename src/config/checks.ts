@@ -97,10 +97,17 @@ function runChecks(config: Config, scopes: readonly ScopeRecord[], diags: Diagno
   }
   if (g.enableAutomaticTLS) {
     if (!g.secure) warn('enableAutomaticTLS', 'has no effect unless secure is true');
-    if (httpsPort !== 443)
+    // HTTP-01 is answered on the HTTP port, TLS-ALPN-01 on the HTTPS one (RFC 8555 §8.3, RFC 8737).
+    if (g.useAutomaticTLSHTTPChallenge) {
+      if (httpPort !== 80)
+        warn(
+          'useAutomaticTLSHTTPChallenge',
+          `the ACME CA validates HTTP-01 on port 80, but port is ${String(httpPort)}`,
+        );
+    } else if (httpsPort !== 443)
       warn(
         'enableAutomaticTLS',
-        `the ACME CA validates on port 443, but sport is ${String(httpsPort)}`,
+        `the ACME CA validates TLS-ALPN-01 on port 443, but sport is ${String(httpsPort)}`,
       );
     if (g.secure && g.useAutomaticTLSHTTPChallenge && g.disableNonEncryptedServer) {
       error(
@@ -117,6 +124,13 @@ function runChecks(config: Config, scopes: readonly ScopeRecord[], diags: Diagno
       warn('enableAutomaticTLS', 'no host has a non-wildcard domain to get a certificate for');
   }
   if (g.enableHTTP3) {
+    const served = !g.secure
+      ? 'HTTP/3 needs HTTPS too, and secure is off'
+      : `HTTPS${g.enableHTTP2 === false ? ' is' : ' and HTTP/2 are'} served`;
+    warn(
+      'enableHTTP3',
+      `HTTP/3 is not served: this Node.js runtime has no QUIC support (enableHTTP3 is ignored; ${served})`,
+    );
     if (
       g.cipherSuite &&
       !g.cipherSuite.some((c) => findCipherSuite(c)?.iana === 'TLS_AES_128_GCM_SHA256')

@@ -46,6 +46,8 @@ export interface PropertyRow {
   readonly example?: string;
   /** Ferron's other spellings, accepted with a warning that names this property. */
   readonly aliases?: readonly string[];
+  /** Other names accepted silently: Ferron's own documentation uses them beside this one. */
+  readonly synonyms?: readonly string[];
   /**
    * A list set in a host, location or errorConfig replaces the enclosing scope's instead of
    * extending it (a location's backends are its own).
@@ -309,7 +311,7 @@ export const CORE_PROPERTIES = {
     since: V1,
     summary:
       "When false, the certificate authority's staging ACME endpoint is used instead of production.",
-    aliases: ['automaticTLSLetsEncryptProduction'],
+    synonyms: ['automaticTLSLetsEncryptProduction'],
   }),
   useAutomaticTLSHTTPChallenge: row({
     type: bool(),

@@ -64,6 +64,12 @@ export class PropertyTable {
     return own(this.aliases, name) ?? name;
   }
 
+  /** A name accepted for a property without a warning (PropertyRow.synonyms). */
+  isSynonym(name: string): boolean {
+    const row = this.rows.get(this.canonical(name));
+    return row?.synonyms?.includes(name) === true;
+  }
+
   /** The modules that read a property; empty for one that needs none. */
   modulesOf(name: string): readonly string[] {
     const declared = this.rows.get(name)?.module;
@@ -147,7 +153,7 @@ function aliasesOf(
     ...Object.entries(CORE_PROPERTIES),
   ];
   for (const [name, row] of spellings) {
-    for (const alias of row.aliases ?? []) {
+    for (const alias of [...(row.aliases ?? []), ...(row.synonyms ?? [])]) {
       if (rows.has(alias) || (Object.hasOwn(aliases, alias) && aliases[alias] !== name))
         throw new Error(`"${alias}" cannot stand for "${name}": it names another property`);
       aliases[alias] = name;

@@ -79,7 +79,15 @@ function detail(table: PropertyTable, name: string): string {
   );
   const redacted = redactedPart(row.type);
   if (redacted) lines.push('', `Redacted in \`/config\`: ${redacted}.`);
-  const aliases = Object.entries(table.aliases).filter(([, target]) => target === name);
+  const synonyms = row.synonyms ?? [];
+  if (synonyms.length > 0)
+    lines.push(
+      '',
+      `Also accepted: ${synonyms.map((s) => `\`${s}\``).join(', ')} (the same property).`,
+    );
+  const aliases = Object.entries(table.aliases).filter(
+    ([alias, target]) => target === name && !synonyms.includes(alias),
+  );
   if (aliases.length > 0) {
     lines.push(
       '',

@@ -212,7 +212,7 @@ class Validator {
 
   canonicalName(entry: RawEntry, path: string): string {
     const name = this.properties.canonical(entry.key);
-    if (name === entry.key) return name;
+    if (name === entry.key || this.properties.isSynonym(entry.key)) return name;
     this.diags.warn(
       entry.keyPos,
       `${path}.${entry.key}`,

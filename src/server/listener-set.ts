@@ -83,7 +83,6 @@ export class ListenerSet {
   /** Binds the Plan's listeners, every one or none. */
   async open(plan: Plan): Promise<void> {
     for (const l of await this.bind(plan.listeners, plan)) this.listeners.set(bindingOf(l.spec), l);
-    if (plan.global.enableHTTP3) this.setup.log(http3Notice(plan.global));
   }
 
   /** Binds what the Plan adds and makes the protocol servers it changes; nothing else changes yet. */
@@ -175,12 +174,4 @@ export class ListenerSet {
       throw e;
     }
   }
-}
-
-/** What `enableHTTP3` gets, said as it is for this configuration. */
-function http3Notice(g: Plan['global']): string {
-  const served = !g.secure
-    ? 'HTTP/3 needs HTTPS too, and secure is off'
-    : `HTTPS${g.enableHTTP2 ? ' and HTTP/2 are' : ' is'} served`;
-  return `HTTP/3 is not served: this Node.js runtime has no QUIC support (enableHTTP3 is ignored; ${served})`;
 }

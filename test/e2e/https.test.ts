@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { connect as tlsConnect, type ConnectionOptions, type PeerCertificate } from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { runServing } from '../helpers/cli.js';
+import { runCli, runServing } from '../helpers/cli.js';
 import { request } from '../helpers/http.js';
 import { freePort, startServer, type RunningServer } from '../helpers/server.js';
 import { TEST_CA as CA, TLS } from '../helpers/tls.js';
@@ -724,24 +724,29 @@ describe('reload', () => {
     }
   });
 
-  it('says at start that HTTP/3 is not served, and what is', async () => {
-    const { s } = await secureServer('  enableHTTP3: true\n');
-    try {
-      assert.match(
-        s.stderr(),
-        /HTTP\/3 is not served: this Node\.js runtime has no QUIC support \(enableHTTP3 is ignored; HTTPS and HTTP\/2 are served\)/,
-      );
-    } finally {
-      await s.close();
-    }
-    const plain = await startServer(`global:\n  enableHTTP3: true\n  wwwroot: ${www}\n`);
-    try {
-      assert.match(
-        plain.stderr(),
-        /enableHTTP3 is ignored; HTTP\/3 needs HTTPS too, and secure is off\)/,
-      );
-    } finally {
-      await plain.close();
-    }
+  it('says, in validate and at start alike, that HTTP/3 is not served, and what is', async () => {
+    const file = join(root, 'http3.yaml');
+    const said = async (yaml: string) => {
+      writeFileSync(file, yaml);
+      const validated = await runCli(['validate', '-c', file]);
+      assert.equal(validated.code, 0, validated.stderr);
+      return validated.stdout + validated.stderr;
+    };
+    assert.match(
+      await said(`global:\n  enableHTTP3: true\n  wwwroot: ${www}\n`),
+      /warning: global\.enableHTTP3: HTTP\/3 is not served: this Node\.js runtime has no QUIC support \(enableHTTP3 is ignored; HTTP\/3 needs HTTPS too, and secure is off\)/,
+    );
+    const port = await freePort();
+    writeFileSync(
+      file,
+      `global:\n  port: "127.0.0.1:${port}"\n  enableHTTP3: true\n  workers: 1\n`,
+    );
+    const cli = await runServing(file);
+    assert.match(
+      cli.output(),
+      /enableHTTP3 is ignored; HTTP\/3 needs HTTPS too, and secure is off/,
+    );
+    cli.child.kill('SIGTERM');
+    assert.equal(await cli.exited, 0);
   });
 });
