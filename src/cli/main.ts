@@ -13,7 +13,9 @@ Usage: portico <command> [options]
 
 Commands:
   run [-c FILE]          start the server (SIGHUP reloads, SIGTERM/SIGINT stop gracefully)
-  validate [-c] [FILE]   check a configuration; prints "configuration OK" or every error
+  validate [-c] [FILE] [--strict]
+                         check a configuration; prints "configuration OK" or every error
+                         and warning (--strict: a warning fails it too)
   convert FILE [--to kdl|yaml]
                          print a configuration in the other syntax
   passwd [USERNAME]      hash a password and print a \`users\` entry
@@ -64,6 +66,8 @@ export async function main(argv: string[], io: CommandIo = processIo): Promise<n
     io.stdout.write(HELP);
     return 0;
   }
+  if (values.strict && command !== 'validate')
+    return usage(io, command, '--strict is for validate');
   switch (command) {
     case 'run':
       if (positionals.length > 0 || values.to !== undefined)
@@ -75,7 +79,9 @@ export async function main(argv: string[], io: CommandIo = processIo): Promise<n
         return usage(io, command, `unexpected argument ${positionals[1] ?? '--to'}`);
       if (positionals.length === 1 && values.config !== undefined)
         return usage(io, command, 'give the file once, as FILE or with -c');
-      return (await import('./validate.js')).validateCommand(values.config ?? positionals[0], io);
+      return (await import('./validate.js')).validateCommand(values.config ?? positionals[0], io, {
+        strict: values.strict === true,
+      });
     case 'convert':
       if (positionals.length > 1 || values.config !== undefined)
         return usage(io, command, 'expected one FILE');
@@ -101,6 +107,7 @@ function parse(args: string[]) {
     options: {
       config: { type: 'string', short: 'c' },
       to: { type: 'string' },
+      strict: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });

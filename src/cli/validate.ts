@@ -1,18 +1,25 @@
-// `portico validate [-c] [FILE]`: every error and warning, then `configuration OK` or exit 1.
+// `portico validate [-c] [FILE] [--strict]`: every error and warning, then `configuration OK` or
+// exit 1; with --strict a warning fails it too (a pipeline that wants no property ignored).
 import { loadChosenConfig, printDiagnostics } from './config-file.js';
 import type { CommandIo } from './io.js';
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 export async function validateCommand(
   configFile: string | undefined,
   io: CommandIo,
+  { strict = false }: { readonly strict?: boolean } = {},
 ): Promise<number> {
   const result = await loadChosenConfig(configFile);
   printDiagnostics(result.diagnostics, io);
   if (!result.config) {
     const count = result.diagnostics.filter((d) => d.severity === 'error').length;
-    io.stderr.write(
-      `${result.label}: ${count} error${count === 1 ? '' : 's'}, configuration not valid\n`,
-    );
+    io.stderr.write(`${result.label}: ${plural(count, 'error')}, configuration not valid\n`);
+    return 1;
+  }
+  const warnings = result.diagnostics.filter((d) => d.severity === 'warning').length;
+  if (strict && warnings > 0) {
+    io.stderr.write(`${result.label}: ${plural(warnings, 'warning')}, refused by --strict\n`);
     return 1;
   }
   // Without a file anywhere, say what was checked: a typo in the file name is not "OK".

@@ -65,10 +65,10 @@ export function mergeIncluded(
   for (const sub of included) {
     for (const e of sub.entries) {
       if (e.key !== 'global' && e.key !== 'hosts') {
-        diags.error(
+        diags.warn(
           e.keyPos,
           e.key,
-          `unknown top-level key${didYouMean(e.key, ['global', 'hosts', 'include'])} (expected global, hosts or include)`,
+          `unknown top-level key, ignored${didYouMean(e.key, ['global', 'hosts', 'include'])} (expected global, hosts or include)`,
         );
       }
     }

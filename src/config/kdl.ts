@@ -86,10 +86,10 @@ class KdlReader {
         firstInclude ??= node;
         includes.push(...this.args(node));
       } else {
-        this.diags.error(
+        this.diags.warn(
           this.pos(node),
           clip(name),
-          `unknown top-level node${didYouMean(name, ['global', 'host', 'include'])} (expected global, host or include)`,
+          `unknown top-level node, ignored${didYouMean(name, ['global', 'host', 'include'])} (expected global, host or include)`,
         );
       }
     }
@@ -171,10 +171,10 @@ class KdlReader {
       }
       if (!row) {
         // Named here rather than by the validator, whose suggestions are the YAML names ("locations").
-        this.diags.error(
+        this.diags.warn(
           this.pos(child),
           at,
-          `unknown property${didYouMean(name, kdlNames(this.properties, scope))}`,
+          `unknown property, ignored${didYouMean(name, kdlNames(this.properties, scope))}`,
         );
         continue;
       }

@@ -138,6 +138,9 @@ Portico reads Ferron 1.x's YAML (\`.yaml\`, \`.yml\`) or the same model in KDL (
 the same property names; \`portico convert FILE\` turns one into the other, comments included, and
 \`portico validate FILE\` checks a file without starting anything: every error and warning (a
 missing \`wwwroot\` or \`errorPages\` file, a certificate out of its validity period) with its line.
+A property Portico does not know is a warning that names the nearest one it knows
+(\`unknown property, ignored; did you mean "wwwroot"?\`), and the server starts, as Ferron 1.x does;
+\`portico validate --strict FILE\` exits 1 on any warning, for a pipeline that wants none ignored.
 \`portico schema\` prints a JSON Schema of the YAML syntax for editors (also in
 [portico.schema.json](portico.schema.json)): with the YAML language server, put
 \`# yaml-language-server: $schema=./docs/portico.schema.json\` at the top of \`portico.yaml\`.

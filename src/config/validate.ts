@@ -104,10 +104,10 @@ class Validator {
           if (host) hosts.push(host);
         });
       } else if (entry.key !== 'include') {
-        this.diags.error(
+        this.diags.warn(
           entry.keyPos,
           clip(entry.key),
-          `unknown top-level key${didYouMean(entry.key, TOP_KEYS)} (expected global, hosts or include)`,
+          `unknown top-level key, ignored${didYouMean(entry.key, TOP_KEYS)} (expected global, hosts or include)`,
         );
       }
     }
@@ -167,12 +167,14 @@ class Validator {
       const name = this.canonicalName(entry, path);
       const at = `${path}.${clip(name)}`;
       const row = this.properties.row(name);
+      // Ferron 1.x starts with a property it does not know, and so does Portico: `validate
+      // --strict` is there for pipelines that want it refused.
       if (!row) {
         const here = this.properties.namesIn(scope);
-        this.diags.error(
+        this.diags.warn(
           entry.keyPos,
           at,
-          `unknown property${didYouMean(entry.key, [...here, ...Object.keys(this.properties.aliases)])}`,
+          `unknown property, ignored${didYouMean(entry.key, [...here, ...Object.keys(this.properties.aliases)])}`,
         );
         continue;
       }

@@ -224,10 +224,10 @@ describe('file encodings', () => {
       'ok.yaml': '\ufeffglobal:\n  port: 8080\n',
     });
     assert.deepEqual((await load(base, 'bom.yaml')).messages, [
-      'bom.yaml:1:10: global.prot: unknown property; did you mean "port"?',
+      'bom.yaml:1:10: warning: global.prot: unknown property, ignored; did you mean "port"?',
     ]);
     assert.deepEqual((await load(base, 'bom.kdl')).messages, [
-      'bom.kdl:1:10: global.prot: unknown property; did you mean "port"?',
+      'bom.kdl:1:10: warning: global.prot: unknown property, ignored; did you mean "port"?',
     ]);
     const { code, stdout, stderr } = await runCli(['convert', 'ok.yaml'], { cwd: base });
     assert.equal(stderr, '');

@@ -110,7 +110,7 @@ describe('include', () => {
     const { messages } = await load(base, 'portico.yaml');
     assert.deepEqual(messages, [
       'x.yaml:2:9: global.port: 0 is out of range for a port (1–65535)',
-      'x.yaml:3:1: hostz: unknown top-level key; did you mean "hosts"? (expected global, hosts or include)',
+      'x.yaml:3:1: warning: hostz: unknown top-level key, ignored; did you mean "hosts"? (expected global, hosts or include)',
     ]);
   });
 

@@ -23,7 +23,7 @@ describe('KDL positions', () => {
       messages(
         'global { port 1 }; host domain="a" { wwwroot "/a" }; host domain="b" { location "/x" { wwwroot "/b" }; bogus 2 }\n',
       ),
-      ['t.kdl:1:104: hosts[1].bogus: unknown property'],
+      ['t.kdl:1:104: warning: hosts[1].bogus: unknown property, ignored'],
     );
   });
 
@@ -35,7 +35,7 @@ describe('KDL positions', () => {
 
   it('count columns in characters', () => {
     assert.deepEqual(messages('global { wwwroot "𝄞𝄞"; prot 1 }\n'), [
-      't.kdl:1:24: global.prot: unknown property; did you mean "port"?',
+      't.kdl:1:24: warning: global.prot: unknown property, ignored; did you mean "port"?',
     ]);
   });
 });
@@ -71,8 +71,8 @@ describe('KDL paths', () => {
     assert.deepEqual(
       messages('host domain="a.com" {\n  locaton "/a" { }\n  erorConfig scode=404 { }\n}\n'),
       [
-        't.kdl:2:3: hosts[0].locaton: unknown property; did you mean "location"?',
-        't.kdl:3:3: hosts[0].erorConfig: unknown property; did you mean "errorConfig"?',
+        't.kdl:2:3: warning: hosts[0].locaton: unknown property, ignored; did you mean "location"?',
+        't.kdl:3:3: warning: hosts[0].erorConfig: unknown property, ignored; did you mean "errorConfig"?',
       ],
     );
   });
@@ -100,8 +100,8 @@ describe('KDL names and text in messages', () => {
         `global {\n    ${name} 1\n}\n${name} 2\nhost domain="x" ${name}=1 {\n    customHeaders { ${name} "v" { c 1 } }\n}\n`,
       ),
       [
-        `t.kdl:2:5: global.${clipped}: unknown property`,
-        `t.kdl:4:1: ${clipped}: unknown top-level node (expected global, host or include)`,
+        `t.kdl:2:5: warning: global.${clipped}: unknown property, ignored`,
+        `t.kdl:4:1: warning: ${clipped}: unknown top-level node, ignored (expected global, host or include)`,
         `t.kdl:5:17: hosts[0].${clipped}: a host takes only domain= and ip= as properties; write other properties as children`,
         `t.kdl:6:1000028: hosts[0].customHeaders.${clipped}: ${clipped} takes arguments, not children`,
       ],

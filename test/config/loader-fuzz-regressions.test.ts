@@ -85,11 +85,11 @@ describe('names that every JavaScript object has', () => {
 
   it('are unknown properties, not aliases of "[object Object]" or of a function', () => {
     assert.deepEqual(messages('global:\n  toString: 1\n  __proto__: 2\n'), [
-      't.yaml:2:3: global.toString: unknown property',
-      't.yaml:3:3: global.__proto__: unknown property',
+      't.yaml:2:3: warning: global.toString: unknown property, ignored',
+      't.yaml:3:3: warning: global.__proto__: unknown property, ignored',
     ]);
     assert.deepEqual(messages('global {\n  constructor 1\n}\n', 'kdl'), [
-      't.kdl:2:3: global.constructor: unknown property',
+      't.kdl:2:3: warning: global.constructor: unknown property, ignored',
     ]);
   });
 

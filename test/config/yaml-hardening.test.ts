@@ -93,7 +93,7 @@ describe('YAML duplicate keys', () => {
       ),
       [
         't.yaml:3:3: global.port: set twice (first at 2:3)',
-        't.yaml:4:3: global.Port: unknown property; did you mean "port"?',
+        't.yaml:4:3: warning: global.Port: unknown property, ignored; did you mean "port"?',
         't.yaml:7:5: hosts[0].domain: set twice (first at 6:5)',
         't.yaml:8:14: hosts[0].wwwroot: expected a string, got 1',
       ],
@@ -150,11 +150,11 @@ describe('YAML documents', () => {
 describe('YAML positions', () => {
   it('counts columns in Unicode characters, not UTF-16 code units', () => {
     assert.deepEqual(messages('global: {wwwroot: "𝄞𝄞", prot: 1}\n'), [
-      't.yaml:1:25: global.prot: unknown property; did you mean "port"?',
+      't.yaml:1:25: warning: global.prot: unknown property, ignored; did you mean "port"?',
     ]);
     assert.deepEqual(messages('global:\n  wwwroot: "𝄞"\n  "𝄞x": 1\n  prot: 1\n'), [
-      't.yaml:3:3: global.𝄞x: unknown property',
-      't.yaml:4:3: global.prot: unknown property; did you mean "port"?',
+      't.yaml:3:3: warning: global.𝄞x: unknown property, ignored',
+      't.yaml:4:3: warning: global.prot: unknown property, ignored; did you mean "port"?',
     ]);
   });
 });

@@ -117,11 +117,13 @@ describe('portico run', () => {
       else await request(adminPort, '/reload', { method: 'POST' });
     };
     for (const by of ['SIGHUP', 'the admin API'] as const) {
-      writeFileSync(join(dir, 'admin-log.yaml'), config(www, '  bogus: 1\n'));
+      writeFileSync(join(dir, 'admin-log.yaml'), config(www, '  enableHTTP2: 3\n'));
       await reload(by);
       await logged(
         p.output,
-        new RegExp(`reload: .*admin-log\\.yaml:7:3: global\\.bogus: unknown property`),
+        new RegExp(
+          `reload: .*admin-log\\.yaml:7:16: global\\.enableHTTP2: expected a boolean, got 3`,
+        ),
       );
       await logged(
         p.output,
@@ -150,6 +152,23 @@ describe('portico run', () => {
       /shutdownTimeout \(500 ms\) passed: 1 connection with requests in flight closed\n.*Portico stopped\n$/s,
     );
     socket.destroy();
+  });
+
+  it('starts with a property it does not know, as Ferron 1.x does, saying which and what was meant', async () => {
+    const port = await freePort();
+    // As in a public Ferron configuration: a misspelt property and a top-level `host:`.
+    const p = await run(
+      `global:\n  port: "127.0.0.1:${port}"\n  wwwroot: ${www}\n  disableNonEncrytedServer: true\nhost:\n  - domain: example.org\n`,
+      'misspelt.yaml',
+    );
+    assert.match(
+      p.output(),
+      /misspelt\.yaml:4:3: warning: global\.disableNonEncrytedServer: unknown property, ignored; did you mean "disableNonEncryptedServer"\?/,
+    );
+    assert.match(p.output(), /misspelt\.yaml:5:1: warning: host: unknown top-level key, ignored/);
+    assert.equal((await request(port, '/')).status, 200);
+    p.child.kill('SIGTERM');
+    assert.equal(await p.exited, 0);
   });
 
   it('exits 1 naming the address when the port is taken, and on an invalid configuration', async () => {

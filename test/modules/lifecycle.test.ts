@@ -59,7 +59,7 @@ describe('the module lifecycle', () => {
     assert.deepEqual(read(propertyTable(modules)), []);
     assert.deepEqual(read(PROPERTY_TABLE), [
       'portico.yaml:2:17: global.loadModules[0]: unknown module "probe" (modules: cache, fauth, rproxy, cgi, scgi, fcgi, wsgi, wsgid, asgi)',
-      'portico.yaml:3:3: global.probeTo: unknown property; did you mean "proxyTo"?',
+      'portico.yaml:3:3: warning: global.probeTo: unknown property, ignored; did you mean "proxyTo"?',
     ]);
   });
 
