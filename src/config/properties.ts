@@ -598,7 +598,8 @@ export const CORE_PROPERTIES = {
     type: str('path'),
     scopes: ALL,
     since: V1,
-    summary: 'Directory static files are served from.',
+    summary:
+      'Directory static files are served from. The whole request path is looked up under it, in a location too: `location /static` with `wwwroot: /srv/site` serves `/static/app.css` from `/srv/site/static/app.css` (nginx’s `root`, not `alias`).',
   }),
   disableTrailingSlashRedirects: row({
     type: bool(),

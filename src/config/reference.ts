@@ -162,6 +162,11 @@ A property Portico does not know is a warning that names the nearest one it know
 - **Paths**: a relative path (\`wwwroot\`, \`cert\`, \`key\`, log files, error pages, application
   files…) is relative to the directory of the file that holds it, as \`include\` globs are, so a
   configuration works from any working directory.
+- **Applications and static files**: a module set on a host (\`proxyTo\`, \`wsgiApplicationPath\`…)
+  answers every path of it, \`/static/\` included. To serve files beside an application, set the
+  application in \`location "/"\` and a \`wwwroot\` in a \`location "/static"\` (files under
+  \`wwwroot/static/\`): the longest matching location wins, and a location's \`wwwroot\` is a root
+  under which the whole path is looked up.
 - **Environment**: \`{{env.NAME}}\` anywhere in a string is replaced by the variable's value; an unset
   variable is an error.
 - **Merging**: settings of global → host → location → errorConfig are merged when the configuration

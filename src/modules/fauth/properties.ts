@@ -7,7 +7,8 @@ export const FAUTH_PROPERTIES = {
     type: str('http-url'),
     scopes: SCOPES,
     since: '1.0.0',
-    summary: 'Base URL for forwarded authentication requests.',
+    summary:
+      'Base URL for forwarded authentication requests: each request is first sent there as a GET to this URL’s own path and query (the original path is not appended), with the client’s headers and `X-Forwarded-For`, `-Proto`, `-Host`, `-Method` and `-Uri` naming the original request. A 2xx lets it through; any other answer is what the client gets.',
     listedAfter: 'fcgiPath',
   }),
   forwardedAuthCopyHeaders: row({
