@@ -1,9 +1,13 @@
 """Portico's bridge to a Python web application (docs/python.md).
 
-Started by Portico as `python3 portico_bridge.py MODE APPLICATION CLEAR THREADS`, it loads the file
-that defines `application` and serves the requests Portico sends it. MODE is `wsgi` (PEP 3333 on a
-pool of THREADS threads), `wsgid` (PEP 3333, one request at a time: Portico runs one such process
-per CPU) or `asgi` (ASGI 3 on one asyncio loop). Standard library only.
+Started by Portico as `python3 portico_bridge.py MODE APPLICATION CLEAR THREADS [SOCKET]`, it loads
+the file that defines `application` and serves the requests Portico sends it. MODE is `wsgi` (PEP
+3333 on a pool of THREADS threads), `wsgid` (PEP 3333, one request at a time: Portico runs one such
+process per CPU) or `asgi` (ASGI 3 on one asyncio loop). Standard library only.
+
+With SOCKET, the process serves every worker process of a Portico with several: it listens on that
+Unix socket and serves each connection accepted there as a channel of its own (stream ids are per
+connection), and stdin only says, by closing, that no new connection will come.
 
 Portico and the bridge talk over the process's original stdin and stdout in frames: a 9-byte head
 (type: u8, stream: u32, length: u32, big-endian) and `length` bytes. Bodies flow both ways under a
@@ -20,6 +24,7 @@ import json
 import os
 import queue
 import select
+import socket
 import struct
 import sys
 import threading
@@ -43,6 +48,8 @@ WS_BINARY = 10
 WS_CLOSE = 11  # u16 code, then the reason (UTF-8)
 READY = 12  # bridge → Portico, stream 0: {"python": version, "executable": path}
 START_FAILED = 13  # bridge → Portico, stream 0: {"error": …, "traceback": …, …}
+GOAWAY = 14  # bridge → a connection, stream 0: no more requests here; the process is being replaced
+STUCK = 15  # bridge → Portico (stdout), stream 0: a request given up on is still running
 
 WINDOW = 256 * 1024
 CREDIT_STEP = WINDOW // 4
@@ -51,6 +58,9 @@ PIECE = WINDOW
 # A WebSocket message is one frame: larger ones are refused to the application.
 MAX_MESSAGE = 16 * 1024 * 1024
 FILE_BLOCK = 64 * 1024
+# Portico's GIVE_UP_MS: how long an application has to end a request given up on (a CANCEL with a
+# payload) before its process counts as stuck.
+GIVE_UP = 1.0
 
 
 class ClientGone(OSError):
@@ -62,7 +72,7 @@ def frame(kind, stream, payload=b""):
 
 
 def python_info():
-    return {"python": sys.version.split()[0], "executable": sys.executable}
+    return {"python": sys.version.split()[0], "executable": sys.executable, "pid": os.getpid()}
 
 
 def load_application(path, clear_import_path):
@@ -109,21 +119,35 @@ def log_exception(what):
 
 
 class Writer:
-    """Frames to Portico; whole frames, one thread at a time."""
+    """Frames to Portico; whole frames, one thread at a time; dropped once the other end is gone."""
 
-    def __init__(self, fd):
-        self.fd = fd
+    def __init__(self, write_all):
+        self.write_all = write_all
         self.lock = threading.Lock()
+        self.broken = False
 
     def send(self, data):
         with self.lock:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(self.fd, view) :]
+            if self.broken:
+                return
+            try:
+                self.write_all(data)
+            except OSError:
+                # Nobody reads what the streams of a closed connection still send.
+                self.broken = True
+
+
+def fd_writer(fd):
+    def write_all(data):
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+
+    return Writer(write_all)
 
 
 class Stream:
-    __slots__ = ("id", "chunks", "ended", "cancelled", "credit", "consumed", "wake")
+    __slots__ = ("id", "chunks", "ended", "cancelled", "credit", "consumed", "wake", "serving")
 
     def __init__(self, stream_id, has_body, wake):
         self.id = stream_id
@@ -133,22 +157,29 @@ class Stream:
         self.credit = WINDOW
         self.consumed = 0
         self.wake = wake
+        # A thread has it in hand (it is not waiting its turn).
+        self.serving = False
 
 
 class Channel:
-    """The frames from Portico, read by one thread (threaded) or by whoever waits (single)."""
+    """The frames from Portico, read by one thread (threaded) or by whoever waits (single).
 
-    def __init__(self, fd, writer, threaded):
+    Its requests go to `requests` as (channel, stream, head); `gave_up(channel, stream)` hears of
+    each stream Portico gave up on (socket mode)."""
+
+    def __init__(self, read, writer, threaded, requests, fd=None, gave_up=None):
+        self.read = read
         self.fd = fd
         self.buffer = bytearray()
         self.writer = writer
         self.threaded = threaded
         self.lock = threading.Lock()
         self.streams = {}
-        self.requests = queue.SimpleQueue() if threaded else collections.deque()
+        self.requests = requests
+        self.gave_up = gave_up
 
     def fill(self):
-        data = os.read(self.fd, 262144)
+        data = self.read(262144)
         if not data:
             raise EOFError
         self.buffer += data
@@ -183,9 +214,9 @@ class Channel:
             with self.lock:
                 self.streams[stream_id] = stream
             if self.threaded:
-                self.requests.put((stream, head))
+                self.requests.put((self, stream, head))
             else:
-                self.requests.append((stream, head))
+                self.requests.append((self, stream, head))
             return
         with self.lock:
             stream = self.streams.get(stream_id)
@@ -201,6 +232,20 @@ class Channel:
                 stream.credit += U32.unpack(payload)[0]
             if stream.wake is not None:
                 stream.wake.notify()
+        if kind == CANCEL and payload and self.gave_up is not None:
+            self.gave_up(self, stream)
+
+    def still_serving(self, stream):
+        with self.lock:
+            return self.streams.get(stream.id) is stream and stream.serving
+
+    def gone(self):
+        """The connection closed: what its streams' threads still do for them stops."""
+        with self.lock:
+            for stream in self.streams.values():
+                stream.cancelled = True
+                if stream.wake is not None:
+                    stream.wake.notify()
 
     def wait(self, stream, ready):
         """Until `ready()` holds for the stream (its lock held while it is asked)."""
@@ -307,41 +352,41 @@ class FileWrapper:
 
 
 class WsgiServer:
-    def __init__(self, application, channel, threaded, threads):
+    """Serves the requests of `requests` (see Channel) on `threads` threads, or on the caller's."""
+
+    def __init__(self, application, requests, multithread, threads):
         self.application = application
-        self.channel = channel
-        self.threaded = threaded
+        self.requests = requests
         self.threads = threads
         self.base = {
             "wsgi.version": (1, 0),
             "wsgi.errors": sys.stderr,
-            "wsgi.multithread": threaded,
-            "wsgi.multiprocess": not threaded,
+            "wsgi.multithread": multithread,
+            "wsgi.multiprocess": not multithread,
             "wsgi.run_once": False,
             "wsgi.file_wrapper": FileWrapper,
             "wsgi.input_terminated": True,
         }
 
-    def run(self):
-        channel = self.channel
-        if self.threaded:
-            for _ in range(self.threads):
-                threading.Thread(target=self.work, daemon=True).start()
-            while True:
+    def start_threads(self):
+        for _ in range(self.threads):
+            threading.Thread(target=self.work, daemon=True).start()
+
+    def run_single(self, channel):
+        """wsgid over stdio: the one thread reads frames while it waits for them."""
+        while True:
+            while not self.requests:
                 channel.pump()
-        else:
-            while True:
-                while not channel.requests:
-                    channel.pump()
-                self.serve(*channel.requests.popleft())
+            self.serve(*self.requests.popleft())
 
     def work(self):
         while True:
-            self.serve(*self.channel.requests.get())
+            self.serve(*self.requests.get())
 
-    def serve(self, stream, environ):
-        channel = self.channel
+    def serve(self, channel, stream, environ):
         send = channel.writer.send
+        with channel.lock:
+            stream.serving = True
         if stream.cancelled:
             # Gone while it waited its turn.
             channel.done(stream)
@@ -364,7 +409,7 @@ class WsgiServer:
                     stream.credit -= len(first)
                 send(frame(START, stream.id, head) + (frame(BODY, stream.id, first) if first else b""))
             for at in range(0, len(data), PIECE):
-                if not self.threaded:
+                if not channel.threaded:
                     channel.poll()
                 channel.wait(stream, lambda: stream.credit > 0 or stream.cancelled)
                 if stream.cancelled:
@@ -413,16 +458,118 @@ class WsgiServer:
                     log_exception("the application's iterable failed to close")
 
 
+def listen(path):
+    """The Unix socket the workers connect to: only the user that runs Portico may."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    os.chmod(path, 0o600)
+    listener.listen(128)
+    return listener
+
+
+class WsgiHost:
+    """Socket mode for WSGI: each connection read by a thread of its own, every request served by
+    the one pool of threads. It stops accepting when stdin closes or a request is stuck (then
+    every connection is told GOAWAY, so that the workers move to the process replacing this one),
+    and returns once the last connection has closed."""
+
+    def __init__(self, server, path, control):
+        self.server = server
+        self.listener = listen(path)
+        self.control = control
+        self.changed = threading.Condition()
+        self.connections = set()
+        self.accepting = True
+        self.stuck = False
+
+    def run(self, control_fd):
+        self.server.start_threads()
+        self.control.send(frame(READY, 0, json.dumps(python_info()).encode()))
+        threading.Thread(target=self.accept, daemon=True).start()
+        threading.Thread(target=self.watch_control, args=(control_fd,), daemon=True).start()
+        with self.changed:
+            while self.accepting or self.connections:
+                self.changed.wait()
+
+    def watch_control(self, fd):
+        while os.read(fd, 4096):
+            pass
+        self.stop_accepting()
+
+    def stop_accepting(self, goaway=False):
+        with self.changed:
+            if not self.accepting:
+                return
+            self.accepting = False
+            # shutdown() wakes the thread blocked in accept().
+            try:
+                self.listener.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            self.listener.close()
+            if goaway:
+                for channel in self.connections:
+                    channel.writer.send(frame(GOAWAY, 0))
+            self.changed.notify_all()
+
+    def accept(self):
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.serve_connection, args=(conn,), daemon=True).start()
+
+    def serve_connection(self, conn):
+        writer = Writer(conn.sendall)
+        channel = Channel(conn.recv, writer, True, self.server.requests, gave_up=self.gave_up)
+        with self.changed:
+            if not self.accepting:
+                conn.close()
+                return
+            self.connections.add(channel)
+        writer.send(frame(READY, 0, json.dumps(python_info()).encode()))
+        try:
+            while True:
+                channel.pump()
+        except (EOFError, OSError):
+            pass
+        channel.gone()
+        with self.changed:
+            self.connections.discard(channel)
+            self.changed.notify_all()
+        with writer.lock:
+            writer.broken = True
+        conn.close()
+
+    def gave_up(self, channel, stream):
+        timer = threading.Timer(GIVE_UP, self.check_stuck, (channel, stream))
+        timer.daemon = True
+        timer.start()
+
+    def check_stuck(self, channel, stream):
+        if not channel.still_serving(stream) or self.stuck:
+            return
+        self.stuck = True
+        self.control.send(frame(STUCK, 0))
+        self.stop_accepting(goaway=True)
+
+
 # ── ASGI ─────────────────────────────────────────────────────────────────────────────────────────
 
 
 class AsgiStream:
     """One http or websocket scope: what Portico sent that the application has not received yet."""
 
-    __slots__ = ("id", "events", "waiter", "credit", "credit_waiter", "consumed", "cancelled")
+    __slots__ = ("id", "conn", "events", "waiter", "credit", "credit_waiter", "consumed", "cancelled")
 
-    def __init__(self, stream_id):
+    def __init__(self, stream_id, conn):
         self.id = stream_id
+        self.conn = conn
         self.events = collections.deque()
         self.waiter = None
         self.credit = WINDOW
@@ -441,10 +588,24 @@ class AsgiStream:
                 waiter.set_result(None)
 
 
-class FrameProtocol(asyncio.Protocol):
-    def __init__(self, server):
+class Connection(asyncio.Protocol):
+    """One channel of frames: stdin read and stdout written, or one accepted socket connection.
+    Stream ids are its own."""
+
+    def __init__(self, server, out=None):
         self.server = server
+        self.out = out
         self.buffer = bytearray()
+        self.streams = {}
+
+    def connection_made(self, transport):
+        if self.out is None:
+            self.out = transport
+            self.server.opened(self)
+
+    def write(self, data):
+        if not self.out.is_closing():
+            self.out.write(data)
 
     def data_received(self, data):
         buffer = self.buffer
@@ -456,22 +617,41 @@ class FrameProtocol(asyncio.Protocol):
                 break
             payload = bytes(buffer[offset + 9 : offset + 9 + length])
             offset += 9 + length
-            self.server.dispatch(kind, stream_id, payload)
+            self.server.dispatch(self, kind, stream_id, payload)
         del buffer[:offset]
 
     def eof_received(self):
-        self.server.stopping.set()
+        self.server.closed(self)
 
     def connection_lost(self, exc):
-        self.server.stopping.set()
+        self.server.closed(self)
+
+
+class Control(asyncio.Protocol):
+    """Socket mode's stdin: closed when no new connection will come."""
+
+    def __init__(self, server):
+        self.server = server
+
+    def eof_received(self):
+        self.server.stop_accepting()
+
+    def connection_lost(self, exc):
+        self.server.stop_accepting()
 
 
 class AsgiServer:
-    def __init__(self, application, out_fd, in_file):
+    """Serves stdin and stdout, or with `path` every connection accepted there (see WsgiHost)."""
+
+    def __init__(self, application, out_fd, in_file, path=None):
         self.application = application
         self.out_fd = out_fd
         self.in_file = in_file
-        self.streams = {}
+        self.path = path
+        self.connections = set()
+        self.listener = None
+        self.accepting = True
+        self.stuck = False
         self.state = {}
         self.transport = None
 
@@ -480,7 +660,7 @@ class AsgiServer:
 
     async def run(self):
         loop = asyncio.get_running_loop()
-        self.stopping = asyncio.Event()
+        self.finished = asyncio.Event()
         self.transport, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(self.out_fd, "wb", buffering=0))
         lifespan = Lifespan(self.application, self.state)
         failure = await lifespan.startup()
@@ -488,28 +668,73 @@ class AsgiServer:
             self.send(frame(START_FAILED, 0, json.dumps(dict(python_info(), error=failure, traceback="")).encode()))
             await self.flush()
             return 1
-        await loop.connect_read_pipe(lambda: FrameProtocol(self), self.in_file)
+        if self.path is None:
+            conn = Connection(self, self.transport)
+            self.connections.add(conn)
+            await loop.connect_read_pipe(lambda: conn, self.in_file)
+        else:
+            self.listener = await loop.create_server(lambda: Connection(self), sock=listen(self.path))
+            await loop.connect_read_pipe(lambda: Control(self), self.in_file)
         self.send(frame(READY, 0, json.dumps(python_info()).encode()))
-        await self.stopping.wait()
-        for stream in self.streams.values():
-            stream.cancelled = True
-            stream.wake()
+        await self.finished.wait()
+        for conn in self.connections:
+            for stream in conn.streams.values():
+                stream.cancelled = True
+                stream.wake()
         await lifespan.shutdown()
         await self.flush()
         return 0
+
+    def opened(self, conn):
+        if not self.accepting:
+            conn.out.close()
+            return
+        self.connections.add(conn)
+        conn.write(frame(READY, 0, json.dumps(python_info()).encode()))
+
+    def closed(self, conn):
+        """Over stdio, the end; over a socket, that connection's streams stop."""
+        if self.path is None:
+            return self.finished.set()
+        if conn not in self.connections:
+            return
+        self.connections.discard(conn)
+        for stream in conn.streams.values():
+            stream.cancelled = True
+            stream.wake()
+        if not self.accepting and not self.connections:
+            self.finished.set()
+
+    def stop_accepting(self, goaway=False):
+        if not self.accepting:
+            return
+        self.accepting = False
+        self.listener.close()
+        if goaway:
+            for conn in self.connections:
+                conn.write(frame(GOAWAY, 0))
+        if not self.connections:
+            self.finished.set()
+
+    def check_stuck(self, stream):
+        if self.stuck or stream.conn.streams.get(stream.id) is not stream:
+            return
+        self.stuck = True
+        self.send(frame(STUCK, 0))
+        self.stop_accepting(goaway=True)
 
     async def flush(self):
         while self.transport.get_write_buffer_size() > 0:
             await asyncio.sleep(0.01)
 
-    def dispatch(self, kind, stream_id, payload):
+    def dispatch(self, conn, kind, stream_id, payload):
         if kind == REQUEST:
             scope = json.loads(payload)
-            stream = AsgiStream(stream_id)
-            self.streams[stream_id] = stream
+            stream = AsgiStream(stream_id, conn)
+            conn.streams[stream_id] = stream
             asyncio.get_running_loop().create_task(self.serve(stream, scope))
             return
-        stream = self.streams.get(stream_id)
+        stream = conn.streams.get(stream_id)
         if stream is None:
             return
         if kind == BODY:
@@ -519,6 +744,8 @@ class AsgiServer:
         elif kind == CANCEL:
             stream.cancelled = True
             stream.wake()
+            if payload and self.path is not None:
+                asyncio.get_running_loop().call_later(GIVE_UP, self.check_stuck, stream)
         elif kind == CREDIT:
             stream.credit += U32.unpack(payload)[0]
             stream.wake()
@@ -530,6 +757,7 @@ class AsgiServer:
             stream.push({"type": "websocket.disconnect", "code": CLOSE.unpack_from(payload)[0]})
 
     async def serve(self, stream, head):
+        conn = stream.conn
         websocket = head["type"] == "websocket"
         has_body = head.pop("body", False)
         scope = self.scope(head)
@@ -582,7 +810,7 @@ class AsgiServer:
                     out += frame(BODY, stream.id, first) if first else b""
                 for at in range(0, len(data), PIECE):
                     if out:
-                        self.send(out)
+                        conn.write(out)
                     await self.credit(stream)
                     piece = data[at : at + PIECE]
                     stream.credit -= len(piece)
@@ -592,14 +820,14 @@ class AsgiServer:
                     out += frame(END, stream.id)
                     stream.wake()
                 if out:
-                    self.send(out)
+                    conn.write(out)
             elif kind == "websocket.accept":
                 response["accepted"] = True
                 accept = {
                     "subprotocol": message.get("subprotocol"),
                     "headers": [[n.decode("latin-1"), v.decode("latin-1")] for n, v in message.get("headers", [])],
                 }
-                self.send(frame(WS_ACCEPT, stream.id, json.dumps(accept).encode()))
+                conn.write(frame(WS_ACCEPT, stream.id, json.dumps(accept).encode()))
             elif kind == "websocket.send":
                 if not response["accepted"]:
                     raise RuntimeError("websocket.send before websocket.accept")
@@ -609,11 +837,11 @@ class AsgiServer:
                 if len(data) > MAX_MESSAGE:
                     raise ValueError(f"a WebSocket message of {len(data)} bytes (at most {MAX_MESSAGE})")
                 stream.credit -= len(data)
-                self.send(frame(WS_TEXT if text else WS_BINARY, stream.id, data))
+                conn.write(frame(WS_TEXT if text else WS_BINARY, stream.id, data))
             elif kind == "websocket.close":
                 reason = (message.get("reason") or "").encode("utf-8")
                 response["complete"] = True
-                self.send(frame(WS_CLOSE, stream.id, CLOSE.pack(int(message.get("code", 1000))) + reason))
+                conn.write(frame(WS_CLOSE, stream.id, CLOSE.pack(int(message.get("code", 1000))) + reason))
                 stream.wake()
             else:
                 raise RuntimeError(f"unknown ASGI message type {kind!r}")
@@ -622,29 +850,29 @@ class AsgiServer:
             await self.application(scope, receive, send)
             if websocket:
                 if not response["complete"] and not stream.cancelled and response["accepted"]:
-                    self.send(frame(WS_CLOSE, stream.id, CLOSE.pack(1000)))
+                    conn.write(frame(WS_CLOSE, stream.id, CLOSE.pack(1000)))
                 # The WebSocket is over once its application has returned.
-                self.send(frame(END, stream.id))
+                conn.write(frame(END, stream.id))
             elif not response["complete"] and not stream.cancelled:
                 if response["started"]:
                     raise RuntimeError("the application returned before the response was complete")
                 raise RuntimeError("the application returned without a response")
             elif not response["complete"]:
-                self.send(frame(END, stream.id))
+                conn.write(frame(END, stream.id))
         except ClientGone:
-            self.send(frame(END, stream.id))
+            conn.write(frame(END, stream.id))
         except Exception as error:
             if not stream.cancelled:
                 log_exception(f"{scope.get('method', 'WEBSOCKET')} {head.get('target')}: the application failed")
             message = "".join(traceback.format_exception_only(type(error), error)).strip()
-            self.send(frame(FAIL, stream.id, message.encode("utf-8", "replace")))
+            conn.write(frame(FAIL, stream.id, message.encode("utf-8", "replace")))
         finally:
-            self.streams.pop(stream.id, None)
+            conn.streams.pop(stream.id, None)
 
     def consumed(self, stream, length):
         stream.consumed += length
         if stream.consumed >= CREDIT_STEP:
-            self.send(frame(CREDIT, stream.id, U32.pack(stream.consumed)))
+            stream.conn.write(frame(CREDIT, stream.id, U32.pack(stream.consumed)))
             stream.consumed = 0
 
     async def credit(self, stream):
@@ -731,6 +959,7 @@ class Lifespan:
 
 def main():
     mode, application_path, clear, threads = sys.argv[1], sys.argv[2], sys.argv[3] == "1", int(sys.argv[4])
+    path = sys.argv[5] if len(sys.argv) > 5 else None
     # The frames keep the original descriptors; the application's print() and input() get the
     # error log and nothing.
     in_fd, out_fd = os.dup(0), os.dup(1)
@@ -740,19 +969,35 @@ def main():
     os.dup2(2, 1)
     sys.stdout.reconfigure(line_buffering=True)
     sys.stderr.reconfigure(line_buffering=True)
-    writer = Writer(out_fd)
+    writer = fd_writer(out_fd)
     try:
         application = load_application(application_path, clear)
     except BaseException as error:
         writer.send(frame(START_FAILED, 0, json.dumps(start_failure(error)).encode()))
         return 1
     if mode == "asgi":
-        return asyncio.run(AsgiServer(application, out_fd, os.fdopen(in_fd, "rb", buffering=0)).run())
+        return asyncio.run(AsgiServer(application, out_fd, os.fdopen(in_fd, "rb", buffering=0), path).run())
     threaded = mode == "wsgi"
-    channel = Channel(in_fd, writer, threaded)
+    if path is not None:
+        # wsgid keeps to one request at a time: one serving thread, whichever connection asks.
+        server = WsgiServer(application, queue.SimpleQueue(), threaded, threads if threaded else 1)
+        WsgiHost(server, path, writer).run(in_fd)
+        return 0
+    read = lambda size: os.read(in_fd, size)
+    if threaded:
+        server = WsgiServer(application, queue.SimpleQueue(), True, threads)
+        channel = Channel(read, writer, True, server.requests, fd=in_fd)
+        server.start_threads()
+    else:
+        server = WsgiServer(application, collections.deque(), False, 1)
+        channel = Channel(read, writer, False, server.requests, fd=in_fd)
     writer.send(frame(READY, 0, json.dumps(python_info()).encode()))
     try:
-        WsgiServer(application, channel, threaded, threads).run()
+        if threaded:
+            while True:
+                channel.pump()
+        else:
+            server.run_single(channel)
     except EOFError:
         pass
     return 0
