@@ -12,7 +12,7 @@ export const enum Frame {
   End = 4,
   /** u32: the reader consumed this many more body bytes. */
   Credit = 5,
-  /** → bridge: the client went away. */
+  /** → bridge: the client went away; with a payload, a time limit ran out. */
   Cancel = 6,
   /** ← bridge: the application failed (text); the stream is over. */
   Fail = 7,
@@ -26,6 +26,10 @@ export const enum Frame {
   Ready = 12,
   /** ← bridge, stream 0: `{"error": …, "traceback": …, "python": …, "executable": …}`. */
   StartFailed = 13,
+  /** ← bridge on a connection, stream 0: no more requests here (its process is being replaced). */
+  GoAway = 14,
+  /** ← bridge on stdout, stream 0: a request given up on is still running (socket mode). */
+  Stuck = 15,
 }
 
 /** Bytes either side may have sent on a stream beyond what the other has credited. */

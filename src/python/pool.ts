@@ -5,6 +5,7 @@
 // requests are done), and all ended when the Plan that started them is retired or the server stops.
 import type { Logger } from '../http/logger.js';
 import { PythonStartError } from './start-error.js';
+import { WaitingRequests } from './waiting-requests.js';
 import { GIVE_UP_MS, PythonWorker, type BridgeInfo, type PythonSpec } from './worker.js';
 
 /** How long an application may take to import (and an ASGI one to finish its lifespan startup). */
@@ -15,13 +16,13 @@ const STOP_GRACE_MS = 15_000;
 const RESTART_FIRST_MS = 100;
 const RESTART_MAX_MS = 10_000;
 const STABLE_MS = 10_000;
-/** How long a request waits for a process while every one of them is being replaced. */
-const WAIT_FOR_WORKER_MS = 10_000;
 
 export interface PythonPoolOptions {
   readonly spec: PythonSpec;
   readonly processes: number;
   readonly errorLog: Logger;
+  /** Where each process listens for the workers' connections (the primary's), one per process. */
+  readonly sockets?: readonly string[];
 }
 
 export class PythonPool {
@@ -33,7 +34,7 @@ export class PythonPool {
   /** Stuck processes replaced already, finishing their other requests. */
   private readonly retiring = new Set<PythonWorker>();
   private readonly timers = new Set<NodeJS.Timeout>();
-  private readonly waiters = new Set<(worker: PythonWorker | undefined) => void>();
+  private readonly waiting = new WaitingRequests<PythonWorker>();
   private started: Promise<void> | undefined;
   private closed = false;
   private info: BridgeInfo | undefined;
@@ -66,15 +67,7 @@ export class PythonPool {
   async worker(): Promise<PythonWorker | undefined> {
     const now = this.choose();
     if (now !== undefined || this.closed) return now;
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => done(undefined), WAIT_FOR_WORKER_MS);
-      const done = (worker: PythonWorker | undefined) => {
-        clearTimeout(timer);
-        this.waiters.delete(done);
-        resolve(worker);
-      };
-      this.waiters.add(done);
-    });
+    return this.waiting.wait();
   }
 
   status(): Record<string, unknown> {
@@ -91,20 +84,23 @@ export class PythonPool {
     };
   }
 
-  /** Ends every process; what they serve has ended (the Plan is retired) or the stop is forced. */
-  async close(): Promise<void> {
+  /**
+   * Ends every process; what they serve has ended (the Plan is retired) or the stop is forced.
+   * `graceMs`: how long they may take before they are killed.
+   */
+  async close(graceMs = STOP_GRACE_MS): Promise<void> {
     this.closed = true;
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
-    for (const waiter of [...this.waiters]) waiter(undefined);
+    this.waiting.offer(undefined);
     await this.started?.catch(() => undefined);
     const all = [...this.slots, ...this.starting, ...this.retiring].filter((w) => w !== undefined);
-    await Promise.all(all.map((w) => w.stop(STOP_GRACE_MS)));
+    await Promise.all(all.map((w) => w.stop(graceMs)));
   }
 
   private async startAll(): Promise<void> {
-    const { spec, errorLog, processes } = this.options;
-    const workers = Array.from({ length: processes }, () => new PythonWorker(spec, errorLog));
+    const { spec, processes } = this.options;
+    const workers = Array.from({ length: processes }, (_, slot) => this.spawn(slot));
     try {
       const infos = await withTimeout(Promise.all(workers.map((w) => w.ready)), spec);
       this.info = infos[0];
@@ -121,7 +117,12 @@ export class PythonPool {
     if (worker.gone) return this.lost(slot, worker, 'exited before it served');
     worker.onExit = (reason) => this.lost(slot, worker, reason);
     worker.onStuck = () => this.retire(slot, worker);
-    for (const waiter of [...this.waiters]) waiter(worker);
+    this.waiting.offer(worker);
+  }
+
+  private spawn(slot: number): PythonWorker {
+    const { spec, errorLog, sockets } = this.options;
+    return new PythonWorker(spec, errorLog, sockets?.[slot]);
   }
 
   /**
@@ -166,7 +167,7 @@ export class PythonPool {
 
   private async startReplacement(slot: number): Promise<void> {
     if (this.closed) return;
-    const worker = new PythonWorker(this.options.spec, this.options.errorLog);
+    const worker = this.spawn(slot);
     this.starting.add(worker);
     try {
       await withTimeout(worker.ready, this.options.spec);

@@ -3,8 +3,7 @@
 import type { Logger } from '../http/logger.js';
 import { decodePath } from '../http/paths.js';
 import type { Stage } from '../http/stage.js';
-import type { PythonApplication } from './application.js';
-import type { PythonPool } from './pool.js';
+import type { PythonApplication, PythonProcesses } from './application.js';
 import type { PythonMode } from './worker.js';
 import { hasBody } from '../upstream/request-body.js';
 import { exchangeWithPython } from './exchange.js';
@@ -14,7 +13,7 @@ import type { GatewayLimits } from '../gateway/timeouts.js';
 
 export interface PythonStageSetup {
   readonly mode: PythonMode;
-  readonly pool: PythonPool;
+  readonly pool: PythonProcesses;
   /** `wsgiPath`, `wsgidPath` or `asgiPath`. */
   readonly path: string;
   readonly application: string;

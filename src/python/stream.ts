@@ -2,7 +2,9 @@
 // frames out under the bridge's credit, credit back for what the client took, and cancellation.
 import { creditFrame, frame, Frame } from './frames.js';
 
-/** The process a stream goes through (worker.ts's PythonWorker). */
+const GIVEN_UP = Buffer.from([1]);
+
+/** The channel a stream goes through (frame-channel.ts). */
 export interface StreamChannel {
   write(data: Buffer): void;
   /** Whether the stream is still open in the process. */
@@ -47,8 +49,20 @@ export class PythonStream {
 
   /** The client went away: the application stops what it does for it. */
   cancel(): void {
+    this.stop();
+  }
+
+  /**
+   * A time limit ran out: the application stops, and the payload tells a bridge serving several
+   * workers to watch that it does (one serving Portico alone is watched by it: worker.ts).
+   */
+  giveUp(): void {
+    this.stop(GIVEN_UP);
+  }
+
+  private stop(payload?: Buffer): void {
     if (this.cancelled || !this.worker.has(this.id)) return;
     this.cancelled = true;
-    this.worker.write(frame(Frame.Cancel, this.id));
+    this.worker.write(frame(Frame.Cancel, this.id, payload));
   }
 }
