@@ -555,8 +555,8 @@ class WsgiHost:
         if not channel.still_serving(stream) or self.stuck:
             return
         self.stuck = True
-        self.control.send(frame(STUCK, 0))
         self.stop_accepting(goaway=True)
+        self.control.send(frame(STUCK, 0))
 
 
 # ── ASGI ─────────────────────────────────────────────────────────────────────────────────────────
@@ -720,8 +720,8 @@ class AsgiServer:
         if self.stuck or stream.conn.streams.get(stream.id) is not stream:
             return
         self.stuck = True
-        self.send(frame(STUCK, 0))
         self.stop_accepting(goaway=True)
+        self.send(frame(STUCK, 0))
 
     async def flush(self):
         while self.transport.get_write_buffer_size() > 0:

@@ -27,7 +27,7 @@ import { HostTable } from './host-table.js';
 import { InFlight } from './in-flight.js';
 import { listenerSpecs, type ListenerSpec } from './listener-spec.js';
 import { mergeSettings } from './merge.js';
-import type { Module } from './module.js';
+import type { HostProcesses, Module } from './module.js';
 import { Provisioner } from './provisioner.js';
 import type { Leases, Resources } from './resources.js';
 import { locationPrefix, Site, type LocationRoute } from './site.js';
@@ -110,6 +110,8 @@ export interface CompileServices {
   readonly store: SharedStore;
   /** Worker processes serving together (1: this one alone). */
   readonly workerProcesses: number;
+  /** Processes the primary runs for all workers (module.ts's ModuleServices). */
+  readonly hostProcesses?: HostProcesses;
 }
 
 export function compilePlan(config: Config, services: CompileServices): Plan {
@@ -121,6 +123,7 @@ export function compilePlan(config: Config, services: CompileServices): Plan {
       errorLog,
       store: services.store,
       workerProcesses: services.workerProcesses,
+      ...(services.hostProcesses ? { hostProcesses: services.hostProcesses } : {}),
     });
     for (const name of global.loadModules ?? []) {
       if (!modules.has(name))

@@ -19,7 +19,21 @@ export interface ModuleServices {
    * the whole server (connections to an application, its processes) is divided among them.
    */
   readonly workerProcesses: number;
+  /**
+   * With workers: processes the primary runs once for all of them, started for the Plan being
+   * compiled; resolves with the Unix sockets they listen on (rejects when they could not start).
+   */
+  readonly hostProcesses?: HostProcesses;
 }
+
+/** What hosted processes run (the module's own plain data), `key` naming it, and how many. */
+export interface HostRequest {
+  readonly key: string;
+  readonly spec: object;
+  readonly processes: number;
+}
+
+export type HostProcesses = (request: HostRequest) => Promise<readonly string[]>;
 
 /** A provisioned module: its stage, and what the admin API's /status shows of it. */
 export interface Provisioned {

@@ -1,7 +1,10 @@
 // The wsgi, wsgid and asgi modules differ only in their properties and how their processes run:
 // this builds each of them. A Plan starts its own processes for each application (shared by the
 // locations that mount it), so a reload runs the application's current code: the new processes
-// serve before the old Plan, and with it the old processes, is retired (gunicorn's HUP).
+// serve before the old Plan, and with it the old processes, is retired (gunicorn's HUP). With
+// workers, the primary starts a wsgi or asgi application's one process for the same Plan of every
+// worker, which connect to it; wsgid's processes stay each worker's own, as each takes one request
+// at a time and a worker sees only its own requests when it chooses the least busy.
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import type { ConfigCheck } from '../config/checks.js';
@@ -9,6 +12,7 @@ import type { PropertyRows } from '../config/properties.js';
 import { pathProblem } from '../config/system-errors.js';
 import { gatewayLimits, type GatewayLimits } from '../gateway/timeouts.js';
 import { defineModule, type Module, type ModuleSettings } from '../plan/module.js';
+import { HostedPool } from './hosted-pool.js';
 import { PythonPool } from './pool.js';
 import { pythonStage } from './stage.js';
 import type { PythonMode } from './worker.js';
@@ -72,7 +76,7 @@ export function pythonModule<const Rows extends PropertyRows>(
         limits: gatewayLimits(s),
       };
     },
-    provision(o, leases, { errorLog, workerProcesses }) {
+    provision(o, leases, { errorLog, workerProcesses, hostProcesses }) {
       // wsgid: one process per CPU for the whole server, as Ferron's pre-forked pool
       // (REFERENCE-behaviour.md §18), shared out among the worker processes.
       const processes =
@@ -86,7 +90,11 @@ export function pythonModule<const Rows extends PropertyRows>(
         threads,
       };
       const key = `python:${mode}:${o.executable}:${o.application}:${o.clearImportPath}`;
-      const pool = leases.takeOwn(key, () => new PythonPool({ spec, processes, errorLog }));
+      const pool = leases.takeOwn(key, () =>
+        mode !== 'wsgid' && hostProcesses !== undefined
+          ? new HostedPool({ spec, sockets: hostProcesses({ key, spec, processes }), errorLog })
+          : new PythonPool({ spec, processes, errorLog }),
+      );
       return {
         stage: pythonStage({
           mode,

@@ -3,7 +3,7 @@
 import type { AuthOptions } from '../auth/auth-services.js';
 import type { ResolvedSettings } from '../config/defaults.js';
 import type { LoadResult } from '../config/load.js';
-import type { Module } from '../plan/module.js';
+import type { HostProcesses, Module } from '../plan/module.js';
 import type { SharedStore } from '../store/shared-store.js';
 import type { ConnectionLimits } from './listener.js';
 import type { ReloadOutcome } from './reload-from-source.js';
@@ -46,6 +46,8 @@ export interface ServerOptions {
   readonly store?: SharedStore;
   /** Worker processes serving together, this one among them (default 1: the server is one). */
   readonly workerProcesses?: number;
+  /** Processes this worker's primary runs for all workers (plan/module.ts's ModuleServices). */
+  readonly hostProcesses?: HostProcesses;
   /** What this process is called in its metrics' `process` label (default: server). */
   readonly processName?: string;
   /** Certificates are ordered by the primary of this worker, which publishes them here. */

@@ -91,6 +91,7 @@ export class Server {
       ...(options.ocspFetcher ? { ocspFetcher: options.ocspFetcher } : {}),
       store: options.store ?? new MemoryStore(),
       workerProcesses: options.workerProcesses ?? 1,
+      ...(options.hostProcesses ? { hostProcesses: options.hostProcesses } : {}),
       options,
     };
     let plan: Plan | undefined;

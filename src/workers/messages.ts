@@ -2,6 +2,7 @@
 // structured-clone serialization, so a configuration crosses as the plain data it is).
 import type { Settings } from '../config/properties.js';
 import type { Config, HostConfig } from '../config/validate.js';
+import type { HostRequest } from '../plan/module.js';
 import type { CounterOptions, CounterState } from '../store/shared-store.js';
 import type { AcmeEvent } from '../tls/acme-manager.js';
 import type { StapleEvent } from '../tls/ocsp.js';
@@ -30,7 +31,8 @@ export interface WorkerStats {
 }
 
 export type ToWorker =
-  | { readonly type: 'start'; readonly config: ConfigData }
+  /** `generation`: which of the primary's Python processes the configuration's Plan uses. */
+  | { readonly type: 'start'; readonly config: ConfigData; readonly generation: number }
   /** Counts of a shared-store space as the primary holds them (ipc-store.ts). */
   | {
       readonly type: 'counted';
@@ -44,6 +46,7 @@ export type ToWorker =
       readonly id: number;
       readonly reload: number;
       readonly config: ConfigData;
+      readonly generation: number;
     }
   /** Whether the prepared reload is swapped in; answered with true once it is. */
   | {
@@ -61,7 +64,14 @@ export type ToWorker =
   | { readonly type: 'stats'; readonly id: number }
   /** Answered with the worker's metrics as prom-client's JSON (empty when they are off). */
   | { readonly type: 'metrics'; readonly id: number }
-  | { readonly type: 'runtime'; readonly id: number };
+  | { readonly type: 'runtime'; readonly id: number }
+  /** The answer to a 'host' request: the sockets of the processes, or why they could not start. */
+  | {
+      readonly type: 'hosted';
+      readonly request: number;
+      readonly sockets?: readonly string[];
+      readonly error?: string;
+    };
 
 export type FromWorker =
   /** One counted for `key` in a shared-store space. */
@@ -76,6 +86,13 @@ export type FromWorker =
       readonly type: 'staple-wanted';
       readonly certificate: Buffer;
       readonly issuer: Buffer | null;
+    }
+  /** Processes for the Plan of configuration `generation`, run by the primary for all workers. */
+  | {
+      readonly type: 'host';
+      readonly request: number;
+      readonly generation: number;
+      readonly host: HostRequest;
     }
   /** Listening for messages: a message sent before is lost. */
   | { readonly type: 'ready' }

@@ -1,8 +1,9 @@
 // The primary process of a server with several workers: it holds the validated configuration,
-// the signals, the admin API, the error log's own lines, the ACME orders, the OCSP staples and the
-// shared counts, and supervises the worker processes that serve (worker.ts). A reload is
-// validated once, here, then prepared by every worker and swapped in by all of them or by none. A
-// worker that dies is replaced, with a back-off when it keeps dying (restart-backoff.ts).
+// the signals, the admin API, the error log's own lines, the ACME orders, the OCSP staples, the
+// shared counts and the Python processes (python-hosting.ts), and supervises the worker processes
+// that serve (worker.ts). A reload is validated once, here, then prepared by every worker and
+// swapped in by all of them or by none. A worker that dies is replaced, with a back-off when it
+// keeps dying (restart-backoff.ts).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AdminApi, type AdminSubject } from '../admin/admin-api.js';
 import { withDefaults } from '../config/defaults.js';
@@ -24,6 +25,7 @@ import { SharedDirectory } from './shared-directory.js';
 import { FetchedStaples } from './fetched-staples.js';
 import type { ToWorker, WorkerStats } from './messages.js';
 import { OrderedCertificates } from './ordered-certificates.js';
+import { PythonHosting } from './python-hosting.js';
 import { workerCount } from './worker-count.js';
 import { summedMetrics, workerCounts, workerRuntimes } from './worker-reports.js';
 import { CauseLog, RestartBackoff } from './restart-backoff.js';
@@ -59,8 +61,9 @@ export class Primary implements AdminSubject, Stoppable {
   private readonly staples: FetchedStaples;
   /** What the workers count together. */
   private readonly counts = new SharedCounts();
-  /** Where the workers keep the tables they share. */
+  /** Where the workers keep the tables they share, and reach the Python processes. */
   private readonly shared = new SharedDirectory();
+  private readonly python: PythonHosting;
   /** The primary's own: reloads, certificates, its process; made once `metrics` is on. */
   private ownMetrics: ServerMetrics | undefined;
   private stopping: Promise<void> | undefined;
@@ -83,6 +86,7 @@ export class Primary implements AdminSubject, Stoppable {
       (event) => this.publish(event),
     );
     this.staples = new FetchedStaples(this, (message) => this.tellAll(message));
+    this.python = new PythonHosting(this.shared.path, { log: (line) => this.log(line) });
   }
 
   /** Starts every worker; rejects with the first one's reason when any cannot serve. */
@@ -192,12 +196,14 @@ export class Primary implements AdminSubject, Stoppable {
    */
   private async applyEverywhere(config: Config): Promise<ReloadOutcome> {
     const asked = this.slots.map((slot) => slot.process).filter((p) => p.serving);
+    const generation = this.python.next();
     const prepared = await Promise.allSettled(
-      asked.map((p) => p.prepare(config, ++this.reloadNumber)),
+      asked.map((p) => p.prepare(config, ++this.reloadNumber, generation)),
     );
     const failure = prepared.find((r) => r.status === 'rejected');
     if (failure !== undefined) {
       await Promise.all(prepared.map((r) => (r.status === 'fulfilled' ? r.value(false) : null)));
+      this.python.discarded(generation);
       const reason = failure.reason as Error & { invalid?: boolean };
       return reloadFailure(reason, reason.invalid === true);
     }
@@ -216,6 +222,7 @@ export class Primary implements AdminSubject, Stoppable {
     });
     this.reloads++;
     this.lastReload = new Date();
+    this.python.committed(generation, this.global.shutdownTimeout);
     await this.followErrorLog(config);
     await this.readListeners();
     this.certificates.manage(config);
@@ -234,7 +241,7 @@ export class Primary implements AdminSubject, Stoppable {
     if (!worker.serving || worker.config === this.current) return;
     try {
       await (
-        await worker.prepare(this.current, ++this.reloadNumber)
+        await worker.prepare(this.current, ++this.reloadNumber, this.python.generation)
       )(true);
     } catch (e) {
       this.log(
@@ -279,6 +286,7 @@ export class Primary implements AdminSubject, Stoppable {
     this.staples.close();
     this.counts.close();
     await this.stopWorkers();
+    await this.python.close();
     this.shared.remove();
   }
 
@@ -319,8 +327,10 @@ export class Primary implements AdminSubject, Stoppable {
   /** `place`: the slot's number from 1, the worker's name in its metrics. */
   private fork(place: number): WorkerProcess {
     const count = this.options.workers;
-    return WorkerProcess.fork({ place, count }, this.current, this.shared.path, (m) => {
+    const serving = { config: this.current, generation: this.python.generation };
+    return WorkerProcess.fork({ place, count }, serving, this.shared.path, (m, from) => {
       if (m.type === 'staple-wanted') return this.staples.shown(m.certificate, m.issuer);
+      if (m.type === 'host') return this.python.answer(m, from);
       this.tellAll(this.counts.add(m));
     });
   }

@@ -17,7 +17,10 @@ type Question = ToWorker extends infer Q
     : never
   : never;
 
-type Told = (message: Extract<FromWorker, { type: 'count' | 'staple-wanted' }>) => void;
+type Told = (
+  message: Extract<FromWorker, { type: 'count' | 'staple-wanted' | 'host' }>,
+  from: WorkerProcess,
+) => void;
 
 interface Pending {
   resolve(value: unknown): void;
@@ -47,12 +50,12 @@ function setUpCluster(): void {
 
 export class WorkerProcess {
   /**
-   * Starts worker `place` (from 1: its name in its metrics) of `count`, with `config`, keeping the
-   * tables the workers share in `shared`.
+   * Starts worker `place` (from 1: its name in its metrics) of `count`, with `config` (its
+   * `generation`), keeping the tables the workers share in `shared`.
    */
   static fork(
     { place, count }: { readonly place: number; readonly count: number },
-    config: Config,
+    { config, generation }: { readonly config: Config; readonly generation: number },
     shared: string,
     told: Told,
   ): WorkerProcess {
@@ -64,7 +67,7 @@ export class WorkerProcess {
       PORTICO_WORKERS: String(count),
       PORTICO_SHARED: shared,
     };
-    return new WorkerProcess(cluster.fork(env), config, told);
+    return new WorkerProcess(cluster.fork(env), config, generation, told);
   }
 
   readonly startedAt = Date.now();
@@ -84,12 +87,14 @@ export class WorkerProcess {
 
   /**
    * `config`: what it starts with, and then the configuration it serves (the primary sets it after
-   * each reload the worker takes). `told`: what the worker says without being asked (a count for
-   * the shared store, a certificate to fetch a staple for).
+   * each reload the worker takes), with its `generation`. `told`: what the worker says without
+   * being asked (a count for the shared store, a certificate to fetch a staple for, processes for
+   * the primary to run).
    */
   constructor(
     readonly worker: Worker,
     public config: Config,
+    public generation: number,
     told: Told,
   ) {
     this.exited = new Promise((resolve) =>
@@ -121,9 +126,12 @@ export class WorkerProcess {
           'failed',
           'count',
           'staple-wanted',
+          'host',
         ]);
-        if (m?.type === 'ready') this.send({ type: 'start', config: configData(config) });
-        else if (m?.type === 'count' || m?.type === 'staple-wanted') told(m);
+        if (m?.type === 'ready')
+          this.send({ type: 'start', config: configData(config), generation });
+        else if (m?.type === 'count' || m?.type === 'staple-wanted' || m?.type === 'host')
+          told(m, this);
         else if (m?.type === 'started') {
           this.serving = true;
           resolve();
@@ -181,13 +189,18 @@ export class WorkerProcess {
     });
   }
 
-  /** Asks it to prepare reload number `reload` of `config`; resolves with how to tell it the decision. */
-  async prepare(config: Config, reload: number): Promise<Decide> {
+  /**
+   * Asks it to prepare reload number `reload` of `config` (its `generation`); resolves with how to
+   * tell it the decision.
+   */
+  async prepare(config: Config, reload: number, generation: number): Promise<Decide> {
     // Applications may take a while to start: no time limit but the worker's own.
-    await this.ask({ type: 'prepare', reload, config: configData(config) }, false);
+    await this.ask({ type: 'prepare', reload, config: configData(config), generation }, false);
     return async (commit) => {
       await this.ask({ type: 'decide', reload, commit }, false);
-      if (commit) this.config = config;
+      if (!commit) return;
+      this.config = config;
+      this.generation = generation;
     };
   }
 

@@ -4,6 +4,7 @@
 // on (or the unit's own SIGTERM reaches it, counted as the same request: server/lifecycle.ts).
 import { PlanNotReady } from '../plan/compile.js';
 import { RuntimeStats } from '../admin/runtime-stats.js';
+import { HostedProcesses } from './hosted-processes.js';
 import { IpcStore } from './ipc-store.js';
 import { LmdbTables } from '../store/lmdb-tables.js';
 import { serveUntilStopped } from '../server/lifecycle.js';
@@ -21,12 +22,12 @@ const send = (message: FromWorker) => process.send?.(message);
 
 /** Runs until the primary stops this worker; resolves with its exit status. */
 export async function runWorker(): Promise<number> {
-  const start = await new Promise<ConfigData>((resolve) => {
+  const start = await new Promise<Extract<ToWorker, { type: 'start' }>>((resolve) => {
     const onStart = (message: unknown) => {
       const m = messageOf<ToWorker>(message, ['start']);
       if (m?.type !== 'start') return;
       process.off('message', onStart);
-      resolve(m.config);
+      resolve(m);
     };
     process.on('message', onStart);
     send({ type: 'ready' });
@@ -36,19 +37,23 @@ export async function runWorker(): Promise<number> {
   // Until the server's error log is open, a failed write to a shared table goes to stderr.
   let log = (message: string): void => void process.stderr.write(`${message}\n`);
   const store = new IpcStore(send, new LmdbTables(shared, (message) => log(message)));
-  // Counts may come before the server has started: the store is there to take them.
+  const hosted = new HostedProcesses(send);
+  hosted.generation = start.generation;
+  // Counts may come before the server has started, and it starts with the primary's processes.
   process.on('message', (message) => {
-    const m = messageOf<ToWorker>(message, ['counted']);
+    const m = messageOf<ToWorker>(message, ['counted', 'hosted']);
     if (m?.type === 'counted') store.take(m.space, m.options, m.entries);
+    else if (m?.type === 'hosted') hosted.take(m);
   });
   let server: Server;
   try {
-    server = await Server.start(configOf(start), {
+    server = await Server.start(configOf(start.config), {
       stderr: process.stderr,
       acmeFollows: true,
       ocspFetcher: (certificate, issuer) => send({ type: 'staple-wanted', certificate, issuer }),
       store,
       workerProcesses: Number(process.env.PORTICO_WORKERS ?? 1),
+      hostProcesses: hosted.ask,
       processName: `worker ${process.env.PORTICO_WORKER ?? process.pid}`,
     });
   } catch (e) {
@@ -57,7 +62,7 @@ export async function runWorker(): Promise<number> {
     return 1;
   }
   log = (message) => server.log(message);
-  const answers = new Answers(server, server.plan.global.admin?.runtime === true);
+  const answers = new Answers(server, hosted, server.plan.global.admin?.runtime === true);
   process.on('message', (message) => answers.take(message));
   send({ type: 'started' });
   // A worker whose primary is gone is ended by node:cluster at once, not stopped gracefully.
@@ -80,6 +85,7 @@ class Answers {
   /** `sampled`: the admin API has /runtime, whose event-loop figures cover the time since start. */
   constructor(
     private readonly server: Server,
+    private readonly hosted: HostedProcesses,
     sampled: boolean,
   ) {
     if (sampled) this.runtimeStats = new RuntimeStats();
@@ -98,6 +104,7 @@ class Answers {
     ]);
     switch (m?.type) {
       case 'prepare':
+        this.hosted.generation = m.generation;
         return void this.prepare(m.id, m.reload, m.config);
       case 'decide':
         return this.decisions.get(m.reload)?.({ commit: m.commit, id: m.id });

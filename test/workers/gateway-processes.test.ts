@@ -1,16 +1,18 @@
 // Gateway processes with `workers: 2` sized for the whole server, not once per worker: wsgid's
-// pre-forked Python processes number one per CPU in all, as with one process, and none is left
-// once the server has stopped.
+// pre-forked Python processes number one per CPU in all, as with one process; a wsgi or asgi
+// application has one process, the primary's, serving both workers through reloads and a kill,
+// with its lifespan run once; and none is left once the server has stopped.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { runServing, type ServingCli } from '../helpers/cli.js';
 import { request } from '../helpers/http.js';
 import { freePort } from '../helpers/server.js';
-import { until } from '../helpers/wait.js';
+import { logged, until } from '../helpers/wait.js';
 
 const PYTHON = ['/usr/bin/python3', 'python3'].find(
   (candidate) => spawnSync(candidate, ['-c', 'import json'], { stdio: 'ignore' }).status === 0,
@@ -33,16 +35,105 @@ function bridges(application: string): number {
 async function serve(
   workers: number,
   application: string,
-): Promise<{ port: number; cli: ServingCli }> {
-  const port = await freePort();
+  mode: 'wsgi' | 'wsgid' | 'asgi' = 'wsgid',
+): Promise<{ port: number; adminPort: number; cli: ServingCli }> {
+  const [port, adminPort] = [await freePort(), await freePort()];
   const file = join(dir, `portico-${port}.yaml`);
   writeFileSync(
     file,
-    `global:\n  port: "127.0.0.1:${port}"\n  workers: ${workers}\n  loadModules: [wsgid]\n  pythonExecutable: ${PYTHON}\n  wsgidApplicationPath: ${application}\n`,
+    `global:\n  port: "127.0.0.1:${port}"\n  workers: ${workers}\n  loadModules: [${mode}]\n  pythonExecutable: ${PYTHON}\n  ${mode}ApplicationPath: ${application}\n  admin:\n    listen: ${adminPort}\n    status: true\n`,
   );
   const cli = await runServing(file);
   started.add(cli);
-  return { port, cli };
+  return { port, adminPort, cli };
+}
+
+/** What each worker has answered, by pid (/status). */
+async function answeredByWorker(adminPort: number): Promise<Map<number, number>> {
+  const status = JSON.parse((await request(adminPort, '/status')).text) as {
+    workers: { pid: number; requests_total: number }[];
+  };
+  return new Map(status.workers.map((w) => [w.pid, w.requests_total]));
+}
+
+/** A response through `agent`'s one kept-alive connection. */
+function via(agent: Agent, port: number): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    httpRequest({ host: '127.0.0.1', port, path: '/', agent }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (d: string) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode!, text }));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+/** One kept-alive connection to each of the two workers: new ones are opened until each has one. */
+async function connectionPerWorker(port: number, adminPort: number): Promise<Agent[]> {
+  const found = new Map<number, Agent>();
+  await until(
+    async () => {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      const before = await answeredByWorker(adminPort);
+      assert.equal((await via(agent, port)).status, 200);
+      const after = await answeredByWorker(adminPort);
+      const worker = [...after].find(([pid, n]) => n > (before.get(pid) ?? 0))![0];
+      if (found.has(worker)) agent.destroy();
+      else found.set(worker, agent);
+      return found.size === 2;
+    },
+    { what: 'a kept-alive connection to each worker' },
+  );
+  return [...found.values()];
+}
+
+/** `clients` loops of requests until `done`; the failures among them. */
+function load(port: number, clients: number, done: () => boolean) {
+  const failures: string[] = [];
+  const loops = Array.from({ length: clients }, async () => {
+    while (!done()) {
+      const r = await request(port, '/').catch((e: Error) => ({ status: 0, text: e.message }));
+      if (r.status !== 200) failures.push(`${r.status} ${r.text}`);
+    }
+  });
+  return { failures, finished: Promise.all(loops) };
+}
+
+/** The application of `mode` answering `version` and its pid; an ASGI one notes its lifespan. */
+function writeApplication(file: string, mode: 'wsgi' | 'asgi', version: string): void {
+  const wsgi = [
+    'import os',
+    '',
+    'def application(environ, start_response):',
+    '    start_response("200 OK", [("content-type", "text/plain")])',
+    `    return [b"${version} %d" % os.getpid()]`,
+  ];
+  const asgi = [
+    'import os',
+    '',
+    'LOG = os.path.join(os.path.dirname(__file__), "lifespan.log")',
+    '',
+    'def note(what):',
+    '    with open(LOG, "a") as f:',
+    `        f.write(f"{what} ${version} {os.getpid()}\\n")`,
+    '',
+    'async def application(scope, receive, send):',
+    '    if scope["type"] == "lifespan":',
+    '        while True:',
+    '            message = await receive()',
+    '            if message["type"] == "lifespan.startup":',
+    '                note("startup")',
+    '                await send({"type": "lifespan.startup.complete"})',
+    '            else:',
+    '                note("shutdown")',
+    '                await send({"type": "lifespan.shutdown.complete"})',
+    '                return',
+    '    await receive()',
+    '    await send({"type": "http.response.start", "status": 200, "headers": []})',
+    `    await send({"type": "http.response.body", "body": b"${version} %d" % os.getpid()})`,
+  ];
+  writeFileSync(file, `${(mode === 'wsgi' ? wsgi : asgi).join('\n')}\n`);
 }
 
 describe('gateway processes with workers', { skip: PYTHON === undefined && 'no python3' }, () => {
@@ -64,3 +155,93 @@ describe('gateway processes with workers', { skip: PYTHON === undefined && 'no p
     assert.deepEqual(counts, [availableParallelism(), availableParallelism()]);
   });
 });
+
+describe(
+  'one wsgi or asgi process for all workers',
+  { skip: PYTHON === undefined && 'no python3' },
+  () => {
+    for (const mode of ['wsgi', 'asgi'] as const) {
+      it(`${mode}: one process serves both workers, through a reload, a kill and a stop`, async () => {
+        const home = join(dir, `${mode}-app`);
+        mkdirSync(home);
+        const application = join(home, 'app.py');
+        const lifespan = () =>
+          readFileSync(join(home, 'lifespan.log'), 'utf8')
+            .split('\n')
+            .filter((l) => l !== '');
+        writeApplication(application, mode, 'v1');
+
+        // One worker: one process, as before.
+        const single = await serve(1, application, mode);
+        assert.match((await request(single.port, '/')).text, /^v1 \d+$/);
+        assert.equal(bridges(application), 1);
+        single.cli.child.kill('SIGTERM');
+        assert.equal(await single.cli.exited, 0);
+        await until(() => bridges(application), { ok: (n) => n === 0, what: 'no bridge left' });
+        if (mode === 'asgi') rmSync(join(home, 'lifespan.log'));
+
+        const { port, adminPort, cli } = await serve(2, application, mode);
+        const agents = await connectionPerWorker(port, adminPort);
+        const answers = await Promise.all(agents.map((agent) => via(agent, port)));
+        const pid = /^v1 (\d+)$/.exec(answers[0]!.text)?.[1];
+        assert.ok(pid, answers[0]!.text);
+        assert.deepEqual(
+          answers.map((a) => a.text),
+          [`v1 ${pid}`, `v1 ${pid}`],
+        );
+        assert.equal(bridges(application), 1);
+        if (mode === 'asgi') assert.deepEqual(lifespan(), [`startup v1 ${pid}`]);
+
+        // A reload under load runs the new code, with no failed request and one process after it.
+        let stop = false;
+        const traffic = load(port, 3, () => stop);
+        writeApplication(application, mode, 'v2');
+        const reloads = (cli.output().match(/reloaded by SIGHUP/g) ?? []).length;
+        cli.child.kill('SIGHUP');
+        await until(() => (cli.output().match(/reloaded by SIGHUP/g) ?? []).length, {
+          ok: (n) => n > reloads,
+          what: 'the reload',
+        });
+        stop = true;
+        await traffic.finished;
+        assert.deepEqual(traffic.failures, []);
+        for (const agent of agents) assert.match((await via(agent, port)).text, /^v2 \d+$/);
+        await until(() => bridges(application), {
+          ok: (n) => n === 1,
+          what: 'the old process gone',
+        });
+        const reloaded = /^v2 (\d+)$/.exec((await request(port, '/')).text)![1]!;
+        if (mode === 'asgi')
+          await until(lifespan, {
+            ok: (lines) =>
+              lines.join() ===
+              [`startup v1 ${pid}`, `startup v2 ${reloaded}`, `shutdown v1 ${pid}`].join(),
+            what: 'the new lifespan started once, the old one shut down',
+          });
+
+        // A process killed is replaced, and both workers reach the new one.
+        process.kill(Number(reloaded), 'SIGKILL');
+        await logged(cli.output, new RegExp(`\\(pid ${reloaded}\\) was ended by SIGKILL`));
+        const replaced = new Set<string>();
+        for (const agent of agents) {
+          const r = await until(() => via(agent, port), {
+            ok: (r) => r.status === 200 && r.text !== `v2 ${reloaded}`,
+            what: 'an answer from the new process',
+          });
+          replaced.add(r.text);
+        }
+        assert.equal(replaced.size, 1);
+        assert.equal(bridges(application), 1);
+
+        cli.child.kill('SIGTERM');
+        assert.equal(await cli.exited, 0);
+        for (const agent of agents) agent.destroy();
+        await until(() => bridges(application), { ok: (n) => n === 0, what: 'no bridge left' });
+        // The killed process had no shutdown; its replacement started and shut down once.
+        const [, again] = /^v2 (\d+)$/.exec([...replaced][0]!)!;
+        if (mode === 'asgi')
+          assert.deepEqual(lifespan().slice(3), [`startup v2 ${again}`, `shutdown v2 ${again}`]);
+      });
+    }
+  },
+);
