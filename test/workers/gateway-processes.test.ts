@@ -1,7 +1,7 @@
 // Gateway processes with `workers: 2` sized for the whole server, not once per worker: wsgid's
 // pre-forked Python processes number one per CPU in all, as with one process; a wsgi or asgi
-// application has one process, the primary's, serving both workers through reloads and a kill,
-// with its lifespan run once; and none is left once the server has stopped.
+// application has one process, the primary's, serving both workers through reloads, a kill and a
+// request it does not stop, with its lifespan run once; and none is left once the server stops.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -57,9 +57,9 @@ async function answeredByWorker(adminPort: number): Promise<Map<number, number>>
 }
 
 /** A response through `agent`'s one kept-alive connection. */
-function via(agent: Agent, port: number): Promise<{ status: number; text: string }> {
+function via(agent: Agent, port: number, path = '/'): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    httpRequest({ host: '127.0.0.1', port, path: '/', agent }, (res) => {
+    httpRequest({ host: '127.0.0.1', port, path, agent }, (res) => {
       let text = '';
       res.setEncoding('utf8').on('data', (d: string) => (text += d));
       res.on('end', () => resolve({ status: res.statusCode!, text }));
@@ -70,13 +70,13 @@ function via(agent: Agent, port: number): Promise<{ status: number; text: string
 }
 
 /** One kept-alive connection to each of the two workers: new ones are opened until each has one. */
-async function connectionPerWorker(port: number, adminPort: number): Promise<Agent[]> {
+async function connectionPerWorker(port: number, adminPort: number, path = '/'): Promise<Agent[]> {
   const found = new Map<number, Agent>();
   await until(
     async () => {
       const agent = new Agent({ keepAlive: true, maxSockets: 1 });
       const before = await answeredByWorker(adminPort);
-      assert.equal((await via(agent, port)).status, 200);
+      assert.equal((await via(agent, port, path)).status, 200);
       const after = await answeredByWorker(adminPort);
       const worker = [...after].find(([pid, n]) => n > (before.get(pid) ?? 0))![0];
       if (found.has(worker)) agent.destroy();
@@ -243,5 +243,82 @@ describe(
           assert.deepEqual(lifespan().slice(3), [`startup v2 ${again}`, `shutdown v2 ${again}`]);
       });
     }
+  },
+);
+
+describe(
+  'a stuck process shared by the workers',
+  { skip: PYTHON === undefined && 'no python3' },
+  () => {
+    it('replaces a wsgi or asgi process that does not stop a request it was told to give up', async () => {
+      const home = join(dir, 'stuck');
+      mkdirSync(home);
+      // Hung where no cancellation reaches: a thread blocked for ever, a task nothing cancels.
+      writeFileSync(
+        join(home, 'wsgi_app.py'),
+        [
+          'import os, threading',
+          '',
+          'def application(environ, start_response):',
+          '    if environ["PATH_INFO"] == "/silent":',
+          '        threading.Event().wait()',
+          '    start_response("200 OK", [])',
+          '    return [str(os.getpid()).encode()]',
+          '',
+        ].join('\n'),
+      );
+      writeFileSync(
+        join(home, 'asgi_app.py'),
+        [
+          'import asyncio, os',
+          '',
+          'async def application(scope, receive, send):',
+          '    if scope["type"] != "http":',
+          '        return',
+          '    if scope["path"] == "/silent":',
+          '        await asyncio.Event().wait()',
+          '    await send({"type": "http.response.start", "status": 200, "headers": []})',
+          '    await send({"type": "http.response.body", "body": str(os.getpid()).encode()})',
+          '',
+        ].join('\n'),
+      );
+      const [port, adminPort] = [await freePort(), await freePort()];
+      const file = join(dir, `portico-${port}.yaml`);
+      writeFileSync(
+        file,
+        `global:\n  port: "127.0.0.1:${port}"\n  workers: 2\n  loadModules: [wsgi, asgi]\n  proxyResponseTimeout: 1000\n  pythonExecutable: ${PYTHON}\n` +
+          ['wsgi', 'asgi']
+            .map((m) => `  ${m}ApplicationPath: ${join(home, `${m}_app.py`)}\n  ${m}Path: /${m}\n`)
+            .join('') +
+          `  admin:\n    listen: ${adminPort}\n    status: true\n`,
+      );
+      const cli = await runServing(file);
+      started.add(cli);
+      for (const mode of ['wsgi', 'asgi']) {
+        const application = join(home, `${mode}_app.py`);
+        const agents = await connectionPerWorker(port, adminPort, `/${mode}/`);
+        const stuck = (await via(agents[0]!, port, `/${mode}/`)).text;
+        assert.equal((await request(port, `/${mode}/silent`)).status, 504);
+        await logged(
+          cli.output,
+          new RegExp(`\\(pid ${stuck}\\) did not stop a request it was told to give up`),
+        );
+        // Both workers reach the process in its place, and it ends once both have left it.
+        const now = await Promise.all(
+          agents.map((agent) =>
+            until(() => via(agent, port, `/${mode}/`), {
+              ok: (r) => r.status === 200 && r.text !== stuck,
+              what: 'an answer from the new process',
+            }),
+          ),
+        );
+        assert.equal(new Set(now.map((r) => r.text)).size, 1);
+        await until(() => bridges(application), { ok: (n) => n === 1, what: 'the stuck one gone' });
+        for (const agent of agents) agent.destroy();
+      }
+      cli.child.kill('SIGTERM');
+      assert.equal(await cli.exited, 0);
+      await until(() => bridges(join(home, '')), { ok: (n) => n === 0, what: 'no bridge left' });
+    });
   },
 );
