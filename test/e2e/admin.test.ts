@@ -339,14 +339,14 @@ describe('reload', () => {
       assert.deepEqual([ok.status, ok.json], [200, { status: 'reloaded', reloads: 1 }]);
       assert.equal((await request(s.port, '/')).text, 'second');
       s.rewrite(
-        `global:\n  wwwroot: ${www}\n  timeout: -1\n  bogus: 1\n  admin:\n    listen: "127.0.0.1:${port}"\n`,
+        `global:\n  wwwroot: ${www}\n  timeout: -1\n  enableHTTP2: 3\n  admin:\n    listen: "127.0.0.1:${port}"\n`,
       );
       const bad = await admin(port, '/reload', { method: 'POST' });
       assert.equal(bad.status, 422);
       assert.equal(bad.json.error, 'invalid configuration');
       const details = bad.json.details as string[];
       assert.equal(details.length, 2);
-      assert.match(details[0]!, /portico\.yaml:\d+:\d+: global\.(timeout|bogus): /);
+      assert.match(details[0]!, /portico\.yaml:\d+:\d+: global\.(timeout|enableHTTP2): /);
       assert.equal(
         (await request(s.port, '/')).text,
         'second',

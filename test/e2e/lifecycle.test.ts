@@ -30,10 +30,17 @@ writeFileSync(join(www, 'big.bin'), Buffer.alloc(32 * 1024 * 1024, 7));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Writes `config` to `name` and starts `portico run` on it. */
-function run(config: string, name = 'portico.yaml'): Promise<ServingCli> {
+// A test that fails half-way leaves no server behind: its launcher killed, the server stops.
+const started = new Set<ServingCli>();
+after(() => started.forEach((cli) => cli.child.kill('SIGKILL')));
+
+async function run(config: string, name = 'portico.yaml'): Promise<ServingCli> {
   const file = join(dir, name);
   writeFileSync(file, config);
-  return runServing(file, { cwd: dir });
+  const cli = await runServing(file, { cwd: dir });
+  started.add(cli);
+  void cli.exited.then(() => started.delete(cli));
+  return cli;
 }
 
 describe('portico run', () => {

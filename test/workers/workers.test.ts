@@ -195,7 +195,7 @@ describe('workers: 2', { skip: !linux && 'counts processes through signals on Li
     }
     // The last reload served root a; every worker answers with it, on new connections.
     for (let i = 0; i < 10; i++) assert.equal((await request(rig.port, '/')).text, 'root a');
-    rig.write('b', '  bogus: 1\n');
+    rig.write('b', '  enableHTTP2: 3\n');
     const refused = await request(rig.adminPort, '/reload', { method: 'POST' });
     assert.equal(refused.status, 422);
     for (let i = 0; i < 10; i++) assert.equal((await request(rig.port, '/')).text, 'root a');
