@@ -9,6 +9,13 @@ import { Frame, FrameReader } from './frames.js';
 import { PythonStartError } from './start-error.js';
 import type { BridgeInfo } from './worker.js';
 
+/**
+ * How long a bridge has to greet a connection. One that accepts but never greets (its loop
+ * blocked) would hold a reload's prepare, and with it a stop, for ever; past this the connection
+ * is closed and counts as refused.
+ */
+const READY_MS = 10_000;
+
 export class PythonConnection extends FrameChannel {
   /** Resolves once the bridge has greeted it; rejects when it could not connect. */
   readonly ready: Promise<void>;
@@ -32,9 +39,11 @@ export class PythonConnection extends FrameChannel {
     this.ready = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
     // A failure is read where it is awaited; an unawaited one (a reconnection) is not unhandled.
     this.ready.catch(() => undefined);
+    const greeting = setTimeout(() => this.socket.destroy(), READY_MS).unref();
     const reader = new FrameReader((type, id, payload) => {
       if (id !== 0) return this.dispatch(type, id, payload);
       if (type === Frame.Ready) {
+        clearTimeout(greeting);
         this.info = JSON.parse(payload.toString()) as BridgeInfo;
         settle?.resolve();
         settle = undefined;
@@ -52,6 +61,7 @@ export class PythonConnection extends FrameChannel {
     });
     this.socket.on('error', () => undefined);
     this.socket.once('close', () => {
+      clearTimeout(greeting);
       settle?.reject(
         new PythonStartError(`${spec.mode} application ${spec.application}: no process at ${path}`),
       );

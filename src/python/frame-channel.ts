@@ -100,6 +100,8 @@ export abstract class FrameChannel implements StreamChannel {
     this.streams.set(id, IGNORED);
     this.abandoned.add(id);
     this.gaveUp(id);
+    // A draining connection may have just been left with given-up streams alone.
+    this.streamEnded();
   }
 
   /** A stream was given up on (the process watches that its application ends it). */

@@ -88,18 +88,21 @@ export class HostedPool {
     for (const c of [...this.slots, ...this.draining, ...this.connecting]) c?.close();
   }
 
+  /**
+   * The primary's answer says whether the processes could start. Once it has, a socket that
+   * refuses is a process being replaced: the slot connects again, as for one lost later, and
+   * requests wait for it meanwhile.
+   */
   private async connectAll(): Promise<void> {
     const { spec, errorLog } = this.options;
     this.paths = await this.options.sockets;
     const connections = this.paths.map((path) => new PythonConnection(spec, errorLog, path));
-    try {
-      await Promise.all(connections.map((c) => c.ready));
-    } catch (e) {
-      for (const c of connections) c.close();
-      throw e;
-    }
+    const greeted = await Promise.allSettled(connections.map((c) => c.ready));
     this.slots = connections.map(() => undefined);
-    connections.forEach((c, slot) => this.attach(slot, c));
+    greeted.forEach((g, slot) => {
+      if (g.status === 'fulfilled') this.attach(slot, connections[slot]!);
+      else this.reconnect(slot, RECONNECT_FIRST_MS);
+    });
   }
 
   private attach(slot: number, connection: PythonConnection): void {

@@ -15,6 +15,7 @@ export class PythonStream {
   /** Body bytes sent that the bridge has not credited yet. */
   outstanding = 0;
   private cancelled = false;
+  private givenUp = false;
 
   constructor(
     private readonly worker: StreamChannel,
@@ -57,12 +58,16 @@ export class PythonStream {
    * workers to watch that it does (one serving Portico alone is watched by it: worker.ts).
    */
   giveUp(): void {
-    this.stop(GIVEN_UP);
+    // Also after a cancel (the client left first): only this one asks the bridge to watch.
+    if (this.givenUp || !this.worker.has(this.id)) return;
+    this.givenUp = true;
+    this.cancelled = true;
+    this.worker.write(frame(Frame.Cancel, this.id, GIVEN_UP));
   }
 
-  private stop(payload?: Buffer): void {
+  private stop(): void {
     if (this.cancelled || !this.worker.has(this.id)) return;
     this.cancelled = true;
-    this.worker.write(frame(Frame.Cancel, this.id, payload));
+    this.worker.write(frame(Frame.Cancel, this.id));
   }
 }

@@ -72,6 +72,10 @@ export class PythonHosting {
 
   private host({ generation, host }: Extract<FromWorker, { type: 'host' }>) {
     if (this.closed) return Promise.reject(new Error('Portico is stopping'));
+    // A worker that started before a reload it missed: its processes would outlive it unused; it
+    // is started again with the configuration the others serve.
+    if (generation < this.generation)
+      return Promise.reject(new Error('a newer configuration serves now'));
     const id = `${generation}\n${host.key}`;
     let hosted = this.hosted.get(id);
     if (hosted === undefined) {
@@ -98,7 +102,8 @@ export class PythonHosting {
       // No process listens there any more: a reload after reload leaves no socket file behind.
       void hosted.pool
         .close(graceMs)
-        .then(() => hosted.paths.forEach((path) => rmSync(path, { force: true })));
+        .then(() => hosted.paths.forEach((path) => rmSync(path, { force: true })))
+        .catch((e: Error) => this.errorLog.log(`python: a socket file stays: ${e.message}`));
     }
   }
 }

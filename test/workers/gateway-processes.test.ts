@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -261,6 +262,8 @@ describe(
           '',
           'def application(environ, start_response):',
           '    if environ["PATH_INFO"] == "/silent":',
+          '        with open(os.path.join(os.path.dirname(__file__), "wsgi.entered"), "a") as f:',
+          '            f.write("x")',
           '        threading.Event().wait()',
           '    start_response("200 OK", [])',
           '    return [str(os.getpid()).encode()]',
@@ -276,6 +279,8 @@ describe(
           '    if scope["type"] != "http":',
           '        return',
           '    if scope["path"] == "/silent":',
+          '        with open(os.path.join(os.path.dirname(__file__), "asgi.entered"), "a") as f:',
+          '            f.write("x")',
           '        await asyncio.Event().wait()',
           '    await send({"type": "http.response.start", "status": 200, "headers": []})',
           '    await send({"type": "http.response.body", "body": str(os.getpid()).encode()})',
@@ -314,6 +319,26 @@ describe(
         );
         assert.equal(new Set(now.map((r) => r.text)).size, 1);
         await until(() => bridges(application), { ok: (n) => n === 1, what: 'the stuck one gone' });
+        // A client that leaves before the time limit: the request is still given up on when it
+        // runs out, and the process that does not stop it is replaced too.
+        const second = now[0]!.text;
+        const client = connect(port, '127.0.0.1');
+        client.on('error', () => undefined);
+        client.write(`GET /${mode}/silent HTTP/1.1\r\nHost: x\r\n\r\n`);
+        const entered = join(home, `${mode}.entered`);
+        await until(() => readFileSync(entered, 'utf8').length, {
+          ok: (n) => n === 2,
+          what: 'the request in the application',
+        });
+        client.destroy();
+        await logged(
+          cli.output,
+          new RegExp(`\\(pid ${second}\\) did not stop a request it was told to give up`),
+        );
+        await until(() => via(agents[0]!, port, `/${mode}/`), {
+          ok: (r) => r.status === 200 && r.text !== second && r.text !== stuck,
+          what: 'an answer from a third process',
+        });
         for (const agent of agents) agent.destroy();
       }
       cli.child.kill('SIGTERM');
