@@ -2,6 +2,7 @@
 // log), and, when a package is missing, which usual interpreter has it.
 import { execFile } from 'node:child_process';
 import { realpath } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
 
 /** The application could not start: the message names the interpreter and quotes Python. */
 export class PythonStartError extends Error {}
@@ -23,6 +24,17 @@ async function interpreterWith(module: string, tried: string): Promise<string | 
   return undefined;
 }
 
+/**
+ * The folder named `name` that holds the application file, if any: a project's own package (a
+ * Django project's `mysite/mysite/wsgi.py` importing `mysite.settings`) is found only with the
+ * folder above it on the import path.
+ */
+function folderAbove(application: string, name: string): string | undefined {
+  for (let dir = dirname(application); dir !== dirname(dir); dir = dirname(dir))
+    if (basename(dir) === name) return dir;
+  return undefined;
+}
+
 /** The bridge's StartFailed payload as the error a start rejects with; `log` takes the traceback. */
 export async function startFailure(
   payload: Buffer,
@@ -40,10 +52,15 @@ export async function startFailure(
   const missing = /^ModuleNotFoundError: No module named '([\w.]+)'/m.exec(failure.error)?.[1];
   let hint = '';
   if (missing !== undefined) {
-    const other = await interpreterWith(missing, failure.executable);
-    hint = other
-      ? `; ${other} has "${missing}": set pythonExecutable: ${other}`
-      : `; install "${missing}" for that interpreter, or set pythonExecutable to one that has it`;
+    const above = folderAbove(spec.application, missing.split('.')[0]!);
+    const other =
+      above === undefined ? await interpreterWith(missing, failure.executable) : undefined;
+    hint =
+      above !== undefined
+        ? `; "${missing}" is the folder ${above} that holds the application, not a package on the import path: set environmentVariables: { PYTHONPATH: ${dirname(above)} } (a Django project's outer folder)`
+        : other
+          ? `; ${other} has "${missing}": set pythonExecutable: ${other}`
+          : `; install "${missing}" for that interpreter, or set pythonExecutable to one that has it`;
   }
   return new PythonStartError(
     `${spec.mode} application ${spec.application} could not start: ${failure.error}\n` +
