@@ -8,6 +8,7 @@ import type { Logger } from '../http/logger.js';
 import { PythonConnection } from './connection.js';
 import type { PythonSpec } from './frame-channel.js';
 import { WaitingRequests } from './waiting-requests.js';
+import { lessBusyOfTwo } from './less-busy.js';
 
 /** Reconnection back-off: from the first, doubled up to the last while the socket refuses. */
 const RECONNECT_FIRST_MS = 50;
@@ -46,14 +47,7 @@ export class HostedPool {
 
   /** A connection for one request, at once when one is up: the less busy of two at random. */
   choose(): PythonConnection | undefined {
-    const slots = this.slots;
-    if (slots.length === 1) return slots[0];
-    const a = slots[Math.floor(Math.random() * slots.length)];
-    let b = slots[Math.floor(Math.random() * slots.length)];
-    if (a === b) b = slots.find((c) => c !== undefined && c !== a);
-    if (a === undefined) return b;
-    if (b === undefined) return a;
-    return b.load < a.load ? b : a;
+    return lessBusyOfTwo(this.slots);
   }
 
   /** A connection, waiting a while when every process is being replaced. */

@@ -7,6 +7,7 @@ import type { Logger } from '../http/logger.js';
 import { PythonStartError } from './start-error.js';
 import { WaitingRequests } from './waiting-requests.js';
 import { GIVE_UP_MS, PythonWorker, type BridgeInfo, type PythonSpec } from './worker.js';
+import { lessBusyOfTwo } from './less-busy.js';
 
 /** How long an application may take to import (and an ASGI one to finish its lifespan startup). */
 const START_TIMEOUT_MS = 60_000;
@@ -53,14 +54,7 @@ export class PythonPool {
 
   /** A process for one request, at once when one is up: the less busy of two at random. */
   choose(): PythonWorker | undefined {
-    const slots = this.slots;
-    if (slots.length === 1) return slots[0];
-    const a = slots[Math.floor(Math.random() * slots.length)];
-    let b = slots[Math.floor(Math.random() * slots.length)];
-    if (a === b) b = slots.find((w) => w !== undefined && w !== a);
-    if (a === undefined) return b;
-    if (b === undefined) return a;
-    return b.load < a.load ? b : a;
+    return lessBusyOfTwo(this.slots);
   }
 
   /** A process, waiting a while when all are being replaced; undefined when none came. */
