@@ -5,9 +5,9 @@ the file that defines `application` and serves the requests Portico sends it. MO
 3333 on a pool of THREADS threads), `wsgid` (PEP 3333, one request at a time: Portico runs one such
 process per CPU) or `asgi` (ASGI 3 on one asyncio loop). Standard library only.
 
-With SOCKET, the process serves every worker process of a Portico with several: it listens on that
-Unix socket and serves each connection accepted there as a channel of its own (stream ids are per
-connection), and stdin only says, by closing, that no new connection will come.
+With SOCKET (wsgi and asgi), the process serves every worker process of a Portico with several: it
+listens on that Unix socket and serves each connection accepted there as a channel of its own (stream
+ids are per connection), and stdin only says, by closing, that no new connection will come.
 
 Portico and the bridge talk over the process's original stdin and stdout in frames: a 9-byte head
 (type: u8, stream: u32, length: u32, big-endian) and `length` bytes. Bodies flow both ways under a
@@ -28,6 +28,7 @@ import socket
 import struct
 import sys
 import threading
+import time
 import traceback
 
 HEAD = struct.Struct(">BII")
@@ -61,6 +62,8 @@ FILE_BLOCK = 64 * 1024
 # Portico's GIVE_UP_MS: how long an application has to end a request given up on (a CANCEL with a
 # payload) before its process counts as stuck.
 GIVE_UP = 1.0
+# How often a thread reads the connections ahead of an asyncio loop an application may block.
+READ_AHEAD = GIVE_UP / 4
 
 
 class ClientGone(OSError):
@@ -69,6 +72,29 @@ class ClientGone(OSError):
 
 def frame(kind, stream, payload=b""):
     return HEAD.pack(kind, stream, len(payload)) + payload
+
+
+def split_frames(buffer):
+    """The whole frames at the start of `buffer` (a bytearray), taken out of it."""
+    frames, offset = [], 0
+    while len(buffer) - offset >= 9:
+        kind, stream_id, length = HEAD.unpack_from(buffer, offset)
+        if len(buffer) - offset - 9 < length:
+            break
+        frames.append((kind, stream_id, bytes(buffer[offset + 9 : offset + 9 + length])))
+        offset += 9 + length
+    del buffer[:offset]
+    return frames
+
+
+def write_all(fd, data):
+    """All of `data` to the descriptor, waiting while a non-blocking one is full."""
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            select.select([], [fd], [])
 
 
 def python_info():
@@ -138,12 +164,7 @@ class Writer:
 
 
 def fd_writer(fd):
-    def write_all(data):
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-
-    return Writer(write_all)
+    return Writer(lambda data: write_all(fd, data))
 
 
 class Stream:
@@ -511,10 +532,12 @@ class WsgiHost:
             except OSError:
                 pass
             self.listener.close()
-            if goaway:
-                for channel in self.connections:
-                    channel.writer.send(frame(GOAWAY, 0))
+            connections = list(self.connections)
             self.changed.notify_all()
+        # Outside the lock: a worker slow to read holds up neither the others nor their closing.
+        if goaway:
+            for channel in connections:
+                channel.writer.send(frame(GOAWAY, 0))
 
     def accept(self):
         while True:
@@ -552,11 +575,15 @@ class WsgiHost:
         timer.start()
 
     def check_stuck(self, channel, stream):
-        if not channel.still_serving(stream) or self.stuck:
+        if not channel.still_serving(stream):
             return
-        self.stuck = True
-        self.stop_accepting(goaway=True)
+        with self.changed:
+            if self.stuck:
+                return
+            self.stuck = True
+        # The primary first: no worker's GOAWAY may delay the replacement.
         self.control.send(frame(STUCK, 0))
+        self.stop_accepting(goaway=True)
 
 
 # ── ASGI ─────────────────────────────────────────────────────────────────────────────────────────
@@ -565,7 +592,7 @@ class WsgiHost:
 class AsgiStream:
     """One http or websocket scope: what Portico sent that the application has not received yet."""
 
-    __slots__ = ("id", "conn", "events", "waiter", "credit", "credit_waiter", "consumed", "cancelled")
+    __slots__ = ("id", "conn", "events", "waiter", "credit", "credit_waiter", "consumed", "cancelled", "given_up")
 
     def __init__(self, stream_id, conn):
         self.id = stream_id
@@ -576,6 +603,8 @@ class AsgiStream:
         self.credit_waiter = None
         self.consumed = 0
         self.cancelled = False
+        # Its give-up is watched (socket mode).
+        self.given_up = False
 
     def push(self, event):
         self.events.append(event)
@@ -589,41 +618,151 @@ class AsgiStream:
 
 
 class Connection(asyncio.Protocol):
-    """One channel of frames: stdin read and stdout written, or one accepted socket connection.
-    Stream ids are its own."""
+    """Stdin read and stdout written: the one channel of frames without SOCKET."""
 
-    def __init__(self, server, out=None):
+    def __init__(self, server, out):
         self.server = server
         self.out = out
         self.buffer = bytearray()
         self.streams = {}
-
-    def connection_made(self, transport):
-        if self.out is None:
-            self.out = transport
-            self.server.opened(self)
 
     def write(self, data):
         if not self.out.is_closing():
             self.out.write(data)
 
     def data_received(self, data):
-        buffer = self.buffer
-        buffer += data
-        offset = 0
-        while len(buffer) - offset >= 9:
-            kind, stream_id, length = HEAD.unpack_from(buffer, offset)
-            if len(buffer) - offset - 9 < length:
-                break
-            payload = bytes(buffer[offset + 9 : offset + 9 + length])
-            offset += 9 + length
+        self.buffer += data
+        for kind, stream_id, payload in split_frames(self.buffer):
             self.server.dispatch(self, kind, stream_id, payload)
-        del buffer[:offset]
 
     def eof_received(self):
         self.server.closed(self)
 
     def connection_lost(self, exc):
+        self.server.closed(self)
+
+
+class SocketConnection:
+    """A worker's connection (socket mode), a channel of frames with stream ids of its own. The
+    bridge reads and writes it itself, under `lock`, rather than through an asyncio transport, so
+    that a thread can read its frames ahead of a loop an application blocks (time.sleep() in an
+    `async def`) and see the CANCELs that make the process stuck."""
+
+    def __init__(self, server, sock):
+        self.server = server
+        self.loop = server.loop
+        self.sock = sock
+        self.fd = sock.fileno()
+        self.lock = threading.Lock()
+        self.buffer = bytearray()
+        # Frames the thread read ahead: the loop dispatches them before any it reads itself.
+        self.ahead = []
+        # What the socket did not take yet; the loop sends it once it can.
+        self.pending = bytearray()
+        self.streams = {}
+        self.told = False
+        self.closed = False
+        sock.setblocking(False)
+        self.loop.add_reader(self.fd, self.readable)
+
+    def write(self, data):
+        with self.lock:
+            if self.queue(data):
+                self.loop.add_writer(self.fd, self.writable)
+
+    def queue(self, data):
+        """What the socket takes of `data` sent, the rest kept (lock held); True when that starts
+        a wait for the socket to take more."""
+        if self.closed:
+            return False
+        if self.pending:
+            self.pending += data
+            return False
+        try:
+            sent = self.sock.send(data)
+        except BlockingIOError:
+            sent = 0
+        except OSError:
+            # The worker is gone: reading says so.
+            return False
+        self.pending += data[sent:]
+        return bool(self.pending)
+
+    def writable(self):
+        with self.lock:
+            try:
+                del self.pending[: self.sock.send(self.pending)]
+            except BlockingIOError:
+                return
+            except OSError:
+                self.pending.clear()
+            if not self.pending:
+                self.loop.remove_writer(self.fd)
+
+    def want_write(self):
+        with self.lock:
+            if self.pending and not self.closed:
+                self.loop.add_writer(self.fd, self.writable)
+
+    def readable(self):
+        with self.lock:
+            if self.closed:
+                return
+            frames, self.ahead = self.ahead, []
+            over = self.read(frames)
+        for kind, stream_id, payload in frames:
+            self.server.dispatch(self, kind, stream_id, payload)
+        if over:
+            self.close()
+
+    def read(self, frames):
+        """The frames the socket has, into `frames` (lock held); True once the connection is over."""
+        try:
+            data = self.sock.recv(262144)
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True
+        if not data:
+            return True
+        self.buffer += data
+        frames += split_frames(self.buffer)
+        return False
+
+    def read_ahead(self):
+        """On the server's thread: frames the loop has not read, for it to dispatch, and the
+        give-ups among them watched from here. The end of the connection the loop reads itself."""
+        with self.lock:
+            if self.closed:
+                return
+            frames = []
+            self.read(frames)
+            self.ahead += frames
+        if not frames:
+            return
+        self.loop.call_soon_threadsafe(self.readable)
+        for kind, stream_id, payload in frames:
+            stream = self.streams.get(stream_id)
+            if kind == CANCEL and payload and stream is not None:
+                self.server.gave_up(stream)
+
+    def goaway(self):
+        """GOAWAY, once, from the loop or from a thread."""
+        with self.lock:
+            if self.told:
+                return
+            self.told = True
+            if self.queue(frame(GOAWAY, 0)):
+                self.loop.call_soon_threadsafe(self.want_write)
+
+    def close(self):
+        with self.lock:
+            if self.closed:
+                return
+            self.closed = True
+        self.loop.remove_reader(self.fd)
+        self.loop.remove_writer(self.fd)
+        self.sock.close()
         self.server.closed(self)
 
 
@@ -641,13 +780,19 @@ class Control(asyncio.Protocol):
 
 
 class AsgiServer:
-    """Serves stdin and stdout, or with `path` every connection accepted there (see WsgiHost)."""
+    """Serves stdin and stdout, or with `path` every connection accepted there (see WsgiHost). In
+    socket mode, threads accept the connections, read them ahead of the loop and watch the requests
+    given up on: an application that blocks the loop is still found stuck and replaced."""
 
     def __init__(self, application, out_fd, in_file, path=None):
         self.application = application
         self.out_fd = out_fd
+        # STUCK goes out from a thread, on a descriptor of its own (the transport may close its one).
+        self.stuck_fd = os.dup(out_fd) if path is not None else None
         self.in_file = in_file
         self.path = path
+        self.loop = None
+        self.lock = threading.Lock()
         self.connections = set()
         self.listener = None
         self.accepting = True
@@ -659,7 +804,7 @@ class AsgiServer:
         self.transport.write(data)
 
     async def run(self):
-        loop = asyncio.get_running_loop()
+        loop = self.loop = asyncio.get_running_loop()
         self.finished = asyncio.Event()
         self.transport, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(self.out_fd, "wb", buffering=0))
         lifespan = Lifespan(self.application, self.state)
@@ -673,7 +818,9 @@ class AsgiServer:
             self.connections.add(conn)
             await loop.connect_read_pipe(lambda: conn, self.in_file)
         else:
-            self.listener = await loop.create_server(lambda: Connection(self), sock=listen(self.path))
+            self.listener = listen(self.path)
+            threading.Thread(target=self.accept, daemon=True).start()
+            threading.Thread(target=self.read_ahead, daemon=True).start()
             await loop.connect_read_pipe(lambda: Control(self), self.in_file)
         self.send(frame(READY, 0, json.dumps(python_info()).encode()))
         await self.finished.wait()
@@ -685,43 +832,89 @@ class AsgiServer:
         await self.flush()
         return 0
 
-    def opened(self, conn):
-        if not self.accepting:
-            conn.out.close()
-            return
-        self.connections.add(conn)
+    def accept(self):
+        """A thread's, until stop_accepting() shuts the listener down."""
+        while True:
+            try:
+                sock, _ = self.listener.accept()
+            except OSError:
+                return
+            self.loop.call_soon_threadsafe(self.opened, sock)
+
+    def read_ahead(self):
+        """A thread's: see SocketConnection."""
+        while True:
+            time.sleep(READ_AHEAD)
+            with self.lock:
+                connections = list(self.connections)
+            for conn in connections:
+                conn.read_ahead()
+
+    def opened(self, sock):
+        with self.lock:
+            if not self.accepting:
+                return sock.close()
+            conn = SocketConnection(self, sock)
+            self.connections.add(conn)
         conn.write(frame(READY, 0, json.dumps(python_info()).encode()))
 
     def closed(self, conn):
         """Over stdio, the end; over a socket, that connection's streams stop."""
         if self.path is None:
             return self.finished.set()
-        if conn not in self.connections:
-            return
-        self.connections.discard(conn)
+        with self.lock:
+            if conn not in self.connections:
+                return
+            self.connections.discard(conn)
         for stream in conn.streams.values():
             stream.cancelled = True
             stream.wake()
+        self.maybe_finished()
+
+    def maybe_finished(self):
         if not self.accepting and not self.connections:
             self.finished.set()
 
     def stop_accepting(self, goaway=False):
-        if not self.accepting:
-            return
-        self.accepting = False
-        self.listener.close()
+        """From the loop or a thread: no new connection, and with `goaway` the workers leave."""
+        with self.lock:
+            if not self.accepting:
+                return
+            self.accepting = False
+            # shutdown() wakes the thread blocked in accept().
+            try:
+                self.listener.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            self.listener.close()
+            connections = list(self.connections)
         if goaway:
-            for conn in self.connections:
-                conn.write(frame(GOAWAY, 0))
-        if not self.connections:
-            self.finished.set()
+            for conn in connections:
+                conn.goaway()
+        self.loop.call_soon_threadsafe(self.maybe_finished)
+
+    def gave_up(self, stream):
+        """A CANCEL for a time limit (loop or read-ahead thread): the application has GIVE_UP to
+        end the stream. Watched from a thread, which a blocked loop does not hold up; one timer a
+        stream at most, and none once stuck."""
+        with self.lock:
+            if self.stuck or stream.given_up:
+                return
+            stream.given_up = True
+        timer = threading.Timer(GIVE_UP, self.check_stuck, (stream,))
+        timer.daemon = True
+        timer.start()
 
     def check_stuck(self, stream):
-        if self.stuck or stream.conn.streams.get(stream.id) is not stream:
+        if stream.conn.streams.get(stream.id) is not stream:
             return
-        self.stuck = True
+        with self.lock:
+            if self.stuck:
+                return
+            self.stuck = True
+        # The primary first: no worker's GOAWAY may delay the replacement.
+        write_all(self.stuck_fd, frame(STUCK, 0))
         self.stop_accepting(goaway=True)
-        self.send(frame(STUCK, 0))
 
     async def flush(self):
         while self.transport.get_write_buffer_size() > 0:
@@ -745,7 +938,7 @@ class AsgiServer:
             stream.cancelled = True
             stream.wake()
             if payload and self.path is not None:
-                asyncio.get_running_loop().call_later(GIVE_UP, self.check_stuck, stream)
+                self.gave_up(stream)
         elif kind == CREDIT:
             stream.credit += U32.unpack(payload)[0]
             stream.wake()
@@ -970,6 +1163,11 @@ def main():
     sys.stdout.reconfigure(line_buffering=True)
     sys.stderr.reconfigure(line_buffering=True)
     writer = fd_writer(out_fd)
+    if mode == "wsgid" and path is not None:
+        # Each wsgid process is one worker's own: one request at a time, from one channel.
+        error = "wsgid serves over stdin and stdout only; SOCKET is for wsgi and asgi"
+        writer.send(frame(START_FAILED, 0, json.dumps(dict(python_info(), error=error, traceback="")).encode()))
+        return 1
     try:
         application = load_application(application_path, clear)
     except BaseException as error:
@@ -979,9 +1177,7 @@ def main():
         return asyncio.run(AsgiServer(application, out_fd, os.fdopen(in_fd, "rb", buffering=0), path).run())
     threaded = mode == "wsgi"
     if path is not None:
-        # wsgid keeps to one request at a time: one serving thread, whichever connection asks.
-        server = WsgiServer(application, queue.SimpleQueue(), threaded, threads if threaded else 1)
-        WsgiHost(server, path, writer).run(in_fd)
+        WsgiHost(WsgiServer(application, queue.SimpleQueue(), True, threads), path, writer).run(in_fd)
         return 0
     read = lambda size: os.read(in_fd, size)
     if threaded:
