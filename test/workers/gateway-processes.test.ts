@@ -5,13 +5,13 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { runServing, type ServingCli } from '../helpers/cli.js';
 import { request } from '../helpers/http.js';
+import { connectionPerWorker, via } from '../helpers/worker-connections.js';
 import { freePort } from '../helpers/server.js';
 import { logged, until } from '../helpers/wait.js';
 
@@ -47,46 +47,6 @@ async function serve(
   const cli = await runServing(file);
   started.add(cli);
   return { port, adminPort, cli };
-}
-
-/** What each worker has answered, by pid (/status). */
-async function answeredByWorker(adminPort: number): Promise<Map<number, number>> {
-  const status = JSON.parse((await request(adminPort, '/status')).text) as {
-    workers: { pid: number; requests_total: number }[];
-  };
-  return new Map(status.workers.map((w) => [w.pid, w.requests_total]));
-}
-
-/** A response through `agent`'s one kept-alive connection. */
-function via(agent: Agent, port: number, path = '/'): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    httpRequest({ host: '127.0.0.1', port, path, agent }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (d: string) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode!, text }));
-    })
-      .on('error', reject)
-      .end();
-  });
-}
-
-/** One kept-alive connection to each of the two workers: new ones are opened until each has one. */
-async function connectionPerWorker(port: number, adminPort: number, path = '/'): Promise<Agent[]> {
-  const found = new Map<number, Agent>();
-  await until(
-    async () => {
-      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-      const before = await answeredByWorker(adminPort);
-      assert.equal((await via(agent, port, path)).status, 200);
-      const after = await answeredByWorker(adminPort);
-      const worker = [...after].find(([pid, n]) => n > (before.get(pid) ?? 0))![0];
-      if (found.has(worker)) agent.destroy();
-      else found.set(worker, agent);
-      return found.size === 2;
-    },
-    { what: 'a kept-alive connection to each worker' },
-  );
-  return [...found.values()];
 }
 
 /** `clients` loops of requests until `done`; the failures among them. */
@@ -301,7 +261,7 @@ describe(
       started.add(cli);
       for (const mode of ['wsgi', 'asgi']) {
         const application = join(home, `${mode}_app.py`);
-        const agents = await connectionPerWorker(port, adminPort, `/${mode}/`);
+        const agents = await connectionPerWorker(port, adminPort, { path: `/${mode}/` });
         const stuck = (await via(agents[0]!, port, `/${mode}/`)).text;
         assert.equal((await request(port, `/${mode}/silent`)).status, 504);
         await logged(

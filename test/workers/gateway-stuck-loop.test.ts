@@ -5,12 +5,12 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { runServing, type ServingCli } from '../helpers/cli.js';
 import { request } from '../helpers/http.js';
+import { connectionPerWorker, via } from '../helpers/worker-connections.js';
 import { freePort } from '../helpers/server.js';
 import { logged, until } from '../helpers/wait.js';
 
@@ -33,46 +33,6 @@ function bridges(application: string): number[] {
     .split('\n')
     .filter((l) => l !== '')
     .map(Number);
-}
-
-/** What each worker has answered, by pid (/status). */
-async function answeredByWorker(adminPort: number): Promise<Map<number, number>> {
-  const status = JSON.parse((await request(adminPort, '/status')).text) as {
-    workers: { pid: number; requests_total: number }[];
-  };
-  return new Map(status.workers.map((w) => [w.pid, w.requests_total]));
-}
-
-/** A response through `agent`'s one kept-alive connection. */
-function via(agent: Agent, port: number, path = '/'): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    httpRequest({ host: '127.0.0.1', port, path, agent }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (d: string) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode!, text }));
-    })
-      .on('error', reject)
-      .end();
-  });
-}
-
-/** One kept-alive connection to each of the two workers: new ones are opened until each has one. */
-async function connectionPerWorker(port: number, adminPort: number): Promise<Agent[]> {
-  const found = new Map<number, Agent>();
-  await until(
-    async () => {
-      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-      const before = await answeredByWorker(adminPort);
-      assert.equal((await via(agent, port)).status, 200);
-      const after = await answeredByWorker(adminPort);
-      const worker = [...after].find(([pid, n]) => n > (before.get(pid) ?? 0))![0];
-      if (found.has(worker)) agent.destroy();
-      else found.set(worker, agent);
-      return found.size === 2;
-    },
-    { what: 'a kept-alive connection to each worker' },
-  );
-  return [...found.values()];
 }
 
 describe(

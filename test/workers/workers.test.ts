@@ -12,13 +12,14 @@ import {
 } from 'node:fs';
 import { randomBytes, scryptSync } from 'node:crypto';
 import { once } from 'node:events';
-import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { runServing, type ServingCli } from '../helpers/cli.js';
 import { request } from '../helpers/http.js';
+import { connectionPerWorker, via } from '../helpers/worker-connections.js';
 import { freePort } from '../helpers/server.js';
 import { logged, until } from '../helpers/wait.js';
 
@@ -104,49 +105,6 @@ function load(port: number, clients: number, done: () => boolean) {
     }
   });
   return { answers, failures, finished: Promise.all(loops) };
-}
-
-/** A response through `agent`'s one kept-alive connection. */
-function via(
-  agent: Agent,
-  port: number,
-  path: string,
-  headers: Record<string, string> = {},
-  method = 'GET',
-): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
-  return new Promise((resolve, reject) => {
-    httpRequest({ host: '127.0.0.1', port, path, agent, headers, method }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (d: string) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text }));
-    })
-      .on('error', reject)
-      .end();
-  });
-}
-
-/**
- * One kept-alive connection to each of the two workers (a connection stays with the worker that
- * accepted it): new ones are opened until each worker has one. `headers` make the probe a 200.
- */
-async function connectionPerWorker(rig: Rig, headers: Record<string, string> = {}) {
-  const found = new Map<number, Agent>();
-  const spare: Agent[] = [];
-  await until(
-    async () => {
-      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-      const before = (await rig.status()).workers;
-      assert.equal((await via(agent, rig.port, '/', headers)).status, 200);
-      const now = (await rig.status()).workers;
-      const worker = now.find((w, i) => w.requests_total > before[i]!.requests_total)!.pid;
-      if (found.has(worker)) spare.push(agent);
-      else found.set(worker, agent);
-      return found.size === 2;
-    },
-    { what: 'a kept-alive connection to each worker' },
-  );
-  for (const agent of spare) agent.destroy();
-  return [...found.values()];
 }
 
 const alive = (pid: number) => {
@@ -309,7 +267,7 @@ describe('workers: 2', { skip: !linux && 'counts processes through signals on Li
     const as = (password: string) => ({
       authorization: `Basic ${Buffer.from(`alice:${password}`).toString('base64')}`,
     });
-    const [a, b] = await connectionPerWorker(rig, as('right'));
+    const [a, b] = await connectionPerWorker(rig.port, rig.adminPort, { headers: as('right') });
     for (let i = 0; i < 5; i++) {
       assert.equal((await via(a!, rig.port, '/', as('wrong'))).status, 401);
       assert.equal((await via(b!, rig.port, '/', as('wrong'))).status, 401);
@@ -337,7 +295,7 @@ describe('workers: 2', { skip: !linux && 'counts processes through signals on Li
     const rig = await start(
       `  loadModules: [rproxy]\n  proxyTo: [http://127.0.0.1:${dead}, ${liveUrl}]\n  enableLoadBalancerHealthCheck: true\n  loadBalancerHealthCheckMaximumFails: 1\n  loadBalancerHealthCheckWindow: 60000\n`,
     );
-    const [a, b] = await connectionPerWorker(rig);
+    const [a, b] = await connectionPerWorker(rig.port, rig.adminPort);
     // Each worker picks a backend at random: alone, each would try the dead one until its own
     // count passed the maximum (twice each); sharing the count, the two tries are the server's.
     for (let i = 0; i < 20; i++)
@@ -365,7 +323,7 @@ describe('workers: 2', { skip: !linux && 'counts processes through signals on Li
     await once(origin, 'listening');
     const url = `http://127.0.0.1:${(origin.address() as AddressInfo).port}`;
     const rig = await start(`  loadModules: [cache, rproxy]\n  proxyTo: ${url}\n`);
-    const [a, b] = await connectionPerWorker(rig);
+    const [a, b] = await connectionPerWorker(rig.port, rig.adminPort);
     const first = await via(a!, rig.port, '/page');
     assert.match(String(first.headers['cache-status']), /fwd=uri-miss; fwd-status=200; stored/);
     // The client may have its answer a moment before the store's write is committed.
