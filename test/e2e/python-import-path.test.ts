@@ -2,19 +2,14 @@
 // that package by name. Without the project folder on the import path the start fails and says
 // what to set; with it in environmentVariables, the application serves.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { runCli, runServing } from '../helpers/cli.js';
 import { request } from '../helpers/http.js';
+import { PYTHON } from '../helpers/python.js';
 import { freePort } from '../helpers/server.js';
-
-const PYTHON = ['/usr/bin/python3', 'python3'].find(
-  (candidate) => spawnSync(candidate, ['-c', 'import json'], { stdio: 'ignore' }).status === 0,
-);
-if (process.env.CI && PYTHON === undefined) throw new Error('CI needs python3 (see .ci/run)');
 
 const dir = mkdtempSync(join(tmpdir(), 'portico-import-path-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -17,31 +17,14 @@ import WebSocket from 'ws';
 import { request } from '../helpers/http.js';
 import { freePort, startServer, type RunningServer } from '../helpers/server.js';
 import { SERVER_CERT, SERVER_KEY } from '../helpers/tls.js';
+import { bridges, PYTHON, pythonWith } from '../helpers/python.js';
 import { logged, until } from '../helpers/wait.js';
 
 const FIXTURES = new URL('../fixtures/python/', import.meta.url).pathname;
 
-function pythonWith(modules: string): string | undefined {
-  for (const candidate of ['/usr/bin/python3', 'python3']) {
-    const r = spawnSync(candidate, ['-c', `import ${modules}`], { stdio: 'ignore' });
-    if (r.status === 0) return candidate;
-  }
-  return undefined;
-}
-
-const PYTHON = pythonWith('json');
 const FRAMEWORKS = pythonWith('flask, starlette');
 if (process.env.CI && FRAMEWORKS === undefined)
   throw new Error('CI needs python3-flask and python3-starlette (see .ci/run)');
-
-/** The bridge processes whose command line names `marker` (an application path). */
-function bridges(marker: string): number[] {
-  const r = spawnSync('pgrep', ['-f', `portico_bridge.py .* ${marker}`], { encoding: 'utf8' });
-  return r.stdout
-    .split('\n')
-    .filter((l) => l !== '')
-    .map(Number);
-}
 
 async function getJson(port: number, path: string, headers?: Record<string, string>) {
   const r = await request(port, path, headers ? { headers } : {});

@@ -6,7 +6,6 @@
 // meanwhile, its descriptors come back, and no script or stuck Python process is left. A client
 // that uploads or reads slowly is not counted against the gateway.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { chmodSync, existsSync, readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
@@ -17,13 +16,9 @@ import { after, before, describe, it, type TestContext } from 'node:test';
 import { blackhole, type Blackhole } from '../helpers/blackhole.js';
 import { request } from '../helpers/http.js';
 import { assertRecovered, baseline, type Baseline } from './harness.js';
+import { PYTHON } from '../helpers/python.js';
 import { logged, until } from '../helpers/wait.js';
 import { spawnPortico, type PorticoProcess } from './portico-process.js';
-
-const PYTHON = ['/usr/bin/python3', 'python3'].find(
-  (p) => spawnSync(p, ['-c', 'import json'], { stdio: 'ignore' }).status === 0,
-);
-if (PYTHON === undefined && process.env.CI) throw new Error('CI needs python3');
 
 const CONNECT_MS = 500;
 const HEAD_MS = 500;

@@ -3,7 +3,6 @@
 // application has one process, the primary's, serving both workers through reloads, a kill and a
 // request it does not stop, with its lifespan run once; and none is left once the server stops.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -13,12 +12,8 @@ import { runServing, type ServingCli } from '../helpers/cli.js';
 import { request } from '../helpers/http.js';
 import { connectionPerWorker, via } from '../helpers/worker-connections.js';
 import { freePort } from '../helpers/server.js';
+import { bridges, PYTHON } from '../helpers/python.js';
 import { logged, until } from '../helpers/wait.js';
-
-const PYTHON = ['/usr/bin/python3', 'python3'].find(
-  (candidate) => spawnSync(candidate, ['-c', 'import json'], { stdio: 'ignore' }).status === 0,
-);
-if (process.env.CI && PYTHON === undefined) throw new Error('CI needs python3 (see .ci/run)');
 
 const dir = mkdtempSync(join(tmpdir(), 'portico-gateways-'));
 const started = new Set<ServingCli>();
@@ -26,12 +21,6 @@ after(() => {
   started.forEach((cli) => cli.child.kill('SIGKILL'));
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** The bridge processes whose command line names `application`. */
-function bridges(application: string): number {
-  const r = spawnSync('pgrep', ['-f', `portico_bridge.py .* ${application}`], { encoding: 'utf8' });
-  return r.stdout.split('\n').filter((l) => l !== '').length;
-}
 
 async function serve(
   workers: number,
@@ -108,10 +97,13 @@ describe('gateway processes with workers', { skip: PYTHON === undefined && 'no p
       );
       const { port, cli } = await serve(workers, application);
       for (let i = 0; i < 10; i++) assert.equal((await request(port, '/')).text, 'from python');
-      counts.push(bridges(application));
+      counts.push(bridges(application).length);
       cli.child.kill('SIGTERM');
       assert.equal(await cli.exited, 0);
-      await until(() => bridges(application), { ok: (n) => n === 0, what: 'no bridge left' });
+      await until(() => bridges(application).length, {
+        ok: (n) => n === 0,
+        what: 'no bridge left',
+      });
     }
     assert.deepEqual(counts, [availableParallelism(), availableParallelism()]);
   });
@@ -135,10 +127,13 @@ describe(
         // One worker: one process, as before.
         const single = await serve(1, application, mode);
         assert.match((await request(single.port, '/')).text, /^v1 \d+$/);
-        assert.equal(bridges(application), 1);
+        assert.equal(bridges(application).length, 1);
         single.cli.child.kill('SIGTERM');
         assert.equal(await single.cli.exited, 0);
-        await until(() => bridges(application), { ok: (n) => n === 0, what: 'no bridge left' });
+        await until(() => bridges(application).length, {
+          ok: (n) => n === 0,
+          what: 'no bridge left',
+        });
         if (mode === 'asgi') rmSync(join(home, 'lifespan.log'));
 
         const { port, adminPort, cli } = await serve(2, application, mode);
@@ -150,7 +145,7 @@ describe(
           answers.map((a) => a.text),
           [`v1 ${pid}`, `v1 ${pid}`],
         );
-        assert.equal(bridges(application), 1);
+        assert.equal(bridges(application).length, 1);
         if (mode === 'asgi') assert.deepEqual(lifespan(), [`startup v1 ${pid}`]);
 
         // A reload under load runs the new code, with no failed request and one process after it.
@@ -167,7 +162,7 @@ describe(
         await traffic.finished;
         assert.deepEqual(traffic.failures, []);
         for (const agent of agents) assert.match((await via(agent, port)).text, /^v2 \d+$/);
-        await until(() => bridges(application), {
+        await until(() => bridges(application).length, {
           ok: (n) => n === 1,
           what: 'the old process gone',
         });
@@ -192,12 +187,15 @@ describe(
           replaced.add(r.text);
         }
         assert.equal(replaced.size, 1);
-        assert.equal(bridges(application), 1);
+        assert.equal(bridges(application).length, 1);
 
         cli.child.kill('SIGTERM');
         assert.equal(await cli.exited, 0);
         for (const agent of agents) agent.destroy();
-        await until(() => bridges(application), { ok: (n) => n === 0, what: 'no bridge left' });
+        await until(() => bridges(application).length, {
+          ok: (n) => n === 0,
+          what: 'no bridge left',
+        });
         // The killed process had no shutdown; its replacement started and shut down once.
         const [, again] = /^v2 (\d+)$/.exec([...replaced][0]!)!;
         if (mode === 'asgi')
@@ -278,7 +276,10 @@ describe(
           ),
         );
         assert.equal(new Set(now.map((r) => r.text)).size, 1);
-        await until(() => bridges(application), { ok: (n) => n === 1, what: 'the stuck one gone' });
+        await until(() => bridges(application).length, {
+          ok: (n) => n === 1,
+          what: 'the stuck one gone',
+        });
         // A client that leaves before the time limit: the request is still given up on when it
         // runs out, and the process that does not stop it is replaced too.
         const second = now[0]!.text;
@@ -303,7 +304,10 @@ describe(
       }
       cli.child.kill('SIGTERM');
       assert.equal(await cli.exited, 0);
-      await until(() => bridges(join(home, '')), { ok: (n) => n === 0, what: 'no bridge left' });
+      await until(() => bridges(join(home, '')).length, {
+        ok: (n) => n === 0,
+        what: 'no bridge left',
+      });
     });
   },
 );

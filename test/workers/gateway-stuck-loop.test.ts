@@ -3,7 +3,6 @@
 // report the process stuck; a new process takes its place for both workers, and none is left once
 // the server stops.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,12 +11,8 @@ import { runServing, type ServingCli } from '../helpers/cli.js';
 import { request } from '../helpers/http.js';
 import { connectionPerWorker, via } from '../helpers/worker-connections.js';
 import { freePort } from '../helpers/server.js';
+import { bridges, PYTHON } from '../helpers/python.js';
 import { logged, until } from '../helpers/wait.js';
-
-const PYTHON = ['/usr/bin/python3', 'python3'].find(
-  (candidate) => spawnSync(candidate, ['-c', 'import json'], { stdio: 'ignore' }).status === 0,
-);
-if (process.env.CI && PYTHON === undefined) throw new Error('CI needs python3 (see .ci/run)');
 
 const dir = mkdtempSync(join(tmpdir(), 'portico-stuck-loop-'));
 const started = new Set<ServingCli>();
@@ -25,15 +20,6 @@ after(() => {
   started.forEach((cli) => cli.child.kill('SIGKILL'));
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** The pids of the bridge processes whose command line names `application`. */
-function bridges(application: string): number[] {
-  const r = spawnSync('pgrep', ['-f', `portico_bridge.py .* ${application}`], { encoding: 'utf8' });
-  return r.stdout
-    .split('\n')
-    .filter((l) => l !== '')
-    .map(Number);
-}
 
 describe(
   'an asgi process whose loop an application blocks',
