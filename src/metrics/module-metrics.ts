@@ -1,6 +1,6 @@
 // The series read from what modules show in /status, at each scrape: the HTTP cache's hits,
-// misses, stores, evictions and what it holds, and each proxy backend's requests, errors and
-// health. Backends are labelled with their configured URL (credentials redacted), a bounded set.
+// misses, stores, evictions and what it holds, each proxy backend's requests, errors and health,
+// and the Python processes alive and replaced. Backends are labelled with their configured URL (credentials redacted), a bounded set.
 // With workers, counts are this process's and are summed; what every worker reads from the same
 // shared store (what the cache holds, a backend's health) is taken once, not summed.
 import { Counter, Gauge, type Registry } from 'prom-client';
@@ -16,6 +16,15 @@ interface CacheStatus {
   readonly misses: number;
   readonly stores: number;
 }
+
+interface PythonStatus {
+  readonly processes: readonly unknown[];
+  readonly restarts: number;
+  /** A worker's connections to the primary's processes: those are counted by the primary. */
+  readonly hosted?: boolean;
+}
+
+const PYTHON_MODULES = ['wsgi', 'wsgid', 'asgi'] as const;
 
 interface BackendStatus {
   readonly url: string;
@@ -85,6 +94,40 @@ export function moduleMetrics(registry: Registry, status: ModuleStatus): void {
     'Requests to a proxy backend that failed before its response ended.',
     'errors',
   );
+  // Each process counts the Python processes it runs (with workers, the primary those of wsgi and
+  // asgi, each worker its wsgid ones): summed, every process once.
+  const own = (module: string) =>
+    ((status()[module] ?? []) as readonly PythonStatus[]).filter((p) => p.hosted !== true);
+  new Gauge({
+    name: 'portico_gateway_processes',
+    help: 'Python application processes alive, by module.',
+    labelNames: ['module'],
+    registers,
+    collect() {
+      this.reset();
+      for (const module of PYTHON_MODULES) {
+        const alive = own(module).flatMap((p) => p.processes.filter((x) => x !== null));
+        if (alive.length > 0) this.set({ module }, alive.length);
+      }
+    },
+  });
+  new Counter({
+    name: 'portico_gateway_restarts_total',
+    help: 'Python application processes replaced after dying or being stuck, by module.',
+    labelNames: ['module'],
+    registers,
+    collect() {
+      this.reset();
+      for (const module of PYTHON_MODULES) {
+        const pools = own(module);
+        if (pools.length > 0)
+          this.inc(
+            { module },
+            pools.reduce((n, p) => n + p.restarts, 0),
+          );
+      }
+    },
+  });
   new Gauge({
     name: 'portico_upstream_healthy',
     help: 'Whether a proxy backend is taken (1) or skipped for its recent failures (0).',

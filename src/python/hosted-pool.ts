@@ -69,6 +69,8 @@ export class HostedPool {
         c === undefined ? null : { pid: c.pid, requests_in_flight: c.load },
       ),
       restarts: this.reconnections,
+      // The processes are the primary's: it counts them in its own metrics.
+      hosted: true,
     };
   }
 

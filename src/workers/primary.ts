@@ -164,6 +164,7 @@ export class Primary implements AdminSubject, Stoppable {
     if (this.global.admin?.metrics === true)
       this.ownMetrics ??= new ServerMetrics('primary', {
         certificates: () => this.certificates.status() ?? [],
+        modules: () => this.python.moduleStatus(),
       });
   }
 

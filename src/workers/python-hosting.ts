@@ -47,6 +47,16 @@ export class PythonHosting {
     );
   }
 
+  /** Each hosted application's status by module, as a serving process shows its own (metrics). */
+  moduleStatus(): Record<string, unknown[]> {
+    const byMode: Record<string, unknown[]> = {};
+    for (const { pool } of this.hosted.values()) {
+      const status = pool.status();
+      (byMode[String(status.mode)] ??= []).push(status);
+    }
+    return byMode;
+  }
+
   /** A generation for a configuration the workers are to prepare. */
   next(): number {
     return ++this.prepared;

@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { runServing } from '../helpers/cli.js';
@@ -145,6 +145,31 @@ describe('/metrics', { skip: parserMissing }, () => {
     assert.equal(asked, misses);
     assert.equal(value(samples, 'portico_upstream_errors_total', { backend }), 0);
     assert.equal(value(samples, 'portico_upstream_healthy', { backend }), 1);
+    cli.child.kill('SIGTERM');
+    assert.equal(await cli.exited, 0);
+  });
+
+  it('counts the Python processes once for the server, with workers: 2', async () => {
+    const app = join(dir, 'app.py');
+    writeFileSync(
+      app,
+      'def application(environ, start_response):\n    start_response("200 OK", [])\n    return [b"ok"]\n',
+    );
+    const { port, adminPort, cli } = await start(
+      2,
+      true,
+      `  loadModules: [wsgi, wsgid]\n  pythonExecutable: ${PYTHON}\n  wsgiApplicationPath: ${app}\n  wsgiPath: /one\n  wsgidApplicationPath: ${app}\n  wsgidPath: /many\n`,
+    );
+    assert.equal((await request(port, '/one/')).text, 'ok');
+    assert.equal((await request(port, '/many/')).text, 'ok');
+    const samples = parse((await request(adminPort, '/metrics')).text);
+    // wsgi: the primary's one process, not one per worker; wsgid: one per CPU in all.
+    assert.equal(value(samples, 'portico_gateway_processes', { module: 'wsgi' }), 1);
+    assert.equal(
+      value(samples, 'portico_gateway_processes', { module: 'wsgid' }),
+      2 * Math.max(1, Math.round(availableParallelism() / 2)),
+    );
+    assert.equal(value(samples, 'portico_gateway_restarts_total', { module: 'wsgi' }), 0);
     cli.child.kill('SIGTERM');
     assert.equal(await cli.exited, 0);
   });
