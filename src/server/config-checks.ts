@@ -1,8 +1,10 @@
 // What validation checks beyond the property table, for every command that reads a configuration
-// and every reload: the certificate files, the served paths, then each module's own rules.
+// and every reload: the certificate files, the served paths, the log files, then each module's
+// own rules.
 import type { ConfigCheck } from '../config/checks.js';
 import { MODULES } from '../modules/registry.js';
 import type { Module } from '../plan/module.js';
+import { checkLogFiles } from '../log/log-files-check.js';
 import { checkServedPaths } from '../static/paths-check.js';
 import { checkCertificateFiles } from '../tls/certificate-check.js';
 
@@ -10,6 +12,7 @@ export function configChecks(modules: readonly Module[] = MODULES): ConfigCheck[
   return [
     checkCertificateFiles,
     checkServedPaths,
+    checkLogFiles,
     ...modules.flatMap((m) => (m.check ? [m.check] : [])),
   ];
 }
