@@ -4,7 +4,7 @@
 import type { ConfigCheck } from '../config/checks.js';
 import { MODULES } from '../modules/registry.js';
 import type { Module } from '../plan/module.js';
-import { checkLogFiles } from '../log/log-files-check.js';
+import { checkLogFiles } from './log-files-check.js';
 import { checkServedPaths } from '../static/paths-check.js';
 import { checkCertificateFiles } from '../tls/certificate-check.js';
 

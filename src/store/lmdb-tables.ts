@@ -40,10 +40,11 @@ export class LmdbTables {
   ) {
     this.root = open({
       path: directory,
-      // A cache of what the backends can say again: durability buys nothing here. Overlapping
-      // sync would show another process a commit only once the next one is made.
+      // A cache of what the backends can say again: durability buys nothing here.
       noSync: true,
-      overlappingSync: false,
+      // Address space, not memory: room for the tables' bytes (the cache's 512 MiB at most) and the
+      // copy-on-write pages a write needs beside them.
+      mapSize: 2 * 1024 ** 3,
       maxDbs: 64,
     });
   }

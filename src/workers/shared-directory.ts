@@ -27,8 +27,12 @@ function removeOrphans(parent: string): void {
   for (const name of readdirSync(parent)) {
     if (!name.startsWith(PREFIX)) continue;
     const pid = Number(name.slice(PREFIX.length));
-    if (Number.isInteger(pid) && pid > 0 && !alive(pid))
+    if (!Number.isInteger(pid) || pid <= 0 || alive(pid)) continue;
+    try {
       rmSync(join(parent, name), { recursive: true, force: true });
+    } catch {
+      // Another user's, most likely: theirs to remove, and no reason not to start.
+    }
   }
 }
 
