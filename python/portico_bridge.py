@@ -492,7 +492,46 @@ def listen(path):
     return listener
 
 
-class WsgiHost:
+class SocketHost:
+    """What the WSGI and ASGI socket hosts share: a listener that stops accepting once, and a stuck
+    request reported once. A host has `lock`, `listener`, `accepting`, `stuck` and `connections`,
+    and says how it tells the primary (`send_stuck`) and a connection (`goaway`)."""
+
+    def stop_accepting(self, goaway=False):
+        """From any thread: no new connection, and with `goaway` the workers leave. False when it
+        had stopped already."""
+        with self.lock:
+            if not self.accepting:
+                return False
+            self.accepting = False
+            # shutdown() wakes the thread blocked in accept().
+            try:
+                self.listener.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            self.listener.close()
+            connections = list(self.connections)
+            self.stopped()
+        # Outside the lock: a worker slow to read holds up neither the others nor their closing.
+        if goaway:
+            for conn in connections:
+                self.goaway(conn)
+        return True
+
+    def stopped(self):
+        """Under the lock, once no connection is accepted any more."""
+
+    def report_stuck(self):
+        with self.lock:
+            if self.stuck:
+                return
+            self.stuck = True
+        # The primary first: no worker's GOAWAY may delay the replacement.
+        self.send_stuck()
+        self.stop_accepting(goaway=True)
+
+
+class WsgiHost(SocketHost):
     """Socket mode for WSGI: each connection read by a thread of its own, every request served by
     the one pool of threads. It stops accepting when stdin closes or a request is stuck (then
     every connection is told GOAWAY, so that the workers move to the process replacing this one),
@@ -502,7 +541,7 @@ class WsgiHost:
         self.server = server
         self.listener = listen(path)
         self.control = control
-        self.changed = threading.Condition()
+        self.lock = threading.Condition()
         self.connections = set()
         self.accepting = True
         self.stuck = False
@@ -512,32 +551,23 @@ class WsgiHost:
         self.control.send(frame(READY, 0, json.dumps(python_info()).encode()))
         threading.Thread(target=self.accept, daemon=True).start()
         threading.Thread(target=self.watch_control, args=(control_fd,), daemon=True).start()
-        with self.changed:
+        with self.lock:
             while self.accepting or self.connections:
-                self.changed.wait()
+                self.lock.wait()
 
     def watch_control(self, fd):
         while os.read(fd, 4096):
             pass
         self.stop_accepting()
 
-    def stop_accepting(self, goaway=False):
-        with self.changed:
-            if not self.accepting:
-                return
-            self.accepting = False
-            # shutdown() wakes the thread blocked in accept().
-            try:
-                self.listener.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            self.listener.close()
-            connections = list(self.connections)
-            self.changed.notify_all()
-        # Outside the lock: a worker slow to read holds up neither the others nor their closing.
-        if goaway:
-            for channel in connections:
-                channel.writer.send(frame(GOAWAY, 0))
+    def stopped(self):
+        self.lock.notify_all()
+
+    def goaway(self, channel):
+        channel.writer.send(frame(GOAWAY, 0))
+
+    def send_stuck(self):
+        self.control.send(frame(STUCK, 0))
 
     def accept(self):
         while True:
@@ -550,7 +580,7 @@ class WsgiHost:
     def serve_connection(self, conn):
         writer = Writer(conn.sendall)
         channel = Channel(conn.recv, writer, True, self.server.requests, gave_up=self.gave_up)
-        with self.changed:
+        with self.lock:
             if not self.accepting:
                 conn.close()
                 return
@@ -562,9 +592,9 @@ class WsgiHost:
         except (EOFError, OSError):
             pass
         channel.gone()
-        with self.changed:
+        with self.lock:
             self.connections.discard(channel)
-            self.changed.notify_all()
+            self.lock.notify_all()
         with writer.lock:
             writer.broken = True
         conn.close()
@@ -575,15 +605,8 @@ class WsgiHost:
         timer.start()
 
     def check_stuck(self, channel, stream):
-        if not channel.still_serving(stream):
-            return
-        with self.changed:
-            if self.stuck:
-                return
-            self.stuck = True
-        # The primary first: no worker's GOAWAY may delay the replacement.
-        self.control.send(frame(STUCK, 0))
-        self.stop_accepting(goaway=True)
+        if channel.still_serving(stream):
+            self.report_stuck()
 
 
 # ── ASGI ─────────────────────────────────────────────────────────────────────────────────────────
@@ -779,7 +802,7 @@ class Control(asyncio.Protocol):
         self.server.stop_accepting()
 
 
-class AsgiServer:
+class AsgiServer(SocketHost):
     """Serves stdin and stdout, or with `path` every connection accepted there (see WsgiHost). In
     socket mode, threads accept the connections, read them ahead of the loop and watch the requests
     given up on: an application that blocks the loop is still found stuck and replaced."""
@@ -876,22 +899,14 @@ class AsgiServer:
             self.finished.set()
 
     def stop_accepting(self, goaway=False):
-        """From the loop or a thread: no new connection, and with `goaway` the workers leave."""
-        with self.lock:
-            if not self.accepting:
-                return
-            self.accepting = False
-            # shutdown() wakes the thread blocked in accept().
-            try:
-                self.listener.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            self.listener.close()
-            connections = list(self.connections)
-        if goaway:
-            for conn in connections:
-                conn.goaway()
-        self.loop.call_soon_threadsafe(self.maybe_finished)
+        if super().stop_accepting(goaway):
+            self.loop.call_soon_threadsafe(self.maybe_finished)
+
+    def goaway(self, conn):
+        conn.goaway()
+
+    def send_stuck(self):
+        write_all(self.stuck_fd, frame(STUCK, 0))
 
     def gave_up(self, stream):
         """A CANCEL for a time limit (loop or read-ahead thread): the application has GIVE_UP to
@@ -906,15 +921,8 @@ class AsgiServer:
         timer.start()
 
     def check_stuck(self, stream):
-        if stream.conn.streams.get(stream.id) is not stream:
-            return
-        with self.lock:
-            if self.stuck:
-                return
-            self.stuck = True
-        # The primary first: no worker's GOAWAY may delay the replacement.
-        write_all(self.stuck_fd, frame(STUCK, 0))
-        self.stop_accepting(goaway=True)
+        if stream.conn.streams.get(stream.id) is stream:
+            self.report_stuck()
 
     async def flush(self):
         while self.transport.get_write_buffer_size() > 0:

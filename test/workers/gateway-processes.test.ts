@@ -1,7 +1,8 @@
 // Gateway processes with `workers: 2` sized for the whole server, not once per worker: wsgid's
 // pre-forked Python processes number one per CPU in all, as with one process; a wsgi or asgi
 // application has one process, the primary's, serving both workers through reloads, a kill and a
-// request it does not stop, with its lifespan run once; and none is left once the server stops.
+// request it does not stop (an asgi one blocking its own loop too), with its lifespan run once; and
+// none is left once the server stops.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -205,17 +206,88 @@ describe(
   },
 );
 
+/**
+ * `workers: 2` serving each of `apps` (module → Python source) at `/module`, with a 1 s response
+ * limit so that a request hung in the application is given up on soon.
+ */
+async function serveHanging(name: string, apps: Partial<Record<'wsgi' | 'asgi', string>>) {
+  const home = join(dir, name);
+  mkdirSync(home);
+  const modes = Object.keys(apps) as ('wsgi' | 'asgi')[];
+  for (const mode of modes) writeFileSync(join(home, `${mode}_app.py`), apps[mode]!);
+  const [port, adminPort] = [await freePort(), await freePort()];
+  const file = join(dir, `portico-${port}.yaml`);
+  writeFileSync(
+    file,
+    `global:\n  port: "127.0.0.1:${port}"\n  workers: 2\n  loadModules: [${modes.join(', ')}]\n  proxyResponseTimeout: 1000\n  pythonExecutable: ${PYTHON}\n` +
+      modes
+        .map((m) => `  ${m}ApplicationPath: ${join(home, `${m}_app.py`)}\n  ${m}Path: /${m}\n`)
+        .join('') +
+      `  admin:\n    listen: ${adminPort}\n    status: true\n`,
+  );
+  const cli = await runServing(file);
+  started.add(cli);
+  return { home, port, adminPort, cli };
+}
+
 describe(
   'a stuck process shared by the workers',
   { skip: PYTHON === undefined && 'no python3' },
   () => {
+    // The loop reads nothing while the application sleeps in `async def`, yet the bridge's threads
+    // see the CANCEL and report the process stuck.
+    it('replaces an asgi process whose loop the application blocks, for both workers', async () => {
+      const { home, port, adminPort, cli } = await serveHanging('blocked-loop', {
+        asgi: [
+          'import os, time',
+          '',
+          'async def application(scope, receive, send):',
+          '    if scope["type"] != "http":',
+          '        return',
+          '    if scope["path"] == "/blocking":',
+          '        time.sleep(30)',
+          '    await send({"type": "http.response.start", "status": 200, "headers": []})',
+          '    await send({"type": "http.response.body", "body": str(os.getpid()).encode()})',
+          '',
+        ].join('\n'),
+      });
+      const application = join(home, 'asgi_app.py');
+      const agents = await connectionPerWorker(port, adminPort, { path: '/asgi/' });
+      const stuck = (await via(agents[0]!, port, '/asgi/')).text;
+      assert.deepEqual(bridges(application), [Number(stuck)]);
+      assert.equal((await request(port, '/asgi/blocking')).status, 504);
+      await logged(
+        cli.output,
+        new RegExp(`\\(pid ${stuck}\\) did not stop a request it was told to give up`),
+      );
+      // Both workers reach the process in its place while the old one still sleeps.
+      const now = await Promise.all(
+        agents.map((agent) =>
+          until(() => via(agent, port, '/asgi/'), {
+            ok: (r) => r.status === 200 && r.text !== stuck,
+            what: 'an answer from the new process',
+          }),
+        ),
+      );
+      const replacement = Number(now[0]!.text);
+      assert.deepEqual(
+        now.map((r) => r.text),
+        [String(replacement), String(replacement)],
+      );
+      assert.deepEqual(bridges(application).sort(), [Number(stuck), replacement].sort());
+      cli.child.kill('SIGTERM');
+      assert.equal(await cli.exited, 0);
+      for (const agent of agents) agent.destroy();
+      await until(() => bridges(application), {
+        ok: (pids) => pids.length === 0,
+        what: 'no bridge left',
+      });
+    });
+
     it('replaces a wsgi or asgi process that does not stop a request it was told to give up', async () => {
-      const home = join(dir, 'stuck');
-      mkdirSync(home);
       // Hung where no cancellation reaches: a thread blocked for ever, a task nothing cancels.
-      writeFileSync(
-        join(home, 'wsgi_app.py'),
-        [
+      const { home, port, adminPort, cli } = await serveHanging('stuck', {
+        wsgi: [
           'import os, threading',
           '',
           'def application(environ, start_response):',
@@ -227,10 +299,7 @@ describe(
           '    return [str(os.getpid()).encode()]',
           '',
         ].join('\n'),
-      );
-      writeFileSync(
-        join(home, 'asgi_app.py'),
-        [
+        asgi: [
           'import asyncio, os',
           '',
           'async def application(scope, receive, send):',
@@ -244,19 +313,7 @@ describe(
           '    await send({"type": "http.response.body", "body": str(os.getpid()).encode()})',
           '',
         ].join('\n'),
-      );
-      const [port, adminPort] = [await freePort(), await freePort()];
-      const file = join(dir, `portico-${port}.yaml`);
-      writeFileSync(
-        file,
-        `global:\n  port: "127.0.0.1:${port}"\n  workers: 2\n  loadModules: [wsgi, asgi]\n  proxyResponseTimeout: 1000\n  pythonExecutable: ${PYTHON}\n` +
-          ['wsgi', 'asgi']
-            .map((m) => `  ${m}ApplicationPath: ${join(home, `${m}_app.py`)}\n  ${m}Path: /${m}\n`)
-            .join('') +
-          `  admin:\n    listen: ${adminPort}\n    status: true\n`,
-      );
-      const cli = await runServing(file);
-      started.add(cli);
+      });
       for (const mode of ['wsgi', 'asgi']) {
         const application = join(home, `${mode}_app.py`);
         const agents = await connectionPerWorker(port, adminPort, { path: `/${mode}/` });
