@@ -51,9 +51,8 @@ class CacheResource {
     this.store = new TableStore(store, maxEntries ?? undefined, MAX_STORE_BYTES);
   }
 
-  close(): void {
-    this.store.close();
-  }
+  /** The tables go with the last Plan that holds them (in memory), or stay shared (LMDB). */
+  close(): void {}
 }
 
 export const cache = defineModule({

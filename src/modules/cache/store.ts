@@ -26,5 +26,4 @@ export interface CacheStore {
   invalidate(primary: string): Awaitable<void>;
   /** For the admin API and the metrics. */
   stats(): TableStats;
-  close(): void;
 }

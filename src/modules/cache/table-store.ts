@@ -101,8 +101,6 @@ export class TableStore implements CacheStore {
     return this.responses.stats();
   }
 
-  close(): void {}
-
   /** Those of `keys` still stored. */
   private stored(keys: readonly string[]): Awaitable<string[]> {
     const answers = keys.map((k) => this.responses.has(k));
