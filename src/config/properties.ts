@@ -18,6 +18,7 @@ import {
   statusCode,
   str,
   u32,
+  u64,
   type Infer,
   type SectionSpec,
   type Spec,
@@ -398,6 +399,15 @@ export const CORE_PROPERTIES = {
     since: PORTICO,
     summary:
       'PEM bundle that client certificates must chain to when `useClientCertificate` is true; unset, Node’s trust store (plus `NODE_EXTRA_CA_CERTS`) is used, as Ferron uses the OS store.',
+  }),
+  maximumRequestBodySize: row({
+    type: nullable(u64()),
+    default: null,
+    scopes: G,
+    since: PORTICO,
+    summary:
+      'Largest request body in bytes (nginx’s `client_max_body_size`): a larger declared `Content-Length` gets 413 before any of it is read, and a body of unknown length gets 413 the moment it passes the bound. Null: no limit (Ferron’s behaviour). It also bounds what a CGI, FastCGI or SCGI request of unknown length writes to a temporary file.',
+    example: 'global:\n  maximumRequestBodySize: 10485760\n',
   }),
   automaticTLSDirectoryUrl: row({
     type: str('http-url'),

@@ -3,6 +3,7 @@
 // the client address, which later stages and the access log then see.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex, Readable } from 'node:stream';
+import { limitBody } from './body-limit.js';
 import { HttpError, type FailureCode, type HeaderPairs } from './http-error.js';
 import type { Http2Request, Http2Response } from './http2-exchange.js';
 import type { OutgoingFields } from './outgoing-fields.js';
@@ -96,6 +97,9 @@ export class Ctx {
   tap: ResponseTap | undefined = undefined;
   /** What a stage put in place of the client's fields for the stages after it (`outgoing`). */
   private replacedFields: OutgoingFields | undefined = undefined;
+  /** `maximumRequestBodySize` for a body of unknown length, counted as it is read (`body`). */
+  bodyLimit: number | undefined = undefined;
+  private limitedBody: Readable | undefined = undefined;
 
   constructor(init: CtxInit) {
     this.req = init.req;
@@ -117,7 +121,11 @@ export class Ctx {
 
   /** What the client sends after its head: the request body, or a switched protocol's bytes. */
   get body(): Readable {
-    return 'stream' in this.req ? this.req.stream : this.req;
+    const source = 'stream' in this.req ? this.req.stream : this.req;
+    if (this.bodyLimit === undefined) return source;
+    return (this.limitedBody ??= limitBody(source, this.bodyLimit, () => {
+      if ('shouldKeepAlive' in this.res) this.res.shouldKeepAlive = false;
+    }));
   }
 
   /**

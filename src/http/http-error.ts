@@ -24,7 +24,7 @@ export type FailureCode =
   | 'precondition-failed'
   | 'range-not-satisfiable'
   | 'not-cached'
-  | 'length-required'
+  | 'body-too-large'
   | 'too-many-fields'
   // what the server made of it
   | 'redirect-without-host'

@@ -13,6 +13,8 @@ import { Deadlines } from './deadlines.js';
 import type { ErrorResponder } from './error-responder.js';
 import type { AcmeManager } from '../tls/acme-manager.js';
 import { HttpError } from '../http/http-error.js';
+import { bodyTooLarge, declaredTooLarge } from '../http/body-limit.js';
+import { hasBody } from '../upstream/request-body.js';
 import { normalizeAddress } from '../http/ip-list.js';
 import { send } from '../http/respond.js';
 import { Refusal, type Outcome } from '../http/stage.js';
@@ -119,6 +121,8 @@ export class RequestHandler {
     let pending: Outcome;
     try {
       this.route(ctx, plan.hosts.match(ctx.hostname, ctx.localAddress), target, hostValid);
+      if (plan.global.maximumRequestBodySize !== null)
+        boundBody(ctx, plan.global.maximumRequestBodySize);
       pending = ctx.responded ? undefined : ctx.resolved.chain(ctx);
     } catch (error) {
       return this.fail(ctx, error);
@@ -226,6 +230,21 @@ export class RequestHandler {
     // redirect or authentication, as in Ferron (REFERENCE §1.1 step 9).
     if (target.kind === 'connect') send(ctx, 501, ['Content-Length', '0']);
   }
+}
+
+/**
+ * `maximumRequestBodySize`: a declared length past it is refused before any of the body is read
+ * (and the connection, whose rest is never read, is not kept); a body of unknown length is
+ * counted as its readers take it (Ctx.body).
+ */
+function boundBody(ctx: Ctx, limit: number): void {
+  if (ctx.responded || !hasBody(ctx.req)) return;
+  if (!declaredTooLarge(ctx.req.headers['content-length'], limit)) {
+    if (ctx.req.headers['content-length'] === undefined) ctx.bodyLimit = limit;
+    return;
+  }
+  if ('shouldKeepAlive' in ctx.res) ctx.res.shouldKeepAlive = false;
+  throw bodyTooLarge(limit);
 }
 
 const ACME_CHALLENGE_PATH = '/.well-known/acme-challenge/';

@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { MAX_PROCESSES } from '../../src/modules/cgi/process-slots.js';
+import { curl } from '../helpers/curl.js';
 import { request, uploadThenAsk } from '../helpers/http.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
 import { logged, until } from '../helpers/wait.js';
@@ -77,6 +78,7 @@ script(
   '<?php header("X-Php: cgi"); echo "php-cgi ", $_GET["n"] ?? "", " ", $_SERVER["REDIRECT_STATUS"];',
   false,
 );
+script('post.php', '<?php echo $_SERVER["CONTENT_LENGTH"], " ", json_encode($_POST);', false);
 script('readme.txt', 'plain text', false);
 
 /** A GET, or a POST of `body`. */
@@ -130,6 +132,22 @@ describe('CGI', () => {
       const php = await get(s.port, '/page.php?n=5');
       assert.deepEqual([php.headers['x-php'], php.text], ['cgi', 'php-cgi 5 200']);
       assert.equal((await get(s.port, '/readme.txt')).text, 'plain text');
+    },
+  );
+
+  it(
+    'gives php-cgi a chunked body whole, with its real length',
+    { skip: !phpCgi && 'php-cgi is not installed' },
+    async () => {
+      const posted = await curl([
+        '-s',
+        '-H',
+        'Transfer-Encoding: chunked',
+        '-d',
+        'a=1&b=2',
+        `${s.url}/post.php`,
+      ]);
+      assert.equal(posted.stdout, '7 {"a":"1","b":"2"}');
     },
   );
 

@@ -6,10 +6,11 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { connect } from 'node:net';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { curl } from '../helpers/curl.js';
 import { request } from '../helpers/http.js';
 import { FPM, startFpm, type Fpm } from '../helpers/php-fpm.js';
 import { freePort, startServer, type RunningServer } from '../helpers/server.js';
@@ -118,6 +119,40 @@ describe('FastCGI with php-fpm', { skip: FPM === undefined && 'php-fpm is not in
     assert.equal(
       await r.text(),
       `ten.bin ${file.length} ${createHash('md5').update(file).digest('hex')} hello`,
+    );
+  });
+
+  it('passes a chunked body whole with its real length: $_POST from curl, a streamed multipart upload', async () => {
+    const posted = await curl([
+      '-s',
+      '-H',
+      'Transfer-Encoding: chunked',
+      '-d',
+      'a=1&b=2',
+      `${unixServer.url}/info.php`,
+    ]);
+    assert.deepEqual((JSON.parse(posted.stdout) as { post: unknown }).post, { a: '1', b: '2' });
+    // Past what is kept in memory: the rest goes through a temporary file, gone afterwards.
+    const file = Buffer.alloc(3 * 1024 * 1024, 9);
+    const form = new FormData();
+    form.set('note', 'streamed');
+    form.set('file', new Blob([file]), 'three.bin');
+    const encoded = new Response(form);
+    const r = await fetch(`${tcpServer.url}/upload.php`, {
+      method: 'POST',
+      body: encoded.body,
+      headers: { 'content-type': encoded.headers.get('content-type')! },
+      duplex: 'half',
+    } as RequestInit);
+    const { createHash } = await import('node:crypto');
+    assert.equal(
+      await r.text(),
+      `three.bin ${file.length} ${createHash('md5').update(file).digest('hex')} streamed`,
+    );
+    assert.deepEqual(
+      readdirSync(tmpdir()).filter((f) => f.startsWith('portico-body-')),
+      [],
+      'no temporary file is left',
     );
   });
 

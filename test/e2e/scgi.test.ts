@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -40,6 +40,7 @@ print('listening', flush=True)
 server.serve_forever()
 `;
 const appFile = join(dir, 'app.py');
+const spooledFiles = () => readdirSync(tmpdir()).filter((f) => f.startsWith('portico-body-'));
 writeFileSync(appFile, APP);
 
 describe('SCGI', { skip: !python && 'python3 is not installed' }, () => {
@@ -99,17 +100,25 @@ describe('SCGI', { skip: !python && 'python3 is not installed' }, () => {
     assert.equal((await fetch(`${tcp.url}/app/fail`)).status, 502);
   });
 
-  it('refuses a body without a length (411): SCGI needs it first', async () => {
-    const r = await fetch(`${tcp.url}/app/x`, {
-      method: 'POST',
-      body: new ReadableStream({
-        start(c) {
-          c.enqueue(new TextEncoder().encode('chunk'));
-          c.close();
-        },
-      }),
-      duplex: 'half',
-    } as RequestInit);
-    assert.equal(r.status, 411);
+  it('reads a body without a length whole first and sends its real length', async () => {
+    // Past the part kept in memory, so the rest goes through a temporary file.
+    const big = 'x'.repeat(300 * 1024);
+    for (const text of ['chunk', big]) {
+      const r = await fetch(`${tcp.url}/app/x`, {
+        method: 'POST',
+        body: new ReadableStream({
+          start(c) {
+            c.enqueue(new TextEncoder().encode(text));
+            c.close();
+          },
+        }),
+        duplex: 'half',
+      } as RequestInit);
+      assert.equal(r.status, 201);
+      const got = (await r.json()) as { env: Record<string, string>; body: string };
+      assert.equal(got.env.CONTENT_LENGTH, String(text.length));
+      assert.equal(got.body, text);
+    }
+    assert.deepEqual(spooledFiles(), [], 'the temporary file is gone from its directory');
   });
 });

@@ -9,8 +9,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import type { Readable } from 'node:stream';
 import { cgiVariables } from '../../gateway/cgi-variables.js';
 import { readHead } from '../../gateway/cgi-response.js';
+import { gatewayBody } from '../../gateway/spooled-body.js';
 import { byExtension, findScript, inCgiBin, type ScriptRule } from '../../gateway/script-path.js';
 import { lateError, ResponseClock, type GatewayLimits } from '../../gateway/timeouts.js';
 import type { Ctx } from '../../http/ctx.js';
@@ -19,7 +21,7 @@ import type { Logger } from '../../http/logger.js';
 import { decodePath } from '../../http/paths.js';
 import { sendStream } from '../../http/respond.js';
 import type { Stage } from '../../http/stage.js';
-import { discardRest, hasBody } from '../../upstream/request-body.js';
+import { discardRest } from '../../upstream/request-body.js';
 import { commandFor } from './interpreters.js';
 import type { ProcessSlots } from './process-slots.js';
 
@@ -56,11 +58,17 @@ export function cgiStage(setup: CgiSetup): Stage {
       throw new HttpError(500, 'internal', {
         detail: `${what}: not executable, and no interpreter for its extension (cgiScriptInterpreters)`,
       });
+    // Read before a process slot is taken: a slow upload must not hold one.
+    const upload = await gatewayBody(ctx);
+    const vars = cgiVariables(ctx, script);
+    if (upload.length !== undefined) vars.set('CONTENT_LENGTH', String(upload.length));
     const release = await setup.slots.acquire();
-    if (release === false)
+    if (release === false) {
+      await upload.release();
       throw new HttpError(503, 'upstream-unreachable', {
         detail: `${what}: every CGI process slot stayed busy; the request was not run`,
       });
+    }
     try {
       // A client gone while the request waited for a slot is not answered: nothing is run for it.
       if (ctx.clientGone) return;
@@ -68,10 +76,12 @@ export function cgiStage(setup: CgiSetup): Stage {
         what,
         command,
         filename: script.filename,
-        vars: cgiVariables(ctx, script),
+        vars,
+        upload: upload.stream,
       });
     } finally {
       release();
+      await upload.release();
     }
   };
 }
@@ -85,12 +95,14 @@ interface ScriptRun {
   readonly filename: string;
   /** The CGI variables, its environment besides Portico's own. */
   readonly vars: ReadonlyMap<string, string>;
+  /** The request body, for its standard input. */
+  readonly upload: Readable | undefined;
 }
 
 async function run(
   ctx: Ctx,
   { errorLog: log, limits }: CgiSetup,
-  { what, command, filename, vars }: ScriptRun,
+  { what, command, filename, vars, upload }: ScriptRun,
 ): Promise<void> {
   const child = spawn(command[0]!, command.slice(1), {
     cwd: dirname(filename),
@@ -121,7 +133,6 @@ async function run(
   const kill = () => killGroup(child);
   ctx.res.once('close', kill);
   child.stdin!.on('error', () => undefined);
-  const upload = hasBody(ctx.req) ? ctx.body : undefined;
   // Before the head, the client holds things up while its body is still coming and the script
   // has taken all of it so far.
   const uploading = () =>

@@ -6,6 +6,7 @@ import type { Readable } from 'node:stream';
 import { addConfigured, cgiVariables, configuredVariables } from '../../gateway/cgi-variables.js';
 import { gatewayError } from '../../gateway/gateway-errors.js';
 import { relayOutput, relayWhole, type RelayOptions } from '../../gateway/relay.js';
+import { gatewayBody } from '../../gateway/spooled-body.js';
 import { byExtension, findScript, prefixScript, RootResolver } from '../../gateway/script-path.js';
 import { lateError, type GatewayLimits } from '../../gateway/timeouts.js';
 import type { ScriptTarget } from '../../gateway/cgi-variables.js';
@@ -14,7 +15,7 @@ import { HttpError } from '../../http/http-error.js';
 import type { Logger } from '../../http/logger.js';
 import { decodePath } from '../../http/paths.js';
 import type { Stage } from '../../http/stage.js';
-import { discardRest, hasBody } from '../../upstream/request-body.js';
+import { discardRest } from '../../upstream/request-body.js';
 import type { FcgiConnection, FcgiConnections } from './connections.js';
 import { FcgiExchange, StaleConnection, type Ending } from './exchange.js';
 import { ProtocolStatus } from './records.js';
@@ -42,9 +43,11 @@ export function fcgiStage(setup: FcgiSetup): Stage {
   const roots = new RootResolver();
   const configured = configuredVariables(setup.environment);
   const serve = async (ctx: Ctx, script: ScriptTarget): Promise<void> => {
+    const upload = await gatewayBody(ctx);
+    const body = upload.stream;
     const vars = cgiVariables(ctx, script, { contentLengthDefault: true });
+    if (upload.length !== undefined) vars.set('CONTENT_LENGTH', String(upload.length));
     addConfigured(vars, configured);
-    const body = hasBody(ctx.req) ? ctx.body : undefined;
     try {
       for (let attempt = 0; ; attempt++) {
         try {
@@ -58,6 +61,7 @@ export function fcgiStage(setup: FcgiSetup): Stage {
     } finally {
       // An application that failed (or answered) before reading all of it leaves the rest.
       if (body) discardRest(body);
+      await upload.release();
     }
   };
   // The script is usually found at once (the file cache): no promise until there is one to wait for.

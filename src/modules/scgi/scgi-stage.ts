@@ -12,6 +12,7 @@ import {
 } from '../../gateway/cgi-variables.js';
 import { gatewayError } from '../../gateway/gateway-errors.js';
 import { relayOutput } from '../../gateway/relay.js';
+import { gatewayBody } from '../../gateway/spooled-body.js';
 import { prefixScript, RootResolver } from '../../gateway/script-path.js';
 import { connectWithin, type SocketAddress } from '../../gateway/socket-address.js';
 import { lateError, ResponseClock, type GatewayLimits } from '../../gateway/timeouts.js';
@@ -19,7 +20,7 @@ import { HttpError } from '../../http/http-error.js';
 import type { Logger } from '../../http/logger.js';
 import { decodePath } from '../../http/paths.js';
 import type { Stage } from '../../http/stage.js';
-import { discardRest, hasBody } from '../../upstream/request-body.js';
+import { discardRest } from '../../upstream/request-body.js';
 
 export interface ScgiSetup {
   readonly address: SocketAddress;
@@ -49,17 +50,16 @@ export function scgiStage(setup: ScgiSetup): Stage {
     const root = wwwroot === undefined ? '/nonexistent' : roots.of(wwwroot);
     const script = prefixScript(root, setup.path, decodePath(ctx.path));
     if (script === undefined) return next(ctx);
-    const body = hasBody(ctx.req) ? ctx.body : undefined;
-    if (body !== undefined && ctx.req.headers['content-length'] === undefined)
-      throw new HttpError(411, 'length-required', {
-        detail: `${what}: SCGI needs the length of a request body before it`,
-      });
+    const upload = await gatewayBody(ctx);
+    const body = upload.stream;
     const vars = cgiVariables(ctx, script, { scgi: true, contentLengthDefault: true });
+    if (upload.length !== undefined) vars.set('CONTENT_LENGTH', String(upload.length));
     addConfigured(vars, configured);
     let socket: Socket;
     try {
       socket = await connect(setup.address, setup.limits.connectMs);
     } catch (e) {
+      await upload.release();
       throw gatewayError(what, e);
     }
     const abort = () => socket.destroy();
@@ -90,6 +90,7 @@ export function scgiStage(setup: ScgiSetup): Stage {
       ctx.res.off('close', abort);
       if (body) discardRest(body);
       socket.destroy();
+      await upload.release();
     }
   };
 }

@@ -1,0 +1,84 @@
+// `maximumRequestBodySize` as clients meet it: a declared length past the bound is refused before
+// any of the body is read, a chunked one the moment it passes it, on the way to a real backend and
+// to static files; bodies within it pass whole.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { curl } from '../helpers/curl.js';
+import { request } from '../helpers/http.js';
+import { startServer, type RunningServer } from '../helpers/server.js';
+
+const LIMIT = 1000;
+
+describe('maximumRequestBodySize', () => {
+  let backend: Server;
+  let s: RunningServer;
+  let received: number[] = [];
+  before(async () => {
+    // Answers with the length of the body it read whole.
+    backend = createServer((req, res) => {
+      let n = 0;
+      req.on('data', (c: Buffer) => (n += c.length));
+      req.on('end', () => {
+        received.push(n);
+        res.end(`got ${n}`);
+      });
+      req.on('error', () => undefined);
+    });
+    backend.listen(0, '127.0.0.1');
+    await once(backend, 'listening');
+    const port = (backend.address() as AddressInfo).port;
+    s = await startServer(
+      `global:\n  maximumRequestBodySize: ${LIMIT}\n  loadModules: [rproxy]\n  proxyTo: http://127.0.0.1:${port}/\n`,
+    );
+  });
+  after(async () => {
+    await s?.close();
+    backend?.closeAllConnections();
+    backend?.close();
+  });
+
+  const status = async (args: string[]) =>
+    (
+      await curl(
+        ['-s', '-o', '/dev/null', '-w', '%{http_code}', ...args, `${s.url}/up`],
+        'x'.repeat(LIMIT + 1),
+      )
+    ).stdout;
+
+  it('refuses a declared length past the bound before reading it, and does not keep the connection', async () => {
+    received = [];
+    const r = await request(s.port, '/up', { method: 'POST', body: 'x'.repeat(LIMIT + 1) });
+    assert.equal(r.status, 413);
+    assert.equal(r.headers.connection, 'close');
+    assert.deepEqual(received, [], 'the backend was never asked');
+    assert.equal(await status(['--data-binary', '@-']), '413');
+  });
+
+  it('refuses a chunked body the moment it passes the bound', async () => {
+    assert.equal(await status(['-H', 'Transfer-Encoding: chunked', '--data-binary', '@-']), '413');
+    const r = await request(s.port, '/up', {
+      method: 'POST',
+      headers: { 'transfer-encoding': 'chunked' },
+      body: 'x'.repeat(10 * LIMIT),
+    });
+    assert.equal(r.status, 413);
+    assert.ok(
+      received.every((n) => n <= LIMIT),
+      `the backend got at most the bound: ${received}`,
+    );
+  });
+
+  it('passes bodies within the bound whole, declared or chunked', async () => {
+    const declared = await request(s.port, '/up', { method: 'POST', body: 'y'.repeat(LIMIT) });
+    assert.equal(declared.text, `got ${LIMIT}`);
+    const chunked = await request(s.port, '/up', {
+      method: 'POST',
+      headers: { 'transfer-encoding': 'chunked' },
+      body: 'y'.repeat(LIMIT),
+    });
+    assert.equal(chunked.text, `got ${LIMIT}`);
+  });
+});
