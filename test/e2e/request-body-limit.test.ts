@@ -4,11 +4,13 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
+import { connect as http2Connect } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { curl } from '../helpers/curl.js';
 import { request } from '../helpers/http.js';
-import { startServer, type RunningServer } from '../helpers/server.js';
+import { freePort, startServer, type RunningServer } from '../helpers/server.js';
+import { SERVER_CERT, SERVER_KEY, TEST_CA } from '../helpers/tls.js';
 
 const LIMIT = 1000;
 
@@ -16,6 +18,7 @@ describe('maximumRequestBodySize', () => {
   let backend: Server;
   let s: RunningServer;
   let received: number[] = [];
+  let sport: number;
   before(async () => {
     // Answers with the length of the body it read whole.
     backend = createServer((req, res) => {
@@ -30,8 +33,10 @@ describe('maximumRequestBodySize', () => {
     backend.listen(0, '127.0.0.1');
     await once(backend, 'listening');
     const port = (backend.address() as AddressInfo).port;
+    sport = await freePort();
     s = await startServer(
-      `global:\n  maximumRequestBodySize: ${LIMIT}\n  loadModules: [rproxy]\n  proxyTo: http://127.0.0.1:${port}/\n`,
+      `global:\n  maximumRequestBodySize: ${LIMIT}\n  loadModules: [rproxy]\n  proxyTo: http://127.0.0.1:${port}/\n` +
+        `  secure: true\n  disableToHTTPSRedirect: true\n  sport: "127.0.0.1:${sport}"\n  cert: ${SERVER_CERT}\n  key: ${SERVER_KEY}\n`,
     );
   });
   after(async () => {
@@ -69,6 +74,31 @@ describe('maximumRequestBodySize', () => {
       received.every((n) => n <= LIMIT),
       `the backend got at most the bound: ${received}`,
     );
+  });
+
+  it('over HTTP/2: a body without content-length passes within the bound, and gets 413 past it', async () => {
+    const session = http2Connect(`https://localhost:${sport}`, {
+      ca: TEST_CA,
+      host: '127.0.0.1',
+    } as never);
+    session.on('error', () => undefined);
+    const post = (size: number) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const stream = session.request({ ':method': 'POST', ':path': '/up' });
+        let status = 0;
+        let body = '';
+        stream.on('response', (h) => (status = Number(h[':status'])));
+        stream.setEncoding('utf8').on('data', (d: string) => (body += d));
+        stream.on('end', () => resolve({ status, body }));
+        stream.on('error', reject);
+        stream.end(Buffer.alloc(size, 'z'));
+      });
+    try {
+      assert.deepEqual(await post(LIMIT), { status: 200, body: `got ${LIMIT}` });
+      assert.equal((await post(LIMIT + 1)).status, 413);
+    } finally {
+      session.close();
+    }
   });
 
   it('passes bodies within the bound whole, declared or chunked', async () => {
