@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatDiagnostic, type Diagnostic } from '../config/diagnostics.js';
 import { loadConfig, loadConfigText, type LoadResult } from '../config/load.js';
+import type { Config } from '../config/validate.js';
 import { PROPERTY_TABLE } from '../modules/registry.js';
 import { configChecks } from '../server/config-checks.js';
 import type { CommandIo } from './io.js';
@@ -49,4 +50,9 @@ export async function loadChosenConfig(
 
 export function printDiagnostics(diagnostics: readonly Diagnostic[], io: CommandIo): void {
   for (const d of diagnostics) io.stderr.write(`${formatDiagnostic(d)}\n`);
+}
+
+/** Which property each environment override set (never its value: it may be a secret). */
+export function printOverrides(config: Config | undefined, out: NodeJS.WritableStream): void {
+  for (const o of config?.environment ?? []) out.write(`${o.path}: set by ${o.variable}\n`);
 }

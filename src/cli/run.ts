@@ -6,7 +6,7 @@ import { serveUntilStopped } from '../server/lifecycle.js';
 import { Server } from '../server/server.js';
 import type { Primary } from '../workers/primary.js';
 import { workerCount } from '../workers/worker-count.js';
-import { loadChosenConfig, printDiagnostics } from './config-file.js';
+import { loadChosenConfig, printDiagnostics, printOverrides } from './config-file.js';
 import type { CommandIo } from './io.js';
 
 export async function runCommand(configFile: string | undefined, io: CommandIo): Promise<number> {
@@ -14,6 +14,7 @@ export async function runCommand(configFile: string | undefined, io: CommandIo):
   printDiagnostics(result.diagnostics, io);
   const config = result.config;
   if (!config) return 1;
+  printOverrides(config, io.stderr);
   const reloadSource = () => loadChosenConfig(configFile);
   const workers = workerCount(config.global.workers);
   // A single process loads none of the primary's code (prom-client's aggregator among it).

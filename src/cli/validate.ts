@@ -1,6 +1,6 @@
 // `portico validate [-c] [FILE] [--strict]`: every error and warning, then `configuration OK` or
 // exit 1; with --strict a warning fails it too (a pipeline that wants no property ignored).
-import { loadChosenConfig, printDiagnostics } from './config-file.js';
+import { loadChosenConfig, printDiagnostics, printOverrides } from './config-file.js';
 import type { CommandIo } from './io.js';
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -27,6 +27,7 @@ export async function validateCommand(
     io.stdout.write(
       'no configuration file (portico.kdl, portico.yaml or portico.yml) here: checked the built-in default\n',
     );
+  printOverrides(result.config, io.stdout);
   io.stdout.write('configuration OK\n');
   return 0;
 }

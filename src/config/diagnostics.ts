@@ -41,7 +41,8 @@ export function clip(text: string, max = 80): string {
 
 /** `FILE:LINE:COL: path: message`, warnings marked as such. */
 export function formatDiagnostic(d: Diagnostic): string {
-  const where = `${d.pos.file}:${d.pos.line}:${d.pos.col}: `;
+  // Line 0: a place with no lines, such as an environment variable.
+  const where = d.pos.line > 0 ? `${d.pos.file}:${d.pos.line}:${d.pos.col}: ` : `${d.pos.file}: `;
   const kind = d.severity === 'warning' ? 'warning: ' : '';
   return `${where}${kind}${d.path ? `${d.path}: ` : ''}${d.message}`;
 }

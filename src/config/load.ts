@@ -1,12 +1,14 @@
 // Files → raw tree → Config. Reads the main file by its extension (UTF-8 only), resolves `include`
 // globs relative to the including file (`{{env.NAME}}` in them first), merges included files (their
 // hosts after the includer's, their global keys under it), interpolates `{{env.NAME}}`, validates
-// against the property table, then runs the checks.
+// against the property table, then runs the checks. The environment's overrides (FERRON_PORT…)
+// apply over the files, after interpolation.
 import { readFile, realpath } from 'node:fs/promises';
 import { dirname, extname, isAbsolute, relative, resolve } from 'node:path';
 import { glob, isDynamicPattern } from 'tinyglobby';
 import { checkConfig, type ConfigCheck } from './checks.js';
 import { Diagnostics, type Diagnostic } from './diagnostics.js';
+import { applyEnvOverrides, type EnvOverride } from './env-overrides.js';
 import { interpolate, substitute } from './env-placeholders.js';
 import { mergeIncluded, reportingFs, withoutEntry } from './includes.js';
 import { parseKdl } from './kdl.js';
@@ -83,13 +85,22 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   const raw = await reader.read(resolve(options.cwd ?? process.cwd(), file), [], undefined);
   if (!raw) return { config: undefined, diagnostics: sorted(diags), files: reader.files, raw };
   // Validation runs even after other errors, so one run reports everything that needs fixing.
-  if (!options.keepPlaceholders) interpolate(raw, env, diags);
+  let environment: EnvOverride[] = [];
+  if (!options.keepPlaceholders) {
+    interpolate(raw, env, diags);
+    environment = applyEnvOverrides(raw, env, diags);
+  }
   const config = validated(raw, diags, options.checks ?? [], {
     properties,
     placeholders: options.keepPlaceholders ?? false,
     ...(options.keepPlaceholders ? {} : { baseDir: (shown: string) => reader.dirOf(shown) }),
   });
-  return { config, diagnostics: sorted(diags), files: reader.files, raw };
+  return {
+    config: withEnvironment(config, environment),
+    diagnostics: sorted(diags),
+    files: reader.files,
+    raw,
+  };
 }
 
 /** Loads configuration text that is not in a file (the built-in default, tests); relative paths are relative to `baseDir`. */
@@ -113,14 +124,22 @@ export function loadConfigText(
   const raw = parseText(text, syntax, label, diags, properties);
   if (!raw) return { config: undefined, diagnostics: diags.list, files: [], raw: undefined };
   interpolate(raw, env, diags);
+  const environment = raw.kind === 'map' ? applyEnvOverrides(raw, env, diags) : [];
   // A text that is not a mapping (a lone scalar or list) is refused by the validator, with a message.
   const config = validated(raw, diags, checks, { properties, baseDir: () => baseDir });
   return {
-    config,
+    config: withEnvironment(config, environment),
     diagnostics: sorted(diags),
     files: [],
     raw: raw.kind === 'map' ? raw : undefined,
   };
+}
+
+function withEnvironment(
+  config: Config | undefined,
+  environment: readonly EnvOverride[],
+): Config | undefined {
+  return config && environment.length > 0 ? { ...config, environment } : config;
 }
 
 /** The Config, checked, or undefined when anything in it is an error. */

@@ -168,7 +168,9 @@ A property Portico does not know is a warning that names the nearest one it know
   \`wwwroot/static/\`): the longest matching location wins, and a location's \`wwwroot\` is a root
   under which the whole path is looked up.
 - **Environment**: \`{{env.NAME}}\` anywhere in a string is replaced by the variable's value; an unset
-  variable is an error.
+  variable is an error. Ferron's overrides (\`FERRON_PORT\`, \`FERRON_CERT\`, \`FERRON_SNI_*_CERT\`,
+  \`FERRON_ENV_*\`…, and the same names with \`PORTICO_\`) set global properties over the files:
+  docs/running.md, Environment overrides.
 - **Merging**: settings of global → host → location → errorConfig are merged when the configuration
   is loaded: scalars replace; \`proxyTo\` and \`secureProxyTo\` replace; other lists concatenate, parent
   first; mappings merge key by key, the child winning.

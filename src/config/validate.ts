@@ -1,6 +1,7 @@
 // Raw tree → typed Config, every problem reported at once. Which properties a scope may hold, and
 // their shapes, ranges and formats, come from the property table (values.ts reads each value); the
 // rules that relate several properties are checks.ts's, run on what this returns.
+import type { EnvOverride } from './env-overrides.js';
 import { clip, type Diagnostics } from './diagnostics.js';
 import type { PropertyTable } from './property-table.js';
 import type { Scope, Settings } from './properties.js';
@@ -35,6 +36,8 @@ export interface Config {
   readonly global: Settings;
   readonly hosts: HostConfig[];
   readonly properties: PropertyTable;
+  /** What the environment set over the files (env-overrides.ts); absent when nothing. */
+  readonly environment?: readonly EnvOverride[];
 }
 
 /**
