@@ -409,6 +409,14 @@ export const CORE_PROPERTIES = {
       'Largest request body in bytes (nginx’s `client_max_body_size`): a larger declared `Content-Length` gets 413 before any of it is read, and a body of unknown length gets 413 the moment it passes the bound. Null: no limit (Ferron’s behaviour). It also bounds what a CGI, FastCGI or SCGI request of unknown length writes to a temporary file.',
     example: 'global:\n  maximumRequestBodySize: 10485760\n',
   }),
+  followSymlinks: row({
+    type: oneOf('ownerMatch', 'always', 'never'),
+    default: 'ownerMatch',
+    scopes: G,
+    since: PORTICO,
+    summary:
+      'Which symbolic links leaving `wwwroot` static files follow (links that stay inside are always followed): `ownerMatch` when every link on the way has the owner of what it points to (Apache’s SymLinksIfOwnerMatch, nginx’s `disable_symlinks if_not_owner`), `always` (Ferron), `never`. A link not followed is a 404.',
+  }),
   automaticTLSDirectoryUrl: row({
     type: str('http-url'),
     scopes: G,

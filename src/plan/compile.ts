@@ -132,7 +132,11 @@ export function compilePlan(config: Config, services: CompileServices): Plan {
         );
     }
     const compiler = new Compiler(config.properties, {
-      files: leases.take('static-files', () => new StaticFiles()),
+      // A cache per symlink rule: what one rule found is not another's answer.
+      files: leases.take(
+        `static-files:${global.followSymlinks}`,
+        () => new StaticFiles({ followSymlinks: global.followSymlinks }),
+      ),
       auth: leases.take('auth', () => createAuthServices(errorLog, services.auth, services.store)),
       errorLog,
       modules,

@@ -18,12 +18,14 @@ import {
 } from './compression.js';
 import { entityTag } from './conditional.js';
 import { contentTypeFor } from './content-type.js';
+import { followsOutside, type SymlinkPolicy } from './symlink-policy.js';
 
 export interface FileCacheOptions {
   readonly maxCacheBytes: number;
   readonly maxCachedFileSize: number;
   readonly maxEntries: number;
   readonly revalidateMs: number;
+  readonly followSymlinks: SymlinkPolicy;
 }
 
 export interface FileEntry {
@@ -301,8 +303,13 @@ export class FileCache {
     let entry: Entry;
     try {
       const real = await fsp.realpath(join(rootReal, decodedPath));
-      // A symlink leaving wwwroot is reported as missing: a 403 would confirm something is there.
-      if (!isInside(real, rootReal)) entry = negative('missing', now);
+      // A symlink leaving wwwroot that is not followed is reported as missing: a 403 would confirm
+      // something is there.
+      if (
+        !isInside(real, rootReal) &&
+        !(await followsOutside(this.options.followSymlinks, rootReal, decodedPath))
+      )
+        entry = negative('missing', now);
       else
         entry = this.describe(real, await fsp.stat(real), {
           key,

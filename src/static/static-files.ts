@@ -19,6 +19,7 @@ import {
   type FileEntry,
   type NegativeEntry,
 } from './file-cache.js';
+import type { SymlinkPolicy } from './symlink-policy.js';
 import { serveFile, type FileFlags, type Precompressed } from './file-response.js';
 
 /** The files that hold a precompressed copy, by coding (no tool writes `.deflate` files). */
@@ -33,6 +34,8 @@ export interface StaticFilesOptions {
   maxEntries?: number;
   /** How long a cached result is trusted before the disk is checked again (default 1000 ms). */
   revalidateMs?: number;
+  /** Which symlinks leaving wwwroot are followed (default `ownerMatch`; symlink-policy.ts). */
+  followSymlinks?: SymlinkPolicy;
 }
 
 interface StageFlags extends FileFlags {
@@ -68,6 +71,7 @@ export class StaticFiles {
       maxCachedFileSize: this.maxCachedFileSize,
       maxEntries: options.maxEntries ?? 16384,
       revalidateMs: options.revalidateMs ?? 1000,
+      followSymlinks: options.followSymlinks ?? 'ownerMatch',
     });
   }
 
