@@ -1,4 +1,5 @@
 // Validators and conditional requests (RFC 9110 §8.8 and §13).
+import { parseHttpDate } from '../http/http-date.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Encoding } from './compression.js';
 
@@ -35,8 +36,8 @@ function mtimeSeconds(mtimeMs: number): number {
 }
 
 function dateSeconds(value: string): number | undefined {
-  const ms = Date.parse(value);
-  return Number.isNaN(ms) ? undefined : Math.floor(ms / 1000);
+  const ms = parseHttpDate(value);
+  return ms === undefined ? undefined : Math.floor(ms / 1000);
 }
 
 /** How entity tags compare (RFC 9110 §8.8.3.2). */

@@ -16,10 +16,11 @@ import type { BodyTarget } from '../http/response-tap.js';
 import type { Backend } from './backend.js';
 import { ClientLeft } from './gate.js';
 import type { Upstream } from './pools.js';
-import { relayedHeaders } from './response-headers.js';
+import { relayEarlyHints, relayedHeaders } from './response-headers.js';
 import { tunnel } from './tunnel.js';
 import { loadUndici } from './undici.js';
 
+const LENGTH_MISMATCH = 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH';
 // A kept response's body is read to its end up to this much; beyond, the connection is dropped.
 const MAX_DISCARDED = 1024 * 1024;
 
@@ -31,6 +32,8 @@ export interface ExchangeOptions {
   readonly body: Readable | undefined;
   /** True: the response is kept (its head returned, its body drained) rather than relayed. */
   readonly keep: (status: number) => boolean;
+  /** A 103 Early Hints from the backend is passed on to the client (not an auth server's). */
+  readonly earlyHints?: boolean;
   readonly errorLog: Logger;
   /**
    * The protocol the client asks to switch to (`websocket`, by an HTTP/1.1 Upgrade or an HTTP/2
@@ -121,6 +124,8 @@ class Relay implements Dispatcher.DispatchHandler {
   private kept: Kept | undefined;
   private discarded = 0;
   private settled = false;
+  /** The final status, once its head has come. */
+  private status = 0;
 
   constructor(
     private readonly ctx: Ctx,
@@ -159,7 +164,11 @@ class Relay implements Dispatcher.DispatchHandler {
 
   onHeaders(status: number, raw: Buffer[], resume: () => void): boolean {
     this.resumeBackend = resume;
-    if (status < 200) return true;
+    if (status < 200) {
+      if (status === 103 && this.options.earlyHints) relayEarlyHints(this.ctx, raw);
+      return true;
+    }
+    this.status = status;
     if (this.options.keep(status)) {
       this.kept = { status, headers: loadUndici().util.parseHeaders(raw) as IncomingHttpHeaders };
       return true;
@@ -206,6 +215,10 @@ class Relay implements Dispatcher.DispatchHandler {
   }
 
   onError(error: Error): void {
+    // undici counts a 304's Content-Length (the size of the representation it stands for, RFC
+    // 9110 §8.6) as body bytes owed, and fails a response that is whole.
+    if (this.status === 304 && (error as NodeJS.ErrnoException).code === LENGTH_MISMATCH)
+      return this.onComplete();
     this.pendingHead = undefined;
     this.settle();
     this.target?.off('drain', this.resume);

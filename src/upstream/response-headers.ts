@@ -1,5 +1,6 @@
 // A backend's response head as the client receives it: every field but the hop-by-hop ones, in
 // the flat list the response path takes (Set-Cookie and other repeated fields stay repeated).
+import type { Ctx } from '../http/ctx.js';
 import type { RawHeaders } from '../http/respond.js';
 import { connectionListed, isHopByHop } from '../http/hop-by-hop.js';
 import { loadUndici } from './undici.js';
@@ -28,4 +29,22 @@ export function relayedHeaders(raw: readonly (Buffer | string)[]): RawHeaders {
 
 function text(value: Buffer | string): string {
   return typeof value === 'string' ? value : value.toString('latin1');
+}
+
+/**
+ * A backend's 103 Early Hints (RFC 8297), passed on while its response is prepared: the `Link`
+ * fields alone, which are what a browser acts on. Not to an HTTP/1.0 client, which has no 1xx,
+ * nor once the response has begun.
+ */
+export function relayEarlyHints(ctx: Ctx, raw: readonly (Buffer | string)[]): void {
+  const req = ctx.req;
+  if (ctx.responded || (req.httpVersionMajor === 1 && req.httpVersionMinor === 0)) return;
+  const nameOf = loadUndici().util.headerNameToString;
+  const links: string[] = [];
+  for (let i = 0; i < raw.length; i += 2)
+    if (nameOf(raw[i]!) === 'link') links.push(text(raw[i + 1]!));
+  if (links.length === 0) return;
+  const res = ctx.res;
+  if ('stream' in res) res.stream.additionalHeaders({ ':status': 103, link: links });
+  else res.writeEarlyHints({ link: links });
 }

@@ -4,79 +4,14 @@
 // issue's own points (collapsing, bounds, reload).
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import http from 'node:http';
 import { connect as http2Connect } from 'node:http2';
-import type { AddressInfo } from 'node:net';
-import { describe, it, type TestContext } from 'node:test';
-import { request, type Reply } from '../helpers/http.js';
-import { freePort, type RunningServer, startServer } from '../helpers/server.js';
+import { describe, it } from 'node:test';
+import { cachingProxy, fixed, get, origin, status, type Handler } from '../helpers/cache-origin.js';
+import { request } from '../helpers/http.js';
+import { freePort, startServer } from '../helpers/server.js';
 import { SERVER_CERT, SERVER_KEY, TEST_CA } from '../helpers/tls.js';
 import { until } from '../helpers/wait.js';
-
-type Handler = (req: IncomingMessage, res: ServerResponse) => void;
-
-interface Origin {
-  readonly url: string;
-  /** Requests as the origin saw them. */
-  readonly seen: { method: string; url: string; headers: http.IncomingHttpHeaders }[];
-  /** How many requests for `path` reached the origin. */
-  hits(path: string): number;
-  close(): Promise<void>;
-}
-
-async function origin(t: TestContext, handler: Handler): Promise<Origin> {
-  const seen: Origin['seen'] = [];
-  const server = http.createServer((req, res) => {
-    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
-    handler(req, res);
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  let closed = false;
-  const close = () => {
-    if (closed) return Promise.resolve();
-    closed = true;
-    server.closeAllConnections();
-    return new Promise<void>((resolve) => server.close(() => resolve()));
-  };
-  t.after(close);
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    seen,
-    hits: (path) => seen.filter((r) => r.url === path).length,
-    close,
-  };
-}
-
-/** An origin answering every request with `headers` and a body naming the request and its number. */
-function fixed(headers: Record<string, string | string[]>, status = 200): Handler {
-  let n = 0;
-  return (req, res) => {
-    n++;
-    const body = `${req.method} ${req.url} #${n}`;
-    res.writeHead(status, { 'Content-Type': 'text/plain', 'X-Count': String(n), ...headers });
-    res.end(req.method === 'HEAD' ? undefined : body);
-  };
-}
-
-async function cachingProxy(
-  t: TestContext,
-  o: Origin | string,
-  extra = '',
-): Promise<RunningServer> {
-  const url = typeof o === 'string' ? o : o.url;
-  const s = await startServer(
-    `global:\n  loadModules: [cache, rproxy]\n  proxyTo: ${url}\n${extra}`,
-  );
-  t.after(() => s.close());
-  return s;
-}
-
-function get(s: RunningServer, path: string, headers: Record<string, string> = {}) {
-  return request(s.port, path, { headers: { host: 'localhost', ...headers } });
-}
-
-const status = (r: Reply) => String(r.headers['cache-status']);
 
 describe('cache: storing responses (RFC 9111 §3)', () => {
   it('§3: stores a GET response with explicit freshness and serves it again without the origin', async (t) => {

@@ -51,6 +51,11 @@ class ParsedDirectives implements Directives {
 
 export const NO_DIRECTIVES: Directives = new ParsedDirectives(new Map(), new Set());
 
+/** Directives already parsed elsewhere (CDN-Cache-Control's dictionary), by lower-case name. */
+export function directivesOf(args: ReadonlyMap<string, string | true>): Directives {
+  return new ParsedDirectives(args, new Set());
+}
+
 /** Every Cache-Control field line of a message, as Node gives them (joined or as a list). */
 export function parseCacheControl(value: string | readonly string[] | undefined): Directives {
   if (value === undefined) return NO_DIRECTIVES;

@@ -1,4 +1,5 @@
 // Header fields of a response as respond.ts carries them: a flat [name, value, …] list.
+import { parseHttpDate } from '../../http/http-date.js';
 import type { RawHeaders } from '../../http/respond.js';
 
 /** Every line of a field, joined as one list (RFC 9110 §5.3); undefined when absent. */
@@ -29,9 +30,5 @@ export function listMembers(value: string | undefined): string[] {
     .filter((m) => m !== '');
 }
 
-/** An HTTP date in ms since the epoch; undefined when absent or not a date. */
-export function httpDate(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const ms = Date.parse(value);
-  return Number.isNaN(ms) ? undefined : ms;
-}
+/** An HTTP date in ms since the epoch; undefined when absent or not a date (http-date.ts). */
+export const httpDate = parseHttpDate;

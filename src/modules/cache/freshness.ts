@@ -57,8 +57,9 @@ function dateOf(a: Arrival): number {
 
 /** §4.2.3's corrected_initial_age, in seconds: the age the response already had when it arrived. */
 export function initialAge(a: Arrival): number {
-  const ageField = fieldValue(a.headers, 'age');
-  const ageValue = ageField !== undefined && /^\s*[0-9]+\s*$/.test(ageField) ? Number(ageField) : 0;
+  // Of several values (a list, or several lines joined), the first is the one meant (§5.1).
+  const first = fieldValue(a.headers, 'age')?.split(',')[0]?.trim();
+  const ageValue = first !== undefined && /^[0-9]+$/.test(first) ? Number(first) : 0;
   const apparentAge = Math.max(0, (a.responseTime - dateOf(a)) / 1000);
   const responseDelay = (a.responseTime - a.requestTime) / 1000;
   return Math.max(apparentAge, ageValue + responseDelay);

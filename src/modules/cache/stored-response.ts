@@ -2,7 +2,8 @@
 // from a 304 (§3.2, §4.3.4) and for the copy a client gets (§5.1 Age).
 import { isHopByHop } from '../../http/hop-by-hop.js';
 import { JOINED_BODY_MAX, type RawHeaders } from '../../http/respond.js';
-import { parseCacheControl, type Directives } from './cache-control.js';
+import type { Directives } from './cache-control.js';
+import { responseDirectives } from './response-directives.js';
 import { CACHE_STATUS } from './cache-status.js';
 import { fieldValue, listMembers, withoutFields } from './fields.js';
 import {
@@ -181,7 +182,7 @@ export function freshened(
     varyFields: entry.varyFields,
     varyValues: entry.varyValues,
     ignored,
-    directives: parseCacheControl(fieldValue(headers, 'cache-control')),
+    directives: responseDirectives(headers),
     requestTime: exchange.requestTime,
     responseTime: exchange.responseTime,
   });

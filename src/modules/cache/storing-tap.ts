@@ -5,7 +5,7 @@ import type { Ctx } from '../../http/ctx.js';
 import type { RawHeaders } from '../../http/respond.js';
 import type { ResponseTap } from '../../http/response-tap.js';
 import type { Next } from '../../http/stage.js';
-import { parseCacheControl } from './cache-control.js';
+import { responseDirectives } from './response-directives.js';
 import { CACHE_STATUS, cacheStatus, type CacheStatusParts } from './cache-status.js';
 import { absorbAll, Capture } from './capture.js';
 import { fieldValue, listMembers } from './fields.js';
@@ -61,7 +61,7 @@ export function storingTap(
     head(status, headers) {
       const responseTime = Date.now();
       addVary(headers, setup.varyHeaders);
-      const directives = parseCacheControl(fieldValue(headers, 'cache-control'));
+      const directives = responseDirectives(headers);
       let why =
         ctx.method === 'HEAD'
           ? 'head'

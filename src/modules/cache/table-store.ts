@@ -14,8 +14,7 @@ import type {
   TableCodec,
   TableStats,
 } from '../../store/shared-store.js';
-import { parseCacheControl } from './cache-control.js';
-import { fieldValue } from './fields.js';
+import { responseDirectives } from './response-directives.js';
 import type { CacheStore, Lookup } from './store.js';
 import type { StoredResponse } from './stored-response.js';
 import { variantKey } from './variants.js';
@@ -147,7 +146,7 @@ const FILED_CODEC: TableCodec<Filed> = {
       epoch: number;
       response: Omit<StoredResponse, 'directives'>;
     };
-    const directives = parseCacheControl(fieldValue(response.headers, 'cache-control'));
+    const directives = responseDirectives(response.headers);
     return { epoch, response: { ...response, directives } };
   },
 };

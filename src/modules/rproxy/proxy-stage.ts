@@ -63,6 +63,7 @@ export function proxyStage(setup: ProxySetup): Stage {
       headers: request.extended ? withKey(headers) : headers,
       body: requestBody,
       keep: intercept,
+      earlyHints: true,
       errorLog: setup.errorLog,
       upgrade: request.upgrade,
     });
