@@ -13,9 +13,10 @@ Usage: portico <command> [options]
 
 Commands:
   run [-c FILE]          start the server (SIGHUP reloads, SIGTERM/SIGINT stop gracefully)
-  validate [-c] [FILE] [--strict]
+  validate [-c] [FILE] [--strict] [--apps]
                          check a configuration; prints "configuration OK" or every error
-                         and warning (--strict: a warning fails it too)
+                         and warning (--strict: a warning fails it too; --apps: start the
+                         Python applications as run does, then stop them)
   convert FILE [--to kdl|yaml]
                          print a configuration in the other syntax
   passwd [USERNAME]      hash a password and print a \`users\` entry
@@ -66,8 +67,8 @@ export async function main(argv: string[], io: CommandIo = processIo): Promise<n
     io.stdout.write(HELP);
     return 0;
   }
-  if (values.strict && command !== 'validate')
-    return usage(io, command, '--strict is for validate');
+  if ((values.strict || values.apps) && command !== 'validate')
+    return usage(io, command, `--${values.strict ? 'strict' : 'apps'} is for validate`);
   switch (command) {
     case 'run':
       if (positionals.length > 0 || values.to !== undefined)
@@ -81,6 +82,7 @@ export async function main(argv: string[], io: CommandIo = processIo): Promise<n
         return usage(io, command, 'give the file once, as FILE or with -c');
       return (await import('./validate.js')).validateCommand(values.config ?? positionals[0], io, {
         strict: values.strict === true,
+        apps: values.apps === true,
       });
     case 'convert':
       if (positionals.length > 1 || values.config !== undefined)
@@ -108,6 +110,7 @@ function parse(args: string[]) {
       config: { type: 'string', short: 'c' },
       to: { type: 'string' },
       strict: { type: 'boolean' },
+      apps: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });

@@ -141,6 +141,9 @@ missing \`wwwroot\` or \`errorPages\` file, a certificate out of its validity pe
 A property Portico does not know is a warning that names the nearest one it knows
 (\`unknown property, ignored; did you mean "wwwroot"?\`), and the server starts, as Ferron 1.x does;
 \`portico validate --strict FILE\` exits 1 on any warning, for a pipeline that wants none ignored.
+\`validate\` checks what \`run\` checks before it listens (certificates, log files, application files,
+interpreters); \`portico validate --apps FILE\` also starts the Python applications as \`run\` does
+(each imported) and stops them again.
 \`portico schema\` prints a JSON Schema of the YAML syntax for editors (also in
 [portico.schema.json](portico.schema.json)): with the YAML language server, put
 \`# yaml-language-server: $schema=./docs/portico.schema.json\` at the top of \`portico.yaml\`.

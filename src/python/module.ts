@@ -8,7 +8,9 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import type { ConfigCheck } from '../config/checks.js';
+import type { ScopeRecord } from '../config/validate.js';
 import type { PropertyRows } from '../config/properties.js';
+import { missingExecutable } from '../config/executables.js';
 import { pathProblem } from '../config/system-errors.js';
 import { gatewayLimits, type GatewayLimits } from '../gateway/timeouts.js';
 import { defineModule, type Module, type ModuleSettings } from '../plan/module.js';
@@ -37,7 +39,10 @@ export interface PythonProperties {
   readonly clearImportPath: boolean;
 }
 
-/** An application file that is not there is a load error with its position, not a Python traceback. */
+/**
+ * An application file that is not there, or an interpreter that cannot run, is a load error with
+ * its position, not a failure at start.
+ */
 function checkApplicationFile(mode: PythonMode, property: string): ConfigCheck {
   return (config, scopes, diags, { files }) => {
     if (!files || !(config.global.loadModules ?? []).includes(mode)) return;
@@ -48,8 +53,33 @@ function checkApplicationFile(mode: PythonMode, property: string): ConfigCheck {
       const problem = pathProblem(file, 'file');
       if (problem !== undefined)
         diags.error(entry.value.pos, `${scope.path}.${property}`, `${file}: ${problem}`);
+      const setBy = inheritedFrom(scopes, scope, 'pythonExecutable');
+      const missing = missingExecutable(
+        (setBy?.settings as { pythonExecutable?: string } | undefined)?.pythonExecutable ??
+          'python3',
+      );
+      if (missing !== undefined)
+        diags.error(
+          (setBy?.keys.get('pythonExecutable') ?? entry).value.pos,
+          `${(setBy ?? scope).path}.pythonExecutable`,
+          `${missing}; the ${mode} application of ${scope.path} cannot start`,
+        );
     }
   };
+}
+
+/** The scope whose `name` applies to `scope`: its own, else its host's, else the global one. */
+function inheritedFrom(
+  scopes: readonly ScopeRecord[],
+  scope: ScopeRecord,
+  name: string,
+): ScopeRecord | undefined {
+  const host = /^hosts\[\d+\]/.exec(scope.path)?.[0];
+  for (const path of [scope.path, host, 'global']) {
+    const found = scopes.find((s) => s.path === path);
+    if (found?.keys.has(name)) return found;
+  }
+  return undefined;
 }
 
 /** The module named `mode`, with its rows (`modeApplicationPath` among them) and how it reads them. */

@@ -402,7 +402,7 @@ describe(
         startServer(
           `global:\n  loadModules: [asgi]\n  pythonExecutable: /nonexistent/python9\n  asgiApplicationPath: ${plainApp('x')}\n`,
         ),
-        /pythonExecutable "\/nonexistent\/python9" was not found/,
+        /:\d+:\d+: global\.pythonExecutable: \/nonexistent\/python9: not an executable file/,
       );
       // A file that is not there is a configuration error, with its position.
       await assert.rejects(

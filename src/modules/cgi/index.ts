@@ -3,6 +3,7 @@
 import { gatewayLimits, type GatewayLimits } from '../../gateway/timeouts.js';
 import { defineModule, type ModuleSettings } from '../../plan/module.js';
 import { cgiStage } from './cgi-stage.js';
+import { checkInterpreters } from './check.js';
 import { interpretersWith } from './interpreters.js';
 import { ProcessSlots } from './process-slots.js';
 import { CGI_PROPERTIES } from './properties.js';
@@ -25,6 +26,7 @@ function options(s: ModuleSettings<typeof CGI_PROPERTIES>): CgiOptions | undefin
 export const cgi = defineModule({
   name: 'cgi',
   properties: CGI_PROPERTIES,
+  check: checkInterpreters,
   options,
   provision: (o, leases, { errorLog }) => ({
     stage: cgiStage({
