@@ -1,31 +1,44 @@
-// One listening socket, and the protocol server its connections are handed to: HTTP/1.1, or over
-// TLS HTTPS with HTTP/2 negotiated by ALPN (HTTP/1.1 the fallback: secure-server.ts). The socket
-// and the protocol are separate so a reload that changes the protocol (HTTP/2 or client
-// certificates switched) keeps the port bound: new connections go to the new protocol server while
-// the old one drains its own. A listener stops gracefully: stop accepting, let in-flight requests
-// finish within a bound, then close the rest. A reload hands a TLS protocol server new certificates
-// and policy in place.
+// One listening socket (a TCP address or a Unix socket), and the protocol server its connections
+// are handed to: HTTP/1.1 (with HTTP/2 by prior knowledge beside it: h2c-server.ts), or over TLS
+// HTTPS with HTTP/2 negotiated by ALPN (HTTP/1.1 the fallback: secure-server.ts), each after what a
+// connection sends first is read where the configuration asks (a PROXY header, HTTP/2's preface:
+// connection-preamble.ts). The socket and the protocol are separate so a reload that changes the
+// protocol (HTTP/2, client certificates, h2c or PROXY headers switched) keeps the port bound: new
+// connections go to the new protocol server while the old one drains its own. A listener stops
+// gracefully: stop accepting, let in-flight requests finish within a bound, then close the rest. A
+// reload hands a TLS protocol server new certificates and policy in place.
 import {
   createServer,
   type IncomingMessage,
   type Server as HttpServer,
   type ServerResponse,
 } from 'node:http';
-import type { Http2SecureServer } from 'node:http2';
+import cluster from 'node:cluster';
+import type {
+  Http2SecureServer,
+  Http2Server,
+  ServerHttp2Session,
+  Settings as Http2Settings,
+} from 'node:http2';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Server as TlsServer } from 'node:tls';
 import type { Request, Response } from '../http/ctx.js';
 import type { TlsSetup } from '../plan/compile.js';
-import type { ListenerSpec } from '../plan/listener-spec.js';
+import { listenerId, type ListenerSpec } from '../plan/listener-spec.js';
 import { bareResponse } from './bare-response.js';
 import { CertificateContexts } from './certificate-contexts.js';
+import { readPreamble } from './connection-preamble.js';
+import { clientOf, speakFor, UNIX_CLIENT } from './connection-clients.js';
+import { createH2cServer } from './h2c-server.js';
+import type { ProxiedClient } from './proxy-header.js';
 import { Http1Connections } from './http1-connections.js';
 import { Http2Sessions, type SessionLimits } from './http2-sessions.js';
 import { http2Streams } from './http2-streams.js';
 import { refuseClient, refusePlainHttp, requestTimeout, type Refusal } from './refusals.js';
 import { createSecureServer, HANDSHAKE_TIMEOUT_MS } from './secure-server.js';
-import { cannotListen } from './listen-errors.js';
+import { cannotListen, ListenError } from './listen-errors.js';
+import { applySocketMode, reclaimStaleSocket } from './unix-socket.js';
 import { addTraffic, socketTraffic, trafficOf, type Traffic } from './traffic.js';
 
 /** `upgrade`: the connection of an HTTP/1.1 request that asked to switch protocols (WebSocket). */
@@ -70,7 +83,17 @@ export const DEFAULT_LIMITS: ConnectionLimits = {
   checkIntervalMs: 2_000,
 };
 
-export class ListenError extends Error {}
+export { ListenError } from './listen-errors.js';
+
+/** What a protocol server needs beyond its spec, limits and certificates. */
+export interface ProtocolOptions {
+  /** HTTP/2's settings for HTTP/2 with prior knowledge (a plain listener's, with enableH2C). */
+  readonly http2Settings?: Http2Settings;
+  /** With proxyProtocol: whether a peer may send a PROXY header (undefined: a Unix-socket peer). */
+  readonly trusts?: (peer: string | undefined) => boolean;
+  /** Why a connection was refused before its protocol began, for the error log. */
+  readonly refusedConnection?: (reason: string) => void;
+}
 
 // The defaults of http2IdleMs and http2LivenessMs.
 const HTTP2_IDLE_MS = 120_000;
@@ -81,7 +104,13 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The address a listener binds: what reloads diff listeners by. */
 export function bindingOf(spec: ListenerSpec): string {
-  return `${spec.address ?? '*'} ${spec.port}`;
+  if (spec.path !== undefined) return `unix:${spec.path}`;
+  return `${spec.address ?? '*'} ${spec.port}${spec.ipv6Only ? ' ipv6-only' : ''}`;
+}
+
+/** A TCP connection's two ends: how a TLS socket is matched with the connection it was made on. */
+function endsOf(socket: Socket): string {
+  return `${socket.remoteAddress} ${socket.remotePort} ${socket.localAddress} ${socket.localPort}`;
 }
 
 /**
@@ -90,6 +119,14 @@ export function bindingOf(spec: ListenerSpec): string {
  */
 export class ProtocolServer {
   private readonly server: HttpServer | Http2SecureServer;
+  /** HTTP/2 with prior knowledge beside HTTP/1.1 (a plain listener with enableH2C). */
+  private readonly h2c: Http2Server | undefined;
+  /**
+   * The clients PROXY headers named on TLS connections still in their handshake, by the ends of
+   * the connection: Node makes the TLS socket, which requests then see, out of sight.
+   */
+  private readonly viaTls = new Map<string, ProxiedClient>();
+  private readonly headersTimeoutMs: number;
   /** Every connection handed over, as accepted (before any TLS). */
   private readonly sockets = new Set<Socket>();
   private readonly http1: Http1Connections;
@@ -110,7 +147,9 @@ export class ProtocolServer {
     tls?: TlsSetup,
     /** A request the HTTP parser refused, answered here: the access log records it too. */
     private readonly onRefused?: (refusal: Refusal) => void,
+    private readonly options: ProtocolOptions = {},
   ) {
+    this.headersTimeoutMs = limits.headersTimeoutMs;
     // A server that never listens gets no time limits from Node: http1-connections.ts keeps them
     // (and the HTTP/2 server's HTTP/1.1 fallback gets none from Node at all).
     this.http1 = new Http1Connections(limits, limits.sendTimeoutMs ?? SEND_TIMEOUT_MS, (socket) =>
@@ -130,6 +169,18 @@ export class ProtocolServer {
     };
     if (!spec.secure) {
       this.server = createServer({ ...http1, requireHostHeader: false }, onRequest);
+      if (spec.h2c)
+        this.h2c = createH2cServer(options.http2Settings ?? {}, {
+          stream: http2Streams(
+            (req, res) => dispatch(req, res, scheme),
+            (stream) => this.sessions.opened(stream),
+          ),
+          session: (session, socket) => {
+            const client = clientOf(socket);
+            if (client) speakFor(session.socket, client);
+            this.session(session, socket);
+          },
+        });
     } else {
       if (!tls || (!tls.certificates.fallback && !tls.certificates.managed))
         throw new ListenError(`${spec.id}: HTTPS needs a certificate (cert and key)`);
@@ -142,14 +193,14 @@ export class ProtocolServer {
           (stream) => this.sessions.opened(stream),
         ),
         http1Connection: (socket, fallback) => {
+          this.speakForTls(socket, socket);
           // Node's HTTP/1 connection handling destroys a socket whose timeout passes.
           if (fallback) socket.setTimeout(idleMs);
           this.http1.add(socket, fallback);
         },
         session: (session, socket) => {
-          this.sessions.add(session, socket);
-          // A session whose handshake finished after draining began gets GOAWAY at once.
-          if (this.drained) session.close();
+          if (socket) this.speakForTls(socket, session.socket);
+          this.session(session, socket);
         },
         contextFor: (name) => this.certificates?.forName(name),
         stapling: () => this.tls?.onOcspRequest,
@@ -190,6 +241,18 @@ export class ProtocolServer {
     refuseClient(err, socket, this.http1.latest(socket), this.onRefused);
   }
 
+  private session(session: ServerHttp2Session, socket: Socket | undefined): void {
+    this.sessions.add(session, socket);
+    // A session whose handshake finished after draining began gets GOAWAY at once.
+    if (this.drained) session.close();
+  }
+
+  /** The TLS socket of a connection, and what requests see as theirs, speak for its client. */
+  private speakForTls(socket: Socket, seen: object): void {
+    const client = this.spec.path !== undefined ? UNIX_CLIENT : this.viaTls.get(endsOf(socket));
+    if (client) speakFor(seen, client);
+  }
+
   /** A connection the Listener accepted. */
   accept(socket: Socket): void {
     this.sockets.add(socket);
@@ -199,8 +262,45 @@ export class ProtocolServer {
       this.sockets.delete(socket);
       if (this.sockets.size === 0) this.onEmpty?.();
     });
-    if (this.certificates) return this.certificates.accept(socket);
-    this.http1.add(socket);
+    if (this.spec.path !== undefined) speakFor(socket, UNIX_CLIENT);
+    if (!this.spec.proxyProtocol && !this.h2c) return this.serve(socket, false);
+    const acceptedAt = Date.now();
+    const trusts = this.spec.proxyProtocol ? this.options.trusts : undefined;
+    readPreamble(
+      socket,
+      {
+        ...(trusts ? { trusts } : {}),
+        h2c: this.h2c !== undefined,
+        timeoutMs: this.headersTimeoutMs,
+      },
+      {
+        done: ({ client, http2 }) => {
+          if (client) speakFor(socket, client);
+          this.serve(socket, http2, acceptedAt);
+          // What the preamble read is back in the socket, which its protocol reads once resumed;
+          // node:http2 reads it by itself.
+          if (!http2) socket.resume();
+        },
+        refused: (reason) => {
+          if (reason !== undefined) this.options.refusedConnection?.(`${this.spec.id}: ${reason}`);
+        },
+      },
+    );
+  }
+
+  /** Hands a connection to its protocol; `acceptedAt` when its preamble was read first. */
+  private serve(socket: Socket, http2: boolean, acceptedAt?: number): void {
+    if (this.certificates) {
+      const client = clientOf(socket);
+      if (client && this.spec.path === undefined) {
+        const ends = endsOf(socket);
+        this.viaTls.set(ends, client);
+        socket.once('close', () => this.viaTls.delete(ends));
+      }
+      return this.certificates.accept(socket);
+    }
+    if (http2) return void this.h2c!.emit('connection', socket);
+    this.http1.add(socket, false, acceptedAt);
     this.server.emit('connection', socket);
   }
 
@@ -227,6 +327,11 @@ export class ProtocolServer {
   updateLimits(limits: ConnectionLimits): void {
     this.http1.setSendTimeout(limits.sendTimeoutMs ?? SEND_TIMEOUT_MS);
     this.sessions.setLimits(sessionLimits(limits));
+  }
+
+  /** A reload's HTTP/2 settings, for new sessions of HTTP/2 with prior knowledge. */
+  updateHttp2(settings: Http2Settings): void {
+    this.h2c?.updateSettings(settings);
   }
 
   /** New certificates and policy for new handshakes (reload); open connections are not touched. */
@@ -287,8 +392,11 @@ export class Listener {
       readonly maxConnections?: number;
       /** Where an accept failure (out of file descriptors) is reported; the listener goes on. */
       readonly log?: (message: string) => void;
+      /** A Unix socket's permissions (`socketMode`), applied once bound. */
+      readonly socketMode?: string;
     } = {},
   ) {
+    this.socketMode = options.socketMode;
     this.server = createNetServer({ noDelay: true }, (socket) => this.protocol.accept(socket));
     if (options.maxConnections !== undefined) this.server.maxConnections = options.maxConnections;
     this.onAcceptError = (err) =>
@@ -296,6 +404,7 @@ export class Listener {
   }
 
   private readonly onAcceptError: (err: Error) => void;
+  private socketMode: string | undefined;
 
   get spec(): ListenerSpec {
     return this.protocol.spec;
@@ -327,12 +436,29 @@ export class Listener {
     return typeof address === 'object' && address ? address.port : this.spec.port;
   }
 
-  /** What it serves, as a URL with the bound port (`http://127.0.0.1:8080`). */
+  /** What it serves, as a URL with the bound port (`http://127.0.0.1:8080`), or its id for a Unix socket. */
   get url(): string {
-    return this.spec.id.replace(/:\d+$/, `:${this.port}`);
+    const { spec } = this;
+    if (spec.path !== undefined) return spec.id;
+    return `${listenerId(spec.secure, spec.address, this.port)}${spec.ipv6Only ? ' (IPv6 only)' : ''}`;
   }
 
-  start(): Promise<void> {
+  async start(): Promise<void> {
+    const path = this.spec.path;
+    // A worker's listen is done by its primary (node:cluster), which reclaimed the path before
+    // any worker started (workers/primary.ts): a worker that looked would find its siblings' socket.
+    if (path !== undefined && !cluster.isWorker) await reclaimStaleSocket(path, this.spec.id);
+    await this.bind();
+    if (path === undefined || this.socketMode === undefined) return;
+    try {
+      await applySocketMode(path, this.socketMode);
+    } catch (e) {
+      await this.close(0);
+      throw new ListenError(`cannot set socketMode on ${path}: ${(e as Error).message}`);
+    }
+  }
+
+  private bind(): Promise<void> {
     return new Promise((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException) => {
         this.server.off('listening', onListening);
@@ -347,7 +473,10 @@ export class Listener {
       };
       this.server.once('error', onError);
       this.server.once('listening', onListening);
-      this.server.listen({ port: this.spec.port, host: this.spec.address, ipv6Only: false });
+      const { path, port, address, ipv6Only } = this.spec;
+      this.server.listen(
+        path !== undefined ? { path } : { port, host: address, ipv6Only: ipv6Only ?? false },
+      );
     });
   }
 
@@ -359,6 +488,20 @@ export class Listener {
   updateLimits(limits: ConnectionLimits, maxConnections: number): void {
     this.server.maxConnections = maxConnections;
     this.protocol.updateLimits(limits);
+  }
+
+  updateHttp2(settings: Http2Settings): void {
+    this.protocol.updateHttp2(settings);
+  }
+
+  /** A reload's `socketMode`, for a Unix socket kept bound; a failure is logged, not thrown. */
+  async updateSocketMode(mode: string, log: (message: string) => void): Promise<void> {
+    const path = this.spec.path;
+    if (path === undefined || mode === this.socketMode) return;
+    this.socketMode = mode;
+    await applySocketMode(path, mode).catch((e: Error) =>
+      log(`cannot set socketMode on ${path}: ${e.message}`),
+    );
   }
 
   /** From now on connections go to `next`; the current protocol server drains within `graceMs`. */
