@@ -65,10 +65,15 @@ export function checkListeners(
       diags.error(
         entry.pos,
         at,
-        `${entry.written} binds an address ${first.path} (${first.written}) binds already`,
+        `${entry.written} binds an address already bound by ${first.path} (${first.written})`,
       );
   });
   const where = (name: string) => record?.keys.get(name)?.keyPos ?? record?.pos;
+  // An invalid port or sport has its error already: which listeners it meant is unknown.
+  const known = (['port', 'sport'] as const).every(
+    (n) => !record?.keys.has(n) || g[n] !== undefined,
+  );
+  if (!known) return;
   const unix = entries.some((e) => e.address.kind === 'unix');
   if (g.proxyProtocol === true && g.trustedProxies === undefined && !unix)
     diags.error(
