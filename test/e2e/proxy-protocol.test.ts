@@ -117,6 +117,27 @@ describe('PROXY protocol from HAProxy', () => {
     });
   }
 
+  it('reads the header before HTTP/2 with prior knowledge (enableH2C)', async (t) => {
+    if (!needHaproxy(t)) return;
+    const log = join(dir, 'access-h2c.log');
+    const s = await portico(t, log, '  enableH2C: true\n');
+    const front = await haproxy(t, s.port, 'send-proxy');
+    const { stdout } = await run('curl', [
+      '-s',
+      '--max-time',
+      '10',
+      '--http2-prior-knowledge',
+      '--interface',
+      '127.0.0.2',
+      '-w',
+      ' %{http_version}',
+      `http://127.0.0.1:${front}/index.html`,
+    ]);
+    assert.equal(stdout, 'behind haproxy 2');
+    const seen = await until(() => clients(log), { ok: (c) => c.length === 1 });
+    assert.deepEqual(seen, ['127.0.0.2']);
+  });
+
   it('reads the header before the TLS handshake (send-proxy-v2 to HTTPS)', async (t) => {
     if (!needHaproxy(t)) return;
     const log = join(dir, 'access-tls.log');
