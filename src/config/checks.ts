@@ -4,6 +4,8 @@ import { isSupportedPasswordHash } from '../auth/password.js';
 import { findCipherSuite } from './tls-names.js';
 import type { Diagnostics } from './diagnostics.js';
 import { isLoopback, parseListen } from './formats.js';
+import { tcpPorts } from './listen-addresses.js';
+import { checkListeners } from './listener-checks.js';
 import type { PropertyTable } from './property-table.js';
 import type { Settings } from './properties.js';
 import type { Pos, RawEntry } from './raw.js';
@@ -49,11 +51,6 @@ export function globalPlace(scopes: readonly ScopeRecord[], name: string): Place
   };
 }
 
-function portOf(value: number | string | undefined, fallback: number): number | undefined {
-  if (value === undefined) return fallback;
-  return typeof value === 'number' ? value : parseListen(value)?.port;
-}
-
 function runChecks(config: Config, scopes: readonly ScopeRecord[], diags: Diagnostics): void {
   const globalRecord = scopes.find((s) => s.scope === 'global');
   const g = config.global;
@@ -85,29 +82,23 @@ function runChecks(config: Config, scopes: readonly ScopeRecord[], diags: Diagno
       'HTTPS is on but there is no certificate: set cert and key, sni, or enableAutomaticTLS',
     );
   }
-  const httpPort = portOf(g.port, 80);
-  const httpsPort = portOf(g.sport, 443);
-  if (
-    g.secure &&
-    !g.disableNonEncryptedServer &&
-    httpPort === httpsPort &&
-    sameHost(g.port, g.sport)
-  ) {
-    error('sport', `HTTP and HTTPS cannot share port ${httpsPort}`);
-  }
+  checkListeners(g, scopes, diags);
   if (g.enableAutomaticTLS) {
     if (!g.secure) warn('enableAutomaticTLS', 'has no effect unless secure is true');
-    // HTTP-01 is answered on the HTTP port, TLS-ALPN-01 on the HTTPS one (RFC 8555 §8.3, RFC 8737).
+    // HTTP-01 is answered on the HTTP port, TLS-ALPN-01 on the HTTPS one (RFC 8555 §8.3, RFC 8737):
+    // one listener of the list on that port is enough.
+    const httpPorts = tcpPorts(g.port ?? 80);
+    const httpsPorts = tcpPorts(g.sport ?? 443);
     if (g.useAutomaticTLSHTTPChallenge) {
-      if (httpPort !== 80)
+      if (!httpPorts.includes(80))
         warn(
           'useAutomaticTLSHTTPChallenge',
-          `the ACME CA validates HTTP-01 on port 80, but port is ${String(httpPort)}`,
+          `the ACME CA validates HTTP-01 on port 80, but port is ${portsShown(httpPorts)}`,
         );
-    } else if (httpsPort !== 443)
+    } else if (!httpsPorts.includes(443))
       warn(
         'enableAutomaticTLS',
-        `the ACME CA validates TLS-ALPN-01 on port 443, but sport is ${String(httpsPort)}`,
+        `the ACME CA validates TLS-ALPN-01 on port 443, but sport is ${portsShown(httpsPorts)}`,
       );
     if (g.secure && g.useAutomaticTLSHTTPChallenge && g.disableNonEncryptedServer) {
       error(
@@ -191,12 +182,9 @@ function runChecks(config: Config, scopes: readonly ScopeRecord[], diags: Diagno
   checkHosts(config, scopes, diags);
 }
 
-function sameHost(a: number | string | undefined, b: number | string | undefined): boolean {
-  const hostOf = (v: number | string | undefined) =>
-    typeof v === 'string' ? parseListen(v)?.host : undefined;
-  const ha = hostOf(a);
-  const hb = hostOf(b);
-  return ha === undefined || hb === undefined || ha === hb;
+/** `8443`, `8443, 9443`, or `only Unix sockets`. */
+function portsShown(ports: readonly number[]): string {
+  return ports.length === 0 ? 'only Unix sockets' : ports.join(', ');
 }
 
 function checkScope(

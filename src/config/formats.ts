@@ -63,6 +63,27 @@ export function parseListen(value: string): { host: string | undefined; port: nu
     : undefined;
 }
 
+/** The longest Unix socket path Linux binds (`sun_path` holds 108 bytes with the final NUL). */
+export const MAX_SOCKET_PATH_BYTES = 107;
+
+/** The path of a `unix:/path` listener, or undefined when `value` names no Unix socket. */
+export function unixSocketPath(value: string): string | undefined {
+  return value.startsWith('unix:') ? value.slice(5) : undefined;
+}
+
+function listenerProblem(v: string, s: string): string | undefined {
+  const path = unixSocketPath(v);
+  if (path === undefined)
+    return parseListen(v)
+      ? undefined
+      : `expected a port, "address:port", "[IPv6]:port" or "unix:/path", got ${s}`;
+  if (!path.startsWith('/') || path.includes('\0'))
+    return `expected "unix:" followed by an absolute path, got ${s}`;
+  if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES)
+    return `the Unix socket path ${s} is longer than the ${MAX_SOCKET_PATH_BYTES} bytes a socket address holds`;
+  return undefined;
+}
+
 function isCidr(value: string): boolean {
   const slash = value.indexOf('/');
   if (slash < 0) return false;
@@ -143,6 +164,11 @@ const CHECKERS: Record<StringFormat, Checker> = {
   },
   listen: (v, s) =>
     parseListen(v) ? undefined : `expected a port, "address:port" or "[IPv6]:port", got ${s}`,
+  listener: listenerProblem,
+  'file-mode': (v, s) =>
+    /^0?[0-7]{3}$/.test(v)
+      ? undefined
+      : `expected an octal permission mode such as "0660", got ${s}`,
   'header-name': (v, s) => (TOKEN.test(v) ? undefined : `invalid header name ${s}`),
   'header-value': headerValueProblem,
   'url-path': (v, s) =>

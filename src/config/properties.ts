@@ -22,6 +22,7 @@ import {
   type Infer,
   type SectionSpec,
   type Spec,
+  type UnionSpec,
 } from './types.js';
 
 export type Scope = 'global' | 'host' | 'location' | 'errorConfig';
@@ -73,6 +74,14 @@ const V1 = '1.0.0';
 const PORTICO = 'Portico';
 
 const listenSpec = either(port(), str('listen'));
+// `port` and `sport`: one listener as Ferron 1.x writes it, or a list of them.
+const listenerSpec = either(port(), str('listener'));
+const listenersSpec: UnionSpec<number | string | (number | string)[]> = {
+  kind: 'union',
+  options: [port(), str('listener'), list(listenerSpec, { nonEmpty: true })],
+};
+const LISTENERS_EXAMPLE =
+  'global:\n  port:\n    - 80\n    - "[::]:80"\n    - "127.0.0.1:8080"\n    - unix:/run/portico/http.sock\n  socketMode: "0660"\n';
 const tlsVersion = oneOf('TLSv1.2', 'TLSv1.3');
 // The admin block's endpoint directives: CONTRACT.md makes a bare directive mean true.
 const flag = bool({ bareMeansTrue: true });
@@ -110,20 +119,50 @@ const NOT_CUSTOM_HEADERS: Readonly<Record<string, string>> = {
 export const CORE_PROPERTIES = {
   // ── global only ─────────────────────────────────────────────────────────────────────────────
   port: row({
-    type: listenSpec,
+    type: listenersSpec,
     default: 80,
     scopes: G,
     since: V1,
-    summary: 'HTTP port or address-port pair.',
+    summary:
+      'HTTP port or address-port pair. Portico: or a list of them, and `unix:/path` for a Unix socket; a bare port is every address, IPv4 and IPv6, unless `[::]:PORT` is listed too, which then takes IPv6 and the bare port IPv4 (nginx’s `listen 80; listen [::]:80;`).',
+    example: LISTENERS_EXAMPLE,
   }),
   sport: row({
-    type: listenSpec,
+    type: listenersSpec,
     default: 443,
     scopes: G,
     since: V1,
-    summary: 'HTTPS port or address-port pair.',
+    summary:
+      'HTTPS port or address-port pair. Portico: or a list of them, as `port`; HTTP redirects to HTTPS name the first TCP port of the list.',
   }),
   secure: row({ type: bool(), default: false, scopes: G, since: V1, summary: 'Enables HTTPS.' }),
+  socketMode: row({
+    type: str('file-mode'),
+    default: '0660',
+    scopes: G,
+    since: PORTICO,
+    summary:
+      'The permissions of the Unix sockets `port` and `sport` name, as a quoted octal string: who may connect (writing a socket is connecting to it). The default lets the owner and the group in: run the proxy in front as a member of Portico’s group.',
+    example: LISTENERS_EXAMPLE,
+  }),
+  enableH2C: row({
+    type: bool(),
+    default: false,
+    scopes: G,
+    since: PORTICO,
+    summary:
+      'HTTP/2 with prior knowledge (h2c, RFC 9113 §3.3) on the plain listeners, beside HTTP/1.1 on the same port: for gRPC clients and load balancers that end TLS in front. The HTTP/1.1 `Upgrade: h2c` dance is not offered.',
+  }),
+  proxyProtocol: row({
+    type: bool(),
+    default: false,
+    scopes: G,
+    since: PORTICO,
+    summary:
+      'Accepts a PROXY protocol header (v1 or v2, as HAProxy’s `send-proxy` and cloud load balancers send) at the start of connections from the global `trustedProxies` and from Unix-socket peers, on every listener: the address it names becomes the client. From a trusted peer the header is optional; from any other peer a connection that begins with one is refused.',
+    example:
+      'global:\n  proxyProtocol: true\n  trustedProxies:\n    - 10.0.0.5\n    - 10.0.1.0/24\n',
+  }),
   enableHTTP2: row({
     type: bool(),
     default: true,

@@ -15,6 +15,7 @@ const STRING_PATTERNS: Partial<Record<string, string>> = {
   'http-url': '^https?://',
   'gateway-url': '^(tcp://[^/]+:\\d+/?|unix:///.+)$',
   command: '\\S',
+  'file-mode': '^0?[0-7]{3}$',
 };
 
 /** `modules`: what a `module` string may be (the property table's). */

@@ -12,6 +12,8 @@ export type StringFormat =
   | 'ip-or-cidr'
   | 'domain' // a host name, `*.example.com` or `*`
   | 'listen' // "port", "addr:port" or "[v6addr]:port"
+  | 'listener' // as `listen`, or "unix:/absolute/path" (a Unix socket)
+  | 'file-mode' // an octal permission mode such as "0660"
   | 'header-name'
   | 'header-value'
   | 'url-path' // starts with `/`

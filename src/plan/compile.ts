@@ -60,6 +60,10 @@ export interface Plan {
   readonly blocklist: IpList | undefined;
   /** Present when HTTPS runs. */
   readonly tls: TlsSetup | undefined;
+  /** HTTP/2's settings, over TLS and with prior knowledge (enableH2C) alike. */
+  readonly http2Settings: Http2Settings;
+  /** With proxyProtocol: the peers that may send a PROXY header (the global trustedProxies). */
+  readonly proxyPeers: IpList | undefined;
   /** Present when OCSP stapling runs: staples are fetched ahead of the first handshake. */
   readonly ocsp: OcspStapler | undefined;
   /** Present with automatic TLS: the manager and what this configuration asks of it. */
@@ -165,6 +169,11 @@ export function compilePlan(config: Config, services: CompileServices): Plan {
       listeners: listenerSpecs(config.global),
       blocklist,
       tls: tlsSetup(global, ocsp, acme),
+      http2Settings: http2SettingsOf(global),
+      proxyPeers:
+        global.proxyProtocol && global.trustedProxies
+          ? new IpList(global.trustedProxies)
+          : undefined,
       ocsp,
       acme,
       leases,
@@ -235,27 +244,31 @@ function tlsSetup(
   } catch (e) {
     throw new PlanError((e as Error).message);
   }
-  const settings = g.http2Settings;
   return {
     certificates,
     policy: policyOptions(g),
     requestCert: g.useClientCertificate,
     http2: g.enableHTTP2,
-    http2Settings: {
-      ...(settings?.initialWindowSize === undefined
-        ? {}
-        : { initialWindowSize: settings.initialWindowSize }),
-      ...(settings?.maxFrameSize === undefined ? {} : { maxFrameSize: settings.maxFrameSize }),
-      // Always advertised: each stream may hold a file or a backend connection, and a client
-      // told no limit opened thousands (nginx's default; Caddy's is 250).
-      maxConcurrentStreams: settings?.maxConcurrentStreams ?? MAX_CONCURRENT_STREAMS,
-      ...(settings?.maxHeaderListSize === undefined
-        ? {}
-        : { maxHeaderListSize: settings.maxHeaderListSize }),
-      enableConnectProtocol: settings?.enableConnectProtocol ?? false,
-    },
+    http2Settings: http2SettingsOf(g),
     ...(ocsp ? { onOcspRequest: ocsp.onOcspRequest } : {}),
     ...(acme ? { acmeChallenge: (name: string) => acme.manager.challengeFor(name) } : {}),
+  };
+}
+
+function http2SettingsOf(g: ResolvedSettings): Http2Settings {
+  const settings = g.http2Settings;
+  return {
+    ...(settings?.initialWindowSize === undefined
+      ? {}
+      : { initialWindowSize: settings.initialWindowSize }),
+    ...(settings?.maxFrameSize === undefined ? {} : { maxFrameSize: settings.maxFrameSize }),
+    // Always advertised: each stream may hold a file or a backend connection, and a client
+    // told no limit opened thousands (nginx's default; Caddy's is 250).
+    maxConcurrentStreams: settings?.maxConcurrentStreams ?? MAX_CONCURRENT_STREAMS,
+    ...(settings?.maxHeaderListSize === undefined
+      ? {}
+      : { maxHeaderListSize: settings.maxHeaderListSize }),
+    enableConnectProtocol: settings?.enableConnectProtocol ?? false,
   };
 }
 

@@ -79,10 +79,13 @@ export class Http1Connections {
     return this.states.size;
   }
 
-  /** An HTTP/1 connection (the TLS socket for HTTPS). */
-  add(socket: Socket, fallback = false): void {
+  /**
+   * An HTTP/1 connection (the TLS socket for HTTPS); `acceptedAt` when what it sent first was read
+   * before (a PROXY header), whose time counts toward the header limit.
+   */
+  add(socket: Socket, fallback = false, acceptedAt = Date.now()): void {
     const state: ConnectionState = {
-      acceptedAt: Date.now(),
+      acceptedAt,
       fallback,
       response: undefined,
       seen: undefined,

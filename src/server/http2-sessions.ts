@@ -14,7 +14,7 @@
 //   2023-44487): nghttp2 answers such a flood with GOAWAY and stops reading, but nothing closes
 //   the connection, and the client's own close then goes unnoticed.
 import type { ServerHttp2Session, ServerHttp2Stream } from 'node:http2';
-import type { TLSSocket } from 'node:tls';
+import type { Socket } from 'node:net';
 
 export interface SessionLimits {
   readonly livenessMs: number;
@@ -30,8 +30,8 @@ interface Waiting {
 }
 
 interface SessionWatch {
-  /** The session's TLS socket: Node hands out only a proxy that refuses to be destroyed. */
-  readonly socket: TLSSocket | undefined;
+  /** The session's socket (TLS or plain): Node hands out only a proxy that refuses to be destroyed. */
+  readonly socket: Socket | undefined;
   /** Open streams, each with how long its output has waited (undefined: nothing waits). */
   readonly streams: Map<ServerHttp2Stream, Waiting | undefined>;
   bytesRead: number;
@@ -87,7 +87,7 @@ export class Http2Sessions {
     return this.sessions.size;
   }
 
-  add(session: ServerHttp2Session, socket: TLSSocket | undefined): void {
+  add(session: ServerHttp2Session, socket: Socket | undefined): void {
     this.sessions.set(session, {
       socket,
       streams: new Map(),

@@ -1,8 +1,10 @@
-// The listeners of a running server, by the address each binds, and what a reload changes of them:
-// addresses to bind, addresses to let go, and addresses kept whose protocol changes (HTTP/2 or
-// client certificates switched, HTTP to HTTPS), which keep their socket and get a new protocol
-// server while the old one drains its connections. A reload's changes are made off to the side
-// and either committed or discarded, so a failure leaves the running listeners as they were.
+// The listeners of a running server, by the address each binds (a TCP address or a Unix socket's
+// path), and what a reload changes of them: addresses to bind, addresses to let go, and addresses
+// kept whose protocol changes (HTTP/2, client certificates, h2c or PROXY headers switched, HTTP to
+// HTTPS), which keep their socket and get a new protocol server while the old one drains its
+// connections. A reload's changes are made off to the side and either committed or discarded, so a
+// failure leaves the running listeners as they were.
+import type { IpList } from '../http/ip-list.js';
 import type { Plan } from '../plan/compile.js';
 import type { ListenerSpec } from '../plan/listener-spec.js';
 import {
@@ -13,6 +15,7 @@ import {
   type Dispatch,
 } from './listener.js';
 import { addTraffic, type Traffic } from './traffic.js';
+import { OnceAMinute } from './once-a-minute.js';
 import type { Refusal } from './refusals.js';
 
 export interface ListenerSetup {
@@ -40,8 +43,13 @@ export class ListenerSet {
   /** Listeners a reload removed, still closing, and what those that closed carried. */
   private readonly leaving = new Set<Listener>();
   private readonly left: Traffic = { received: 0, sent: 0 };
+  /** The peers that may send a PROXY header, as the current Plan says. */
+  private proxyPeers: IpList | undefined;
+  private readonly refusedConnections: OnceAMinute;
 
-  constructor(private readonly setup: ListenerSetup) {}
+  constructor(private readonly setup: ListenerSetup) {
+    this.refusedConnections = new OnceAMinute(setup.log);
+  }
 
   /** Listener ids (`http://*:8080`) with the port actually bound. */
   get urls(): string[] {
@@ -82,6 +90,7 @@ export class ListenerSet {
 
   /** Binds the Plan's listeners, every one or none. */
   async open(plan: Plan): Promise<void> {
+    this.proxyPeers = plan.proxyPeers;
     for (const l of await this.bind(plan.listeners, plan)) this.listeners.set(bindingOf(l.spec), l);
   }
 
@@ -122,9 +131,14 @@ export class ListenerSet {
 
   /** The Plan's certificates and connection limits, for every listener and open connection. */
   update(plan: Plan): void {
+    this.proxyPeers = plan.proxyPeers;
     if (plan.tls) for (const l of this.listeners.values()) l.updateTls(plan.tls);
     const limits = this.connectionLimits(plan);
-    for (const l of this.listeners.values()) l.updateLimits(limits, plan.global.maxConnections);
+    for (const l of this.listeners.values()) {
+      l.updateLimits(limits, plan.global.maxConnections);
+      l.updateHttp2(plan.http2Settings);
+      void l.updateSocketMode(plan.global.socketMode, this.setup.log);
+    }
   }
 
   /** Closes every listener within `graceMs`; resolves with how many connections that cut. */
@@ -136,7 +150,12 @@ export class ListenerSet {
 
   private protocolServer(spec: ListenerSpec, plan: Plan): ProtocolServer {
     const { dispatch, onRefused } = this.setup;
-    return new ProtocolServer(spec, dispatch, this.connectionLimits(plan), plan.tls, onRefused);
+    return new ProtocolServer(spec, dispatch, this.connectionLimits(plan), plan.tls, onRefused, {
+      http2Settings: plan.http2Settings,
+      // A Unix-socket peer is whoever socketMode lets connect.
+      trusts: (peer) => peer === undefined || (this.proxyPeers?.has(peer) ?? false),
+      refusedConnection: (reason) => this.refusedConnections.say(reason),
+    });
   }
 
   /** The configuration's connection limits; a test's own (Server options) take precedence. */
@@ -164,6 +183,7 @@ export class ListenerSet {
         const listener = new Listener(this.protocolServer(spec, plan), {
           maxConnections: plan.global.maxConnections,
           log: this.setup.log,
+          socketMode: plan.global.socketMode,
         });
         await listener.start();
         opened.push(listener);

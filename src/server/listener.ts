@@ -1,275 +1,32 @@
-// One listening socket, and the protocol server its connections are handed to: HTTP/1.1, or over
-// TLS HTTPS with HTTP/2 negotiated by ALPN (HTTP/1.1 the fallback: secure-server.ts). The socket
-// and the protocol are separate so a reload that changes the protocol (HTTP/2 or client
-// certificates switched) keeps the port bound: new connections go to the new protocol server while
-// the old one drains its own. A listener stops gracefully: stop accepting, let in-flight requests
-// finish within a bound, then close the rest. A reload hands a TLS protocol server new certificates
-// and policy in place.
-import {
-  createServer,
-  type IncomingMessage,
-  type Server as HttpServer,
-  type ServerResponse,
-} from 'node:http';
-import type { Http2SecureServer } from 'node:http2';
-import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
-import type { Duplex } from 'node:stream';
-import type { Server as TlsServer } from 'node:tls';
-import type { Request, Response } from '../http/ctx.js';
+// One listening socket (a TCP address or a Unix socket), and the protocol server its connections
+// are handed to (protocol-server.ts). The socket and the protocol are separate so a reload that
+// changes the protocol (HTTP/2, client certificates, h2c or PROXY headers switched) keeps the
+// port bound: new connections go to the new protocol server while the old one drains its own. A
+// listener stops gracefully: stop accepting, let in-flight requests finish within a bound, then
+// close the rest.
+import cluster from 'node:cluster';
+import type { Settings as Http2Settings } from 'node:http2';
+import { createServer as createNetServer, type Server as NetServer } from 'node:net';
 import type { TlsSetup } from '../plan/compile.js';
-import type { ListenerSpec } from '../plan/listener-spec.js';
-import { bareResponse } from './bare-response.js';
-import { CertificateContexts } from './certificate-contexts.js';
-import { Http1Connections } from './http1-connections.js';
-import { Http2Sessions, type SessionLimits } from './http2-sessions.js';
-import { http2Streams } from './http2-streams.js';
-import { refuseClient, refusePlainHttp, requestTimeout, type Refusal } from './refusals.js';
-import { createSecureServer, HANDSHAKE_TIMEOUT_MS } from './secure-server.js';
-import { cannotListen } from './listen-errors.js';
-import { addTraffic, socketTraffic, trafficOf, type Traffic } from './traffic.js';
+import { listenerId, type ListenerSpec } from '../plan/listener-spec.js';
+import { cannotListen, ListenError } from './listen-errors.js';
+import type { ConnectionLimits, ProtocolServer } from './protocol-server.js';
+import { applySocketMode, reclaimStaleSocket } from './unix-socket.js';
+import { addTraffic, type Traffic } from './traffic.js';
 
-/** `upgrade`: the connection of an HTTP/1.1 request that asked to switch protocols (WebSocket). */
-export type Dispatch = (
-  req: Request,
-  res: Response,
-  scheme: 'http' | 'https',
-  upgrade?: Duplex,
-) => void;
-
-/** Connection time limits. The defaults defeat slow clients (slowloris) without hurting real ones. */
-export interface ConnectionLimits {
-  /** The whole header block must arrive within this. */
-  readonly headersTimeoutMs: number;
-  /** A whole request, body included, must arrive within this. */
-  readonly requestTimeoutMs: number;
-  /** An idle keep-alive connection is closed after this. */
-  readonly keepAliveTimeoutMs: number;
-  /** How often the limits above are checked. */
-  readonly checkIntervalMs: number;
-  /**
-   * An HTTP/2 session that has read nothing for this long is pinged, and destroyed if the ping is
-   * not answered within as long again (default 20 s).
-   */
-  readonly http2LivenessMs?: number;
-  /**
-   * An HTTP/2 session without streams for this long is closed, at the first check after
-   * (default 120 s); the HTTP/1.1 fallback's sockets get it as their timeout.
-   */
-  readonly http2IdleMs?: number;
-  /**
-   * A response whose output has waited this long without moving on (a client that stopped
-   * reading, or an HTTP/2 window left shut) is cut (default 60 s, nginx's send_timeout).
-   */
-  readonly sendTimeoutMs?: number;
-}
-
-export const DEFAULT_LIMITS: ConnectionLimits = {
-  headersTimeoutMs: 30_000,
-  requestTimeoutMs: 300_000,
-  keepAliveTimeoutMs: 5_000,
-  checkIntervalMs: 2_000,
-};
-
-export class ListenError extends Error {}
-
-// The defaults of http2IdleMs and http2LivenessMs.
-const HTTP2_IDLE_MS = 120_000;
-const HTTP2_LIVENESS_MS = 20_000;
-const SEND_TIMEOUT_MS = 60_000;
-// setTimeout's largest delay; shutdownTimeout (a u32) may exceed it.
-const MAX_TIMER_MS = 2 ** 31 - 1;
+export {
+  DEFAULT_LIMITS,
+  ProtocolServer,
+  type ConnectionLimits,
+  type Dispatch,
+  type ProtocolOptions,
+} from './protocol-server.js';
+export { ListenError } from './listen-errors.js';
 
 /** The address a listener binds: what reloads diff listeners by. */
 export function bindingOf(spec: ListenerSpec): string {
-  return `${spec.address ?? '*'} ${spec.port}`;
-}
-
-/**
- * The protocol half of a listener: a Node HTTP, HTTPS or HTTP/2 server that never binds a port
- * but is handed the connections its Listener accepts, and tracks them so it can drain on its own.
- */
-export class ProtocolServer {
-  private readonly server: HttpServer | Http2SecureServer;
-  /** Every connection handed over, as accepted (before any TLS). */
-  private readonly sockets = new Set<Socket>();
-  private readonly http1: Http1Connections;
-  private readonly sessions: Http2Sessions;
-  private tls: TlsSetup | undefined;
-  /** The certificates' contexts of an HTTPS listener. */
-  private certificates: CertificateContexts | undefined;
-  private drained: Promise<number> | undefined;
-  private peak = 0;
-  /** What connections that closed received and sent. */
-  private readonly closedTraffic: Traffic = { received: 0, sent: 0 };
-  private onEmpty: (() => void) | undefined;
-
-  constructor(
-    readonly spec: ListenerSpec,
-    dispatch: Dispatch,
-    limits: ConnectionLimits = DEFAULT_LIMITS,
-    tls?: TlsSetup,
-    /** A request the HTTP parser refused, answered here: the access log records it too. */
-    private readonly onRefused?: (refusal: Refusal) => void,
-  ) {
-    // A server that never listens gets no time limits from Node: http1-connections.ts keeps them
-    // (and the HTTP/2 server's HTTP/1.1 fallback gets none from Node at all).
-    this.http1 = new Http1Connections(limits, limits.sendTimeoutMs ?? SEND_TIMEOUT_MS, (socket) =>
-      this.refuse(requestTimeout(), socket),
-    );
-    this.sessions = new Http2Sessions(sessionLimits(limits));
-    // Node keeps the keep-alive limit itself; the other two it only checks against each other.
-    const http1 = {
-      headersTimeout: limits.headersTimeoutMs,
-      requestTimeout: limits.requestTimeoutMs,
-      keepAliveTimeout: limits.keepAliveTimeoutMs,
-    };
-    const scheme = spec.secure ? 'https' : 'http';
-    const onRequest = (req: IncomingMessage, res: ServerResponse) => {
-      this.http1.request(req, res);
-      dispatch(req, res, scheme);
-    };
-    if (!spec.secure) {
-      this.server = createServer({ ...http1, requireHostHeader: false }, onRequest);
-    } else {
-      if (!tls || (!tls.certificates.fallback && !tls.certificates.managed))
-        throw new ListenError(`${spec.id}: HTTPS needs a certificate (cert and key)`);
-      this.tls = tls;
-      const idleMs = limits.http2IdleMs ?? HTTP2_IDLE_MS;
-      this.server = createSecureServer(tls, http1, {
-        request: onRequest,
-        stream: http2Streams(
-          (req, res) => dispatch(req, res, scheme),
-          (stream) => this.sessions.opened(stream),
-        ),
-        http1Connection: (socket, fallback) => {
-          // Node's HTTP/1 connection handling destroys a socket whose timeout passes.
-          if (fallback) socket.setTimeout(idleMs);
-          this.http1.add(socket, fallback);
-        },
-        session: (session, socket) => {
-          this.sessions.add(session, socket);
-          // A session whose handshake finished after draining began gets GOAWAY at once.
-          if (this.drained) session.close();
-        },
-        contextFor: (name) => this.certificates?.forName(name),
-        stapling: () => this.tls?.onOcspRequest,
-      });
-      this.certificates = new CertificateContexts(
-        this.server as unknown as TlsServer,
-        HANDSHAKE_TIMEOUT_MS,
-        (socket) => refusePlainHttp(socket, this.onRefused),
-      );
-      this.certificates.use(tls);
-    }
-    // An HTTP/1 CONNECT goes through the pipeline like any request (it answers 501 while no
-    // module tunnels), with a response made here for its bare socket, the last on that connection.
-    // HTTP/2's CONNECT is a stream like any other (http2-streams.ts).
-    this.server.on('connect', (req: IncomingMessage, socket: Socket) => {
-      this.http1.detach(socket);
-      dispatch(req, bareResponse(req, socket), scheme);
-    });
-    this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
-      this.http1.detach(socket);
-      // Nothing reads the socket until a module takes it over; what the client sent after its
-      // head is put back first, so the new protocol's first bytes are not lost.
-      socket.pause();
-      if (head.length > 0) socket.unshift(head);
-      dispatch(req, bareResponse(req, socket), scheme, socket);
-    });
-    // A client that sends garbage gets a 400 and is closed; nothing reaches the log as a crash.
-    this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) =>
-      this.refuse(err, socket),
-    );
-    // Node cuts a request's fields at its own count (a thousand or so) without a word, so a backend
-    // would see part of them; the header size limit bounds the count, and the pipeline refuses a
-    // request with too many (431).
-    (this.server as { maxHeadersCount: number | null }).maxHeadersCount = 0;
-  }
-
-  private refuse(err: NodeJS.ErrnoException, socket: Socket): void {
-    refuseClient(err, socket, this.http1.latest(socket), this.onRefused);
-  }
-
-  /** A connection the Listener accepted. */
-  accept(socket: Socket): void {
-    this.sockets.add(socket);
-    if (this.sockets.size > this.peak) this.peak = this.sockets.size;
-    socket.once('close', () => {
-      addTraffic(this.closedTraffic, socketTraffic(socket));
-      this.sockets.delete(socket);
-      if (this.sockets.size === 0) this.onEmpty?.();
-    });
-    if (this.certificates) return this.certificates.accept(socket);
-    this.http1.add(socket);
-    this.server.emit('connection', socket);
-  }
-
-  get connections(): number {
-    return this.sockets.size;
-  }
-
-  /** Bytes received from and sent to clients, closed connections and open ones alike. */
-  traffic(): Traffic {
-    return trafficOf(this.closedTraffic, this.sockets);
-  }
-
-  /** The most connections open at once since the last call. */
-  takePeak(): number {
-    const peak = this.peak;
-    this.peak = this.sockets.size;
-    return peak;
-  }
-
-  /**
-   * A reload's send timeout and HTTP/2 session limits, for open connections too. The HTTP/1 header,
-   * request and keep-alive limits stay those the server was made with.
-   */
-  updateLimits(limits: ConnectionLimits): void {
-    this.http1.setSendTimeout(limits.sendTimeoutMs ?? SEND_TIMEOUT_MS);
-    this.sessions.setLimits(sessionLimits(limits));
-  }
-
-  /** New certificates and policy for new handshakes (reload); open connections are not touched. */
-  updateTls(tls: TlsSetup): void {
-    if (!this.spec.secure || (!tls.certificates.fallback && !tls.certificates.managed)) return;
-    this.tls = tls;
-    this.certificates?.use(tls);
-    if (tls.http2 && 'updateSettings' in this.server)
-      (this.server as Http2SecureServer).updateSettings(tls.http2Settings ?? {});
-  }
-
-  /**
-   * Ends this server's connections once no longer handed new ones: idle keep-alive connections
-   * close at once and busy ones as their response ends (HTTP/2 sessions get GOAWAY); whatever is
-   * left after `graceMs` is destroyed. Settles, with how many connections the deadline cut, when
-   * every connection has closed.
-   */
-  drain(graceMs: number): Promise<number> {
-    this.drained ??= new Promise<number>((resolve) => {
-      const stopSweeping = this.http1.drain();
-      this.sessions.closeAll();
-      let cut = 0;
-      const deadline = setTimeout(
-        () => {
-          cut = this.sockets.size;
-          this.http1.destroyAll();
-          this.sessions.destroyAll();
-          for (const socket of this.sockets) socket.destroy();
-        },
-        Math.min(graceMs, MAX_TIMER_MS),
-      );
-      this.onEmpty = () => {
-        this.onEmpty = undefined;
-        stopSweeping();
-        clearTimeout(deadline);
-        this.sessions.stop();
-        this.http1.stop();
-        resolve(cut);
-      };
-      if (this.sockets.size === 0) this.onEmpty();
-    });
-    return this.drained;
-  }
+  if (spec.path !== undefined) return `unix:${spec.path}`;
+  return `${spec.address ?? '*'} ${spec.port}${spec.ipv6Only ? ' ipv6-only' : ''}`;
 }
 
 /** A bound address and the protocol server it hands connections to. */
@@ -287,8 +44,11 @@ export class Listener {
       readonly maxConnections?: number;
       /** Where an accept failure (out of file descriptors) is reported; the listener goes on. */
       readonly log?: (message: string) => void;
+      /** A Unix socket's permissions (`socketMode`), applied once bound. */
+      readonly socketMode?: string;
     } = {},
   ) {
+    this.socketMode = options.socketMode;
     this.server = createNetServer({ noDelay: true }, (socket) => this.protocol.accept(socket));
     if (options.maxConnections !== undefined) this.server.maxConnections = options.maxConnections;
     this.onAcceptError = (err) =>
@@ -296,6 +56,7 @@ export class Listener {
   }
 
   private readonly onAcceptError: (err: Error) => void;
+  private socketMode: string | undefined;
 
   get spec(): ListenerSpec {
     return this.protocol.spec;
@@ -327,12 +88,29 @@ export class Listener {
     return typeof address === 'object' && address ? address.port : this.spec.port;
   }
 
-  /** What it serves, as a URL with the bound port (`http://127.0.0.1:8080`). */
+  /** What it serves, as a URL with the bound port (`http://127.0.0.1:8080`), or its id for a Unix socket. */
   get url(): string {
-    return this.spec.id.replace(/:\d+$/, `:${this.port}`);
+    const { spec } = this;
+    if (spec.path !== undefined) return spec.id;
+    return `${listenerId(spec.secure, spec.address, this.port)}${spec.ipv6Only ? ' (IPv6 only)' : ''}`;
   }
 
-  start(): Promise<void> {
+  async start(): Promise<void> {
+    const path = this.spec.path;
+    // A worker's listen is done by its primary (node:cluster), which reclaimed the path before
+    // any worker started (workers/primary.ts): a worker that looked would find its siblings' socket.
+    if (path !== undefined && !cluster.isWorker) await reclaimStaleSocket(path, this.spec.id);
+    await this.bind();
+    if (path === undefined || this.socketMode === undefined) return;
+    try {
+      await applySocketMode(path, this.socketMode);
+    } catch (e) {
+      await this.close(0);
+      throw new ListenError(`cannot set socketMode on ${path}: ${(e as Error).message}`);
+    }
+  }
+
+  private bind(): Promise<void> {
     return new Promise((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException) => {
         this.server.off('listening', onListening);
@@ -347,7 +125,10 @@ export class Listener {
       };
       this.server.once('error', onError);
       this.server.once('listening', onListening);
-      this.server.listen({ port: this.spec.port, host: this.spec.address, ipv6Only: false });
+      const { path, port, address, ipv6Only } = this.spec;
+      this.server.listen(
+        path !== undefined ? { path } : { port, host: address, ipv6Only: ipv6Only ?? false },
+      );
     });
   }
 
@@ -359,6 +140,20 @@ export class Listener {
   updateLimits(limits: ConnectionLimits, maxConnections: number): void {
     this.server.maxConnections = maxConnections;
     this.protocol.updateLimits(limits);
+  }
+
+  updateHttp2(settings: Http2Settings): void {
+    this.protocol.updateHttp2(settings);
+  }
+
+  /** A reload's `socketMode`, for a Unix socket kept bound; a failure is logged, not thrown. */
+  async updateSocketMode(mode: string, log: (message: string) => void): Promise<void> {
+    const path = this.spec.path;
+    if (path === undefined || mode === this.socketMode) return;
+    this.socketMode = mode;
+    await applySocketMode(path, mode).catch((e: Error) =>
+      log(`cannot set socketMode on ${path}: ${e.message}`),
+    );
   }
 
   /** From now on connections go to `next`; the current protocol server drains within `graceMs`. */
@@ -381,12 +176,4 @@ export class Listener {
     const cut = await Promise.all([this.protocol, ...this.retired].map((p) => p.drain(graceMs)));
     return cut.reduce((a, b) => a + b, 0);
   }
-}
-
-function sessionLimits(limits: ConnectionLimits): SessionLimits {
-  return {
-    livenessMs: limits.http2LivenessMs ?? HTTP2_LIVENESS_MS,
-    idleMs: limits.http2IdleMs ?? HTTP2_IDLE_MS,
-    sendTimeoutMs: limits.sendTimeoutMs ?? SEND_TIMEOUT_MS,
-  };
 }

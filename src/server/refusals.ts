@@ -5,6 +5,7 @@
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { normalizeAddress } from '../http/ip-list.js';
+import { clientOf } from './connection-clients.js';
 
 /** A request refused before it was parsed, for the access log. */
 export interface Refusal {
@@ -68,7 +69,7 @@ export function refuseClient(
     return void socket.destroy();
   } else endRefused(socket, answer);
   onRefused?.({
-    address: normalizeAddress(socket.remoteAddress ?? ''),
+    address: peerOf(socket),
     status,
     line,
     protocol: 'HTTP/1.1',
@@ -82,11 +83,16 @@ export function refusePlainHttp(
 ): void {
   endRefused(socket, PLAIN_HTTP_TO_HTTPS);
   onRefused?.({
-    address: normalizeAddress(socket.remoteAddress ?? ''),
+    address: peerOf(socket),
     status: 400,
     line: undefined,
     protocol: 'HTTP/1.1',
   });
+}
+
+/** The client as the access log names it: a PROXY header's, or the peer. */
+function peerOf(socket: Socket): string {
+  return clientOf(socket)?.address ?? normalizeAddress(socket.remoteAddress ?? '');
 }
 
 function firstLine(packet: Buffer | undefined): string | undefined {

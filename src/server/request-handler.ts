@@ -9,6 +9,7 @@ import { applyForwardedFor } from '../stages/client-address.js';
 import { SERVER_METHODS } from '../stages/method-check.js';
 import { decodePath, sanitizePath } from '../http/paths.js';
 import { Ctx, type Addresses, type Request, type Response } from '../http/ctx.js';
+import { clientOf } from './connection-clients.js';
 import { Deadlines } from './deadlines.js';
 import type { ErrorResponder } from './error-responder.js';
 import type { AcmeManager } from '../tls/acme-manager.js';
@@ -46,9 +47,11 @@ const addressesBySocket = new WeakMap<object, Addresses>();
 function addressesOf(socket: Request['socket']): Addresses {
   let a = addressesBySocket.get(socket);
   if (a === undefined) {
+    // A PROXY header's client, or a Unix-socket peer, in place of the peer's address.
+    const client = clientOf(socket);
     a = {
-      remote: normalizeAddress(socket.remoteAddress ?? ''),
-      remotePort: socket.remotePort ?? 0,
+      remote: client?.address ?? normalizeAddress(socket.remoteAddress ?? ''),
+      remotePort: client?.port ?? socket.remotePort ?? 0,
       local: normalizeAddress(socket.localAddress ?? ''),
       localPort: socket.localPort ?? 0,
     };

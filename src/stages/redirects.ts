@@ -1,7 +1,8 @@
-// Built-in redirects: HTTP → HTTPS when HTTPS runs (to `sport`, the port omitted when it is 443),
+// Built-in redirects: HTTP → HTTPS when HTTPS runs (to `sport`, its first TCP port when it lists
+// several, the port omitted when it is 443),
 // then `wwwredirect` to the `www.` name. Path and query are kept; both are 301 with no body.
 import type { ResolvedSettings } from '../config/defaults.js';
-import { parseListen } from '../config/formats.js';
+import { tcpPorts } from '../config/listen-addresses.js';
 import { isIP } from 'node:net';
 import type { Ctx } from '../http/ctx.js';
 import { HttpError } from '../http/http-error.js';
@@ -15,8 +16,7 @@ function redirect(ctx: Ctx, location: string): void {
 export function httpsRedirect(settings: ResolvedSettings): Stage | undefined {
   if (!settings.secure || settings.disableNonEncryptedServer || settings.disableToHTTPSRedirect)
     return undefined;
-  const port =
-    typeof settings.sport === 'number' ? settings.sport : parseListen(settings.sport)?.port;
+  const port = tcpPorts(settings.sport)[0];
   const suffix = port === undefined || port === 443 ? '' : `:${port}`;
   return (ctx, next) => {
     if (ctx.scheme === 'https') return next(ctx);

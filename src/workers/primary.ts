@@ -11,8 +11,10 @@ import { effectiveConfig } from '../config/effective.js';
 import type { LoadResult } from '../config/load.js';
 import type { Config } from '../config/validate.js';
 import { ErrorLog } from '../log/error-log.js';
+import { listenerSpecs } from '../plan/listener-spec.js';
 import type { Stoppable } from '../server/lifecycle.js';
 import { statusFields } from '../server/status-fields.js';
+import { reclaimStaleSockets } from '../server/unix-socket.js';
 import {
   reloadFailure,
   reloadFromSource,
@@ -94,6 +96,8 @@ export class Primary implements AdminSubject, Stoppable {
     const errorLog = await ErrorLog.open(config.global.errorLogFilePath, options.stderr);
     const primary = new Primary(config, errorLog, options);
     try {
+      // node:cluster binds the workers' Unix sockets here, so a stale one is cleared here first.
+      await reclaimStaleSockets(listenerSpecs(config.global));
       for (let i = 0; i < options.workers; i++)
         primary.slots.push({
           place: i + 1,
@@ -197,6 +201,12 @@ export class Primary implements AdminSubject, Stoppable {
    */
   private async applyEverywhere(config: Config): Promise<ReloadOutcome> {
     const asked = this.slots.map((slot) => slot.process).filter((p) => p.serving);
+    const bound = new Set(listenerSpecs(this.current.global).flatMap((s) => s.path ?? []));
+    try {
+      await reclaimStaleSockets(listenerSpecs(config.global), bound);
+    } catch (e) {
+      return reloadFailure(e);
+    }
     const generation = this.python.next();
     const prepared = await Promise.allSettled(
       asked.map((p) => p.prepare(config, ++this.reloadNumber, generation)),

@@ -127,7 +127,7 @@ describe('KDL front end', () => {
   it('explains misplaced blocks and misused nodes', () => {
     const { errors } = load(`global {
   location "/x" { }
-  port 80 81
+  secure true false
   customHeaders "X"
 }
 host "example.com" {
@@ -138,7 +138,7 @@ unknown { }
 `);
     assert.deepEqual(errors, [
       'test.kdl:2:3: global.location: location blocks belong directly inside a host',
-      'test.kdl:3:8: global.port: expected a port (1–65535) or a string, got a list',
+      'test.kdl:3:10: global.secure: expected a boolean, got a list',
       'test.kdl:4:3: global.customHeaders: customHeaders takes children { … }, not arguments',
       'test.kdl:6:1: hosts[0]: write host domain="example.com" (a property), not an argument',
       'test.kdl:7:17: hosts[0].locations[0]: write location "/path" { … } with exactly one path',
