@@ -10,7 +10,8 @@ import { isIP } from 'node:net';
 import type { ResolvedSettings } from '../config/defaults.js';
 import { parseListen } from '../config/formats.js';
 import { listenerId } from '../plan/listener-spec.js';
-import { bindingOf, Listener, ProtocolServer, type ConnectionLimits } from '../server/listener.js';
+import { bindingOf, Listener } from '../server/listener.js';
+import { ProtocolServer, type ConnectionLimits } from '../server/protocol-server.js';
 import type { ReloadOutcome } from '../server/reload-from-source.js';
 
 type AdminSettings = NonNullable<ResolvedSettings['admin']>;

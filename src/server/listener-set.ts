@@ -7,13 +7,8 @@
 import type { IpList } from '../http/ip-list.js';
 import type { Plan } from '../plan/compile.js';
 import type { ListenerSpec } from '../plan/listener-spec.js';
-import {
-  bindingOf,
-  Listener,
-  ProtocolServer,
-  type ConnectionLimits,
-  type Dispatch,
-} from './listener.js';
+import { bindingOf, Listener } from './listener.js';
+import { ProtocolServer, type ConnectionLimits, type Dispatch } from './protocol-server.js';
 import { addTraffic, type Traffic } from './traffic.js';
 import { OnceAMinute } from './once-a-minute.js';
 import type { Refusal } from './refusals.js';

@@ -14,15 +14,6 @@ import type { ConnectionLimits, ProtocolServer } from './protocol-server.js';
 import { applySocketMode, reclaimStaleSocket } from './unix-socket.js';
 import { addTraffic, type Traffic } from './traffic.js';
 
-export {
-  DEFAULT_LIMITS,
-  ProtocolServer,
-  type ConnectionLimits,
-  type Dispatch,
-  type ProtocolOptions,
-} from './protocol-server.js';
-export { ListenError } from './listen-errors.js';
-
 /** The address a listener binds: what reloads diff listeners by. */
 export function bindingOf(spec: ListenerSpec): string {
   if (spec.path !== undefined) return `unix:${spec.path}`;

@@ -5,7 +5,7 @@ import type { ResolvedSettings } from '../config/defaults.js';
 import type { LoadResult } from '../config/load.js';
 import type { HostProcesses, Module } from '../plan/module.js';
 import type { SharedStore } from '../store/shared-store.js';
-import type { ConnectionLimits } from './listener.js';
+import type { ConnectionLimits } from './protocol-server.js';
 import type { ReloadOutcome } from './reload-from-source.js';
 
 /** What a control plane sees of the server it runs beside. */

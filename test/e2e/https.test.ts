@@ -29,7 +29,7 @@ import { request } from '../helpers/http.js';
 import { freePort, startServer, type RunningServer } from '../helpers/server.js';
 import { TEST_CA as CA, TLS } from '../helpers/tls.js';
 import { until } from '../helpers/wait.js';
-import { DEFAULT_LIMITS } from '../../src/server/listener.js';
+import { DEFAULT_LIMITS } from '../../src/server/protocol-server.js';
 const root = mkdtempSync(join(tmpdir(), 'portico-https-'));
 const www = join(root, 'www');
 mkdirSync(www);

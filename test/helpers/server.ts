@@ -12,7 +12,7 @@ import { formatDiagnostic } from '../../src/config/diagnostics.js';
 import { loadConfig } from '../../src/config/load.js';
 import { propertyTable } from '../../src/config/property-table.js';
 import type { AuthOptions } from '../../src/auth/auth-services.js';
-import type { ConnectionLimits } from '../../src/server/listener.js';
+import type { ConnectionLimits } from '../../src/server/protocol-server.js';
 import { MODULES } from '../../src/modules/registry.js';
 import type { Module } from '../../src/plan/module.js';
 import { configChecks } from '../../src/server/config-checks.js';
