@@ -197,9 +197,12 @@ export class Primary implements AdminSubject, Stoppable {
 
   /**
    * Every serving worker prepares the configuration; all swap it in once all are ready, or none
-   * does. A worker still starting catches up once it serves (`catchUp`).
+   * does. A worker forked after the reload began catches up once it serves (`catchUp`).
    */
   private async applyEverywhere(config: Config): Promise<ReloadOutcome> {
+    // A worker still starting (a replacement) is asked too, once it serves: otherwise it would
+    // serve the old configuration after the reload was announced, until it caught up.
+    await Promise.all(this.slots.map((slot) => slot.process.started.catch(() => undefined)));
     const asked = this.slots.map((slot) => slot.process).filter((p) => p.serving);
     const bound = new Set(listenerSpecs(this.current.global).flatMap((s) => s.path ?? []));
     try {
