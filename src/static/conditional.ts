@@ -1,6 +1,6 @@
 // Validators and conditional requests (RFC 9110 §8.8 and §13).
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Encoding } from './compression.js';
+import type { Encoding } from '../http/encoding-negotiation.js';
 
 /** What a file's validators are made of; `fs.Stats` fits. */
 export interface FileIdentity {
