@@ -27,8 +27,12 @@ export class DynamicCompression implements ResponseCoder {
   head(status: number, headers: string[], length?: number): BodyCoding | undefined {
     const encoding = negotiateEncoding(this.ctx.req.headers['accept-encoding']);
     // A 304 carries the validator its 200 would have (RFC 9110 §15.4.5): the weak one when coded.
+    // Its type, when it has one, tells a 200 that would not be; without one, weak is the safe side
+    // (a strong tag on a coded copy would let a range of the plain bytes be merged into it).
     if (status === 304) {
-      if (encoding !== undefined) weakenTag(headers, indexOfHeader(headers, 'etag'));
+      const type = indexOfHeader(headers, 'content-type');
+      if (encoding !== undefined && (type < 0 || isCompressibleType(mediaType(headers[type + 1]))))
+        weakenTag(headers, indexOfHeader(headers, 'etag'));
       return undefined;
     }
     const errorStatus = this.ctx.errorStatus;

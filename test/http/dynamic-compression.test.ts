@@ -101,6 +101,8 @@ describe('dynamic compression: the head', () => {
   it('makes a 304’s ETag weak when the client takes a coding, as its 200 would be', () => {
     assert.deepEqual(decide(304, ['ETag', '"x"']).headers, ['ETag', 'W/"x"']);
     assert.deepEqual(decide(304, ['ETag', '"x"'], {}).headers, ['ETag', '"x"']);
+    const image = ['ETag', '"x"', 'Content-Type', 'image/png'];
+    assert.deepEqual(decide(304, image.slice()).headers, image, 'a type never coded');
   });
 
   it('codes by the client’s q-values: gzip and deflate when br is refused', () => {
