@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
+import { ZSTD } from '../../src/http/zstd.js';
 import { htmlPage } from '../helpers/html-page.js';
 import { request } from '../helpers/http.js';
 import { freePort, startServer, type RunningServer } from '../helpers/server.js';
@@ -136,6 +137,21 @@ describe('dynamic compression: proxied responses', () => {
     const res = await fetch(`${s.url}/page`);
     assert.match(res.headers.get('content-encoding') ?? '', /^(br|gzip)$/);
     assert.deepEqual(Buffer.from(await res.arrayBuffer()), PAGE);
+  });
+
+  it('zstd where this Node has it, the page as it is where it has not', async (t) => {
+    const s = await proxy(t, await backend(t));
+    const r = await request(s.port, '/page', { headers: { 'accept-encoding': 'zstd' } });
+    assert.equal(r.headers.vary, 'Cookie, Accept-Encoding');
+    if (ZSTD === undefined) {
+      assert.equal(r.headers['content-encoding'], undefined);
+      assert.deepEqual(r.body, PAGE);
+      return;
+    }
+    assert.equal(r.headers['content-encoding'], 'zstd');
+    const decompress = (zlib as unknown as { zstdDecompressSync(b: Buffer): Buffer })
+      .zstdDecompressSync;
+    assert.deepEqual(decompress(r.body), PAGE);
   });
 
   it('an HTTP/2 client gets it coded, without content-length', async (t) => {
