@@ -46,7 +46,7 @@ export function send(
   const coding = ctx.coder?.head(status, headers, body === undefined ? 0 : byteLength(body));
   if (coding !== undefined) {
     coding.stream.end(body);
-    sendCoded(ctx, status, headers, coding).catch(clientGone);
+    sendCoded(ctx, status, headers, coding).catch(cutAlready);
     return;
   }
   const tap = ctx.tap?.head(status, headers);
@@ -176,7 +176,7 @@ export function startResponse(
 ): BodyTarget | undefined {
   const coding = ctx.coder?.head(status, headers);
   if (coding !== undefined) {
-    sendCoded(ctx, status, headers, coding).catch(clientGone);
+    sendCoded(ctx, status, headers, coding).catch(cutAlready);
     return codingTarget(coding);
   }
   const tap = ctx.tap?.head(status, headers);
@@ -257,8 +257,11 @@ function sendCoded(
   return streamOut(ctx, status, headers, coding.stream, { length: 0 });
 }
 
-/** A stream that no longer reaches anyone: its response was cut, and the pump let it go. */
-function clientGone(): void {}
+/**
+ * Nobody waits for a coded body sent from memory or written piece by piece: when it fails (the
+ * client gone, the compressor failing), the pump has cut the response and destroyed the coding.
+ */
+function cutAlready(): void {}
 
 /**
  * The head, written before this returns (a refused head throws), then the body with backpressure;
