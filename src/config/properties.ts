@@ -750,7 +750,7 @@ export const CORE_PROPERTIES = {
     scopes: ALL,
     since: V1,
     summary:
-      'Compresses responses of text types, JSON, JavaScript, XML, SVG, WebAssembly and fonts other than WOFF (br, gzip, deflate), and serves precompressed `.br`/`.gz` files found beside the file asked for.',
+      'Compresses responses of text types, JSON, JavaScript, XML, SVG, WebAssembly and fonts other than WOFF (br, zstd where Node has it, gzip, deflate, as `Accept-Encoding` ranks them): static files, and proxied, cached, FastCGI, CGI, SCGI and Python responses as they stream (docs/running.md, "Compressing dynamic responses"); serves precompressed `.br`/`.gz` files found beside the file asked for.',
   }),
   enableDirectoryListing: row({
     type: bool(),

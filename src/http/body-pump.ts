@@ -3,10 +3,16 @@
 // destroyed), without the AbortController and DOMException pipeline makes for every call, which
 // stood out in a profile of small FastCGI responses (bench/fastcgi.sh).
 import type { Readable, Writable } from 'node:stream';
-import type { Ctx } from './ctx.js';
 
-/** What was handed to the connection is counted as it goes, so a cut transfer logs what got out. */
-export function pump(body: Readable, target: Writable, ctx: Ctx): Promise<void> {
+/**
+ * What was handed to the connection is counted into `counter` (the request's Ctx) as it goes, so a
+ * cut transfer logs what got out.
+ */
+export function pump(
+  body: Readable,
+  target: Writable,
+  counter: { length: number | undefined },
+): Promise<void> {
   // A response whose client left before the body began has had its 'close': none comes to wait
   // for, and a write to it only returns false (a CGI answer found its client gone and held its
   // process slot for ever).
@@ -17,7 +23,7 @@ export function pump(body: Readable, target: Writable, ctx: Ctx): Promise<void> 
   return new Promise((resolve, reject) => {
     const resume = () => body.resume();
     const onData = (chunk: Buffer) => {
-      ctx.length! += chunk.length;
+      counter.length! += chunk.length;
       if (target.write(chunk)) return;
       body.pause();
       target.once('drain', resume);

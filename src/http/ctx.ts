@@ -8,6 +8,7 @@ import { HttpError, type FailureCode, type HeaderPairs } from './http-error.js';
 import type { Http2Request, Http2Response } from './http2-exchange.js';
 import type { OutgoingFields } from './outgoing-fields.js';
 import type { Resolved } from './resolved.js';
+import type { ResponseCoder } from './response-coder.js';
 import type { ResponseTap } from './response-tap.js';
 
 export type Request = IncomingMessage | Http2Request;
@@ -95,6 +96,8 @@ export class Ctx {
   deadline: DeadlineWatch | undefined = undefined;
   /** A stage watching what the stages after it answer (the cache; response-tap.ts). */
   tap: ResponseTap | undefined = undefined;
+  /** A stage coding what the stages after it answer (dynamic compression; response-coder.ts). */
+  coder: ResponseCoder | undefined = undefined;
   /** What a stage put in place of the client's fields for the stages after it (`outgoing`). */
   private replacedFields: OutgoingFields | undefined = undefined;
   /** `maximumRequestBodySize` for a body of unknown length, counted as it is read (`body`). */

@@ -1,8 +1,9 @@
 // The one place responses leave: every head is finished here (response-head.ts: customHeaders,
 // `Server`, an errorConfig page's error status, no content fields without content), the status
 // and length are recorded for the access log, HEAD responses and statuses without content (204,
-// 205, 304) go without a body, and an HTTP/2 response is answered on its stream (http2-head.ts).
-import type { Duplex, Readable, Writable } from 'node:stream';
+// 205, 304) go without a body, an HTTP/2 response is answered on its stream (http2-head.ts), and a
+// coder (dynamic compression: response-coder.ts) sees each head before the tap and codes its body.
+import { pipeline as pipeStreams, type Duplex, type Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { pump } from './body-pump.js';
 import type { Ctx } from './ctx.js';
@@ -10,6 +11,7 @@ import { FinishedHead } from './finished-head.js';
 import { headerObject } from './http2-head.js';
 import { writeStoredHead } from './node-internals.js';
 import type { CustomHeader } from './resolved.js';
+import { codingTarget, type BodyCoding } from './response-coder.js';
 import {
   addCustomAndServer,
   finalize,
@@ -41,6 +43,12 @@ export function send(
   body?: Buffer | string,
   text?: string,
 ): void {
+  const coding = ctx.coder?.head(status, headers, body === undefined ? 0 : byteLength(body));
+  if (coding !== undefined) {
+    coding.stream.end(body);
+    sendCoded(ctx, status, headers, coding).catch(cutAlready);
+    return;
+  }
   const tap = ctx.tap?.head(status, headers);
   if (tap) {
     if (body !== undefined) tap.data(typeof body === 'string' ? Buffer.from(body) : body);
@@ -145,7 +153,10 @@ export class KeptHead {
  */
 export function sendKept(ctx: Ctx, head: KeptHead, body: Buffer, text?: string): void {
   const finished =
-    ctx.tap === undefined && ctx.errorStatus === undefined && ctx.errorHeaders.length === 0
+    ctx.tap === undefined &&
+    ctx.coder === undefined &&
+    ctx.errorStatus === undefined &&
+    ctx.errorHeaders.length === 0
       ? head.finishedFor(ctx.resolved?.customHeaders ?? NO_CUSTOM)
       : null;
   if (finished === null) return send(ctx, head.status, head.headers.slice(), body);
@@ -163,6 +174,11 @@ export function startResponse(
   status: number,
   headers: RawHeaders,
 ): BodyTarget | undefined {
+  const coding = ctx.coder?.head(status, headers);
+  if (coding !== undefined) {
+    sendCoded(ctx, status, headers, coding).catch(cutAlready);
+    return codingTarget(coding);
+  }
   const tap = ctx.tap?.head(status, headers);
   if (tap?.absorb) return new TappedTarget(undefined, tap);
   const sent = finalize(ctx, status, headers);
@@ -217,6 +233,47 @@ export async function sendStream(
   headers: RawHeaders,
   body: Readable,
 ): Promise<void> {
+  const coding = ctx.coder?.head(status, headers);
+  if (coding === undefined) return streamOut(ctx, status, headers, body, ctx);
+  // The body goes when its coding does (a client gone destroys that).
+  pipeStreams(body, coding.stream, () => undefined);
+  body.on('data', () => coding.wrote());
+  return sendCoded(ctx, status, headers, coding);
+}
+
+/**
+ * A coded body, written into `coding.stream` by the caller. What the client gets is the coded
+ * bytes: counted as they leave, so the count stands over a writer's own (of what it wrote in),
+ * which it sets when it ends, before the coding's last piece comes out.
+ */
+function sendCoded(
+  ctx: Ctx,
+  status: number,
+  headers: RawHeaders,
+  coding: BodyCoding,
+): Promise<void> {
+  let sent = 0;
+  coding.stream.on('data', (chunk: Buffer) => (ctx.length = sent += chunk.length));
+  return streamOut(ctx, status, headers, coding.stream, { length: 0 });
+}
+
+/**
+ * Nobody waits for a coded body sent from memory or written piece by piece: when it fails (the
+ * client gone, the compressor failing), the pump has cut the response and destroyed the coding.
+ */
+function cutAlready(): void {}
+
+/**
+ * The head, written before this returns (a refused head throws), then the body with backpressure;
+ * `counter` counts what is handed to the connection (the request's access-log length).
+ */
+function streamOut(
+  ctx: Ctx,
+  status: number,
+  headers: RawHeaders,
+  body: Readable,
+  counter: { length: number | undefined },
+): Promise<void> {
   const tap = ctx.tap?.head(status, headers);
   if (tap?.absorb) return pipeline(body, tapWritable(tap));
   const sent = finalize(ctx, status, headers);
@@ -234,12 +291,16 @@ export async function sendStream(
     body.destroy();
     tap?.end();
     if (!('stream' in ctx.res)) ctx.res.end();
-    return;
+    return Promise.resolve();
   }
   const target = ('stream' in ctx.res ? ctx.res.stream : ctx.res) as Writable;
   if (tap) {
-    body.on('data', (chunk: Buffer) => (ctx.length! += chunk.length));
+    body.on('data', (chunk: Buffer) => (counter.length! += chunk.length));
     return pipeline(body, tapTransform(tap), target);
   }
-  await pump(body, target, ctx);
+  return pump(body, target, counter);
+}
+
+function byteLength(body: Buffer | string): number {
+  return typeof body === 'string' ? Buffer.byteLength(body) : body.length;
 }

@@ -1,6 +1,7 @@
 // The handler chain of one Resolved, in ARCHITECTURE.md's fixed order: HTTPS and www redirects,
 // rewriteMap, nonStandardCodes, the trailing-slash redirect, the modules in `loadModules` order,
-// the method check, static files; nothing answering is a 404. (The client address, the blocklist
+// the method check, static files; nothing answering is a 404. With enableCompression, dynamic
+// compression wraps the modules that answer from an origin (stages/dynamic-compression.ts). (The client address, the blocklist
 // and the URL sanitizer come first, in the request handler: the blocklist must answer before even
 // a malformed request is refused, and the location depends on the sanitized path.) Built at
 // compile time, with only the stages this Resolved needs.
@@ -10,6 +11,7 @@ import type { ResolvedSettings } from '../config/defaults.js';
 import type { Logger } from '../http/logger.js';
 import { HttpError } from '../http/http-error.js';
 import { compose, Refusal, type Handler, type Stage } from '../http/stage.js';
+import { dynamicCompression, endOfDynamicCompression } from '../stages/dynamic-compression.js';
 import { methodCheck } from '../stages/method-check.js';
 import { nonStandardCodes } from '../stages/non-standard-codes.js';
 import { httpsRedirect, wwwRedirect } from '../stages/redirects.js';
@@ -55,12 +57,36 @@ export function buildChain(
   const wwwroot = settings.wwwroot === undefined ? undefined : resolve(settings.wwwroot);
   if (wwwroot !== undefined && !settings.disableTrailingSlashRedirects)
     stages.push(trailingSlash(wwwroot, services.files));
-  for (const name of settings.loadModules ?? []) {
-    const stage = services.modules.stage(name, settings);
-    if (stage) stages.push(stage);
-  }
+  stages.push(...moduleStages(settings, services.modules));
   if (!errorPage) stages.push(methodCheck);
   if (wwwroot !== undefined)
     stages.push(services.files.stage({ ...settings, wwwroot }, { errorPage }));
   return compose(stages, notFound);
+}
+
+/**
+ * The modules' stages in `loadModules` order; with enableCompression, dynamic compression from
+ * the first module that is not the cache to the last, so the usual `[cache, rproxy]` stores coded
+ * responses. A cache listed between origin modules is inside: its hits pass a coder that leaves
+ * them as they are (coded already, or not to be coded for this request's coding).
+ */
+function moduleStages(settings: ResolvedSettings, modules: Provisioner): Stage[] {
+  const stages: Stage[] = [];
+  let cache = -1;
+  let first = -1;
+  let last = -1;
+  for (const name of settings.loadModules ?? []) {
+    const stage = modules.stage(name, settings);
+    if (stage === undefined) continue;
+    if (name === 'cache') cache = stages.length;
+    else {
+      if (first < 0) first = stages.length;
+      last = stages.length;
+    }
+    stages.push(stage);
+  }
+  if (!settings.enableCompression || first < 0) return stages;
+  stages.splice(last + 1, 0, endOfDynamicCompression);
+  stages.splice(first, 0, dynamicCompression(cache >= 0 && cache < last));
+  return stages;
 }

@@ -1,13 +1,13 @@
-// Content-coding: which coding a request accepts (RFC 9110 §12.5.3, q-values honoured), which
-// files are worth compressing, and the compressors themselves.
+// Content-coding of static files: which files are worth compressing, and the compressors for a file
+// streamed from disk and for a small file's cached variants. Which coding a request gets is
+// src/http/encoding-negotiation.ts's answer, the same as for dynamic responses.
 import { promisify } from 'node:util';
 import { extname } from 'node:path';
 import type { Transform } from 'node:stream';
 import zlib from 'node:zlib';
-
-export type Encoding = 'br' | 'gzip' | 'deflate';
-/** In preference order: among equal q-values the first wins. */
-export const ENCODINGS: readonly Encoding[] = ['br', 'gzip', 'deflate'];
+import { isCompressibleType, mediaType } from '../http/compressible-types.js';
+import type { Encoding } from '../http/encoding-negotiation.js';
+import { ZSTD, type ZstdApi } from '../http/zstd.js';
 
 /** Bodies of this size or less are sent as they are: the coding's framing would eat the gain (Ferron's rule too). */
 export const MAX_UNCOMPRESSED_SIZE = 256;
@@ -24,106 +24,12 @@ const COMPRESSED_EXTENSIONS = new Set(
     'svgz xps zip zst'
   ).split(' '),
 );
-// What compresses: an allow list, as nginx's gzip_types and Caddy's encode
-// matcher are, so an unknown binary (application/octet-stream, a file without a known extension)
-// is sent as it is, with its Content-Length, instead of costing CPU for nothing.
-/** Types other than text/* that are text underneath or compress well; docs/running.md lists them. */
-export const COMPRESSIBLE_TYPES: ReadonlySet<string> = new Set([
-  'application/javascript',
-  'application/x-javascript',
-  'application/ecmascript',
-  'application/json',
-  'application/xml',
-  'application/xhtml+xml',
-  'application/rss+xml',
-  'application/atom+xml',
-  'application/wasm',
-  'application/x-sh',
-  'application/x-httpd-php',
-  'application/rtf',
-  'application/toml',
-  'application/yaml',
-  'application/x-yaml',
-  'application/graphql',
-  'application/sql',
-  'application/vnd.ms-fontobject',
-  'application/x-font-ttf',
-  'application/x-font-otf',
-  'font/ttf',
-  'font/otf',
-  'font/collection',
-  'image/svg+xml',
-  'image/bmp',
-  'image/x-ms-bmp',
-  'image/x-icon',
-  'image/vnd.microsoft.icon',
-]);
-
 /** Whether a file of this name and Content-Type is worth compressing (size aside). */
 export function isCompressible(name: string, contentType: string | undefined): boolean {
   // Ferron's list still applies first: `.svgz` is image/svg+xml and already gzip.
   if (contentType === undefined || COMPRESSED_EXTENSIONS.has(extname(name).slice(1).toLowerCase()))
     return false;
-  const semi = contentType.indexOf(';');
-  const type = (semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
-  return (
-    type.startsWith('text/') ||
-    type.endsWith('+json') ||
-    type.endsWith('+xml') ||
-    COMPRESSIBLE_TYPES.has(type)
-  );
-}
-
-const Q_VALUE = /^\s*q\s*=\s*(0(?:\.\d{0,3})?|1(?:\.0{0,3})?)\s*$/i;
-
-/** The codings this Accept-Encoding accepts, best first; empty when identity is preferred. */
-function parseAcceptEncoding(header: string): readonly Encoding[] {
-  const q = new Map<string, number>();
-  for (const member of header.split(',')) {
-    const semi = member.indexOf(';');
-    const coding = (semi < 0 ? member : member.slice(0, semi)).trim().toLowerCase();
-    if (coding === '') continue;
-    let weight = 1;
-    if (semi >= 0) {
-      const match = Q_VALUE.exec(member.slice(semi + 1));
-      if (!match) continue; // a member with a broken weight is ignored, not guessed at
-      weight = Number(match[1]);
-    }
-    // x-gzip is gzip (RFC 9110 §8.4.1.3); a repeated coding keeps its first weight.
-    const name = coding === 'x-gzip' ? 'gzip' : coding;
-    if (!q.has(name)) q.set(name, weight);
-  }
-  const any = q.get('*');
-  const weighted = ENCODINGS.map((encoding) => ({ encoding, weight: q.get(encoding) ?? any ?? 0 }))
-    .filter((w) => w.weight > 0)
-    // Stable: among equal weights, ENCODINGS' order stands.
-    .sort((a, b) => b.weight - a.weight);
-  // identity is acceptable unless refused; it wins only when the client ranks it strictly higher.
-  const identity = q.get('identity');
-  if (weighted.length > 0 && identity !== undefined && identity > weighted[0]!.weight) return [];
-  return weighted.map((w) => w.encoding);
-}
-
-// Clients send few distinct Accept-Encoding values, so the answer is memoized per header value
-// (bounded: emptied when full) and the hot path parses nothing.
-const MEMO_LIMIT = 256;
-const memo = new Map<string, readonly Encoding[]>();
-const NONE: readonly Encoding[] = [];
-
-/** The codings a request accepts, best first; empty (identity) without the header. */
-export function acceptedEncodings(header: string | undefined): readonly Encoding[] {
-  if (header === undefined || header === '') return NONE;
-  const known = memo.get(header);
-  if (known !== undefined) return known;
-  const accepted = parseAcceptEncoding(header);
-  if (memo.size >= MEMO_LIMIT) memo.clear();
-  memo.set(header, accepted);
-  return accepted;
-}
-
-/** The coding to send for this Accept-Encoding; undefined means identity. No header: identity. */
-export function negotiateEncoding(header: string | undefined): Encoding | undefined {
-  return acceptedEncodings(header)[0];
+  return isCompressibleType(mediaType(contentType));
 }
 
 /** A compressing stream for a body streamed from disk: brotli at quality 4 keeps up with the disk. */
@@ -136,11 +42,22 @@ export function compressingStream(encoding: Encoding, sizeHint: number): Transfo
           [zlib.constants.BROTLI_PARAM_SIZE_HINT]: sizeHint,
         },
       });
+    case 'zstd':
+      return zstd().createZstdCompress({
+        params: { [zstd().levelKey]: 3 },
+        pledgedSrcSize: sizeHint,
+      });
     case 'gzip':
       return zlib.createGzip();
     case 'deflate':
       return zlib.createDeflate();
   }
+}
+
+/** This Node's zstd: negotiation offers zstd only when there is one. */
+function zstd(): ZstdApi {
+  if (ZSTD === undefined) throw new Error('zstd was negotiated on a Node without it');
+  return ZSTD;
 }
 
 const brotli = promisify(zlib.brotliCompress);
@@ -164,6 +81,15 @@ export function compressBuffer(body: Buffer, encoding: Encoding): Promise<Buffer
           [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length,
         },
       });
+    case 'zstd':
+      // As brotli: the most effort where the first request waits little for it.
+      return new Promise((resolve, reject) =>
+        zstd().zstdCompress(
+          body,
+          { params: { [zstd().levelKey]: body.length <= MAX_BROTLI_11_SIZE ? 19 : 9 } },
+          (error, result) => (error ? reject(error) : resolve(result)),
+        ),
+      );
     case 'gzip':
       return gzip(body, { level: 9 });
     case 'deflate':

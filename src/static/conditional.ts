@@ -1,7 +1,7 @@
 // Validators and conditional requests (RFC 9110 §8.8 and §13).
 import { parseHttpDate } from '../http/http-date.js';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Encoding } from './compression.js';
+import type { Encoding } from '../http/encoding-negotiation.js';
 
 /** What a file's validators are made of; `fs.Stats` fits. */
 export interface FileIdentity {

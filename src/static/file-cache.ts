@@ -10,12 +10,8 @@ import { join, resolve, sep } from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { HttpError } from '../http/http-error.js';
 import { joinedText, type KeptHead } from '../http/respond.js';
-import {
-  compressBuffer,
-  isCompressible,
-  MAX_UNCOMPRESSED_SIZE,
-  type Encoding,
-} from './compression.js';
+import type { Encoding } from '../http/encoding-negotiation.js';
+import { compressBuffer, isCompressible, MAX_UNCOMPRESSED_SIZE } from './compression.js';
 import { entityTag } from './conditional.js';
 import { contentTypeFor } from './content-type.js';
 import { followsOutside, type SymlinkPolicy } from './symlink-policy.js';

@@ -10,7 +10,7 @@ import { send } from '../http/respond.js';
 import { Refusal, type Outcome, type Stage } from '../http/stage.js';
 import { decodePath } from '../http/paths.js';
 import { readListing, renderListing } from './directory-listing.js';
-import { acceptedEncodings, type Encoding } from './compression.js';
+import { acceptedEncodings, type Encoding } from '../http/encoding-negotiation.js';
 import {
   FileCache,
   FileChangedError,

@@ -2,6 +2,7 @@
 // the Host the client asked for (Ferron's key uses Host too), so hosts never share entries; then,
 // per stored variant, the request fields its Vary names, normalised.
 import type { Ctx } from '../../http/ctx.js';
+import { negotiateEncoding } from '../../http/encoding-negotiation.js';
 
 /** scheme://host/path?query, with the rewritten path. */
 export function primaryKey(ctx: Ctx): string {
@@ -10,9 +11,14 @@ export function primaryKey(ctx: Ctx): string {
 
 /**
  * A request field's value as Vary compares it: all its lines as one list, whitespace around the
- * commas and at the ends removed (§4.1 allows normalising what has identical semantics).
+ * commas and at the ends removed (§4.1 allows normalising what has identical semantics). Where
+ * Portico compresses, Accept-Encoding is the coding it chooses for it (the origin is asked for that
+ * coding alone: stages/dynamic-compression.ts), so any number of distinct headers make at most one
+ * variant per coding.
  */
 export function varyValue(ctx: Ctx, field: string): string | undefined {
+  if (field === 'accept-encoding' && ctx.resolved?.settings.enableCompression)
+    return negotiateEncoding(ctx.req.headers['accept-encoding']) ?? 'identity';
   const value = ctx.req.headers[field];
   if (value === undefined) return undefined;
   const joined = Array.isArray(value) ? value.join(',') : value;

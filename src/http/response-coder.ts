@@ -1,0 +1,36 @@
+// A stage that codes what the stages after it answer (dynamic compression) sets `ctx.coder`;
+// respond.ts shows it every head before the tap sees it, and sends the body through the coding it
+// returns, so a cache in front stores the coded response and hits are not coded again.
+import type { Transform } from 'node:stream';
+import type { BodyTarget } from './response-tap.js';
+
+export interface ResponseCoder {
+  /**
+   * The head as the stage made it, [name, value, …], rewritten in place when the response varies or
+   * is coded; `length`: the body's, when it is all in memory. Returns the coding the body goes
+   * through, or undefined to send it as it is.
+   */
+  head(status: number, headers: string[], length?: number): BodyCoding | undefined;
+}
+
+export interface BodyCoding {
+  /** The body is written in, the coded body read out. */
+  readonly stream: Transform;
+  /** A piece was written in: what came so far is flushed out once the writer pauses. */
+  wrote(): void;
+}
+
+/** Where a stage writes a coded body piece by piece (respond.ts startResponse). */
+export function codingTarget(coding: BodyCoding): BodyTarget {
+  const stream = coding.stream;
+  return {
+    write(chunk) {
+      const ok = stream.write(chunk);
+      coding.wrote();
+      return ok;
+    },
+    end: () => stream.end(),
+    on: (event, listener) => stream.on(event, listener),
+    off: (event, listener) => stream.off(event, listener),
+  };
+}
