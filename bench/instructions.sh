@@ -35,7 +35,9 @@ random_text "$tmp/www/1k.html" 1024
 printf 'global:\n  workers: 1\n  port: "127.0.0.1:%s"\n  wwwroot: %s\n' "$PORT" "$tmp/www" >"$tmp/portico-h1.yaml"
 portico_tls_yaml "$tmp/portico-h2.yaml" "$((PORT + 2))" "$((PORT + 1))" "$tmp/www"
 BACKEND=$((PORT + 3))
-printf 'global:\n  workers: 1\n  port: "127.0.0.1:%s"\n  loadModules: [rproxy]\n  proxyTo: http://127.0.0.1:%s\n' \
+# Without compression, as the minimal proxy (h2load asks for gzip): this measures the proxying;
+# bench/compression.sh measures compression.
+printf 'global:\n  workers: 1\n  port: "127.0.0.1:%s"\n  enableCompression: false\n  loadModules: [rproxy]\n  proxyTo: http://127.0.0.1:%s\n' \
   "$PORT" "$BACKEND" >"$tmp/portico-proxy.yaml"
 
 # count NAME PROTOCOL STATUS URL COMMAND… — "instructions/request TurboFan/request" of COMMAND's
