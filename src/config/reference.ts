@@ -170,10 +170,15 @@ A property Portico does not know is a warning that names the nearest one it know
 - **Environment**: \`{{env.NAME}}\` anywhere in a string is replaced by the variable's value; an unset
   variable is an error.
 - **Merging**: settings of global → host → location → errorConfig are merged when the configuration
-  is loaded: scalars replace; \`proxyTo\` and \`secureProxyTo\` replace; other lists concatenate, parent
-  first; mappings merge key by key, the child winning.
+  is loaded: scalars replace; \`proxyTo\`, \`secureProxyTo\`, \`indexFiles\` and \`respond\` replace;
+  other lists concatenate, parent first; mappings merge key by key, the child winning (header names
+  compared case-insensitively).
+- **Response headers**: each response's head is finished in one order: \`removeHeaders\` takes names
+  out (a backend's \`X-Powered-By\`, the \`Server\` header), \`setHeaders\` replaces or adds, then
+  \`customHeaders\` adds what is still absent, for every response (files, errors, redirects, cached,
+  proxied, CGI, FastCGI, SCGI and Python ones).
 - **Sensitive** values (private key paths, passwords, the admin token, every
-  \`environmentVariables\` value, custom headers that carry a credential such as \`Authorization\`,
+  \`environmentVariables\` value, custom or set headers that carry a credential such as \`Authorization\`,
   \`Cookie\` or \`X-Api-Key\`, credentials in URLs) are shown as \`"[redacted]"\` by the admin API's
   \`/config\`.
 - **Errors** are reported all at once as \`FILE:LINE:COL: path: message\`; warnings (exit status 0)
