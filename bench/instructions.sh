@@ -12,8 +12,10 @@
 # TurboFan compiling in the counted window is shown apart: V8 still optimizes now and then, and at
 # full speed it does so on another thread. Usage: bench/instructions.sh [REQUESTS] [WARM]. Takes
 # ~20 min; CASES and SERVERS (space-separated) narrow it to some of them, e.g.
-# CASES=h1-1k SERVERS=portico for one figure in under a minute. Installs valgrind and nghttp2-client
-# from Debian when missing (root).
+# CASES=h1-1k SERVERS=portico for one figure in under a minute. PORTICO_GLOBAL adds YAML lines to
+# Portico's global block (e.g. $'  setHeaders:\n    X-Frame-Options: DENY\n'), to count what a
+# setting costs; PORT (default 18680, and the three above it) moves the listeners. Installs
+# valgrind and nghttp2-client from Debian when missing (root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REQUESTS=${1:-20000}
@@ -24,7 +26,7 @@ done
 for server in ${SERVERS:-}; do
   [[ $server == @(minimal|minimal-head|portico) ]] || { echo "SERVERS: no server $server (minimal minimal-head portico)" >&2; exit 2; }
 done
-PORT=18680
+PORT=${PORT:-18680}
 source bench/common.sh
 need valgrind:valgrind callgrind_control:valgrind h2load:nghttp2-client taskset:util-linux
 TLS=test/fixtures/tls
@@ -32,8 +34,9 @@ TLS=test/fixtures/tls
 mkdir -p "$tmp/www"
 random_text "$tmp/www/1k.html" 1024
 # Over HTTP/1.1 a plain listener; over HTTP/2 a secure one (its plain port, unused, redirects).
-printf 'global:\n  workers: 1\n  port: "127.0.0.1:%s"\n  wwwroot: %s\n' "$PORT" "$tmp/www" >"$tmp/portico-h1.yaml"
+printf 'global:\n  workers: 1\n  port: "127.0.0.1:%s"\n  wwwroot: %s\n%s' "$PORT" "$tmp/www" "${PORTICO_GLOBAL:-}" >"$tmp/portico-h1.yaml"
 portico_tls_yaml "$tmp/portico-h2.yaml" "$((PORT + 2))" "$((PORT + 1))" "$tmp/www"
+printf '%s' "${PORTICO_GLOBAL:-}" >>"$tmp/portico-h2.yaml"
 BACKEND=$((PORT + 3))
 # Without compression, as the minimal proxy (h2load asks for gzip): this measures the proxying;
 # bench/compression.sh measures compression.

@@ -9,6 +9,7 @@ import { checkListeners } from './listener-checks.js';
 import type { PropertyTable } from './property-table.js';
 import type { Settings } from './properties.js';
 import type { Pos, RawEntry } from './raw.js';
+import { checkResponseSettings } from './response-checks.js';
 import type { Config, ScopeRecord, Validated } from './validate.js';
 
 /** Where a property was written, for a message about it. */
@@ -227,6 +228,7 @@ function checkScope(
       );
     }
   });
+  checkResponseSettings(record, diags);
   if (s.domain !== undefined && /:\d+$/.test(s.domain) && !s.domain.startsWith('[')) {
     const bare = s.domain.replace(/:\d+$/, '');
     diags.warn(

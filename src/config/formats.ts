@@ -25,6 +25,9 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // Field values: visible ASCII, spaces, tabs and obs-text; never CR, LF or NUL (header injection).
 const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 const CONTROL = /[\x00-\x1f\x7f]/;
+// RFC 9110 §8.3.1: `type/subtype`, then `; name=value` parameters (a value a token or quoted).
+const MEDIA_TYPE =
+  /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+\/[!#$%&'*+\-.^_`|~0-9A-Za-z]+(?:[ \t]*;[ \t]*[!#$%&'*+\-.^_`|~0-9A-Za-z]+=(?:[!#$%&'*+\-.^_`|~0-9A-Za-z]+|"(?:[^"\\\x00-\x1f\x7f]|\\[\t\x20-\x7e])*"))*$/;
 
 export function isHostName(name: string): boolean {
   const bare = name.endsWith('.') ? name.slice(0, -1) : name;
@@ -177,6 +180,14 @@ const CHECKERS: Record<StringFormat, Checker> = {
       : `expected a URL path starting with "/", got ${s}`,
   'file-extension': (v, s) =>
     /^\.[^/\\\s]+$/.test(v) ? undefined : `expected a file extension such as ".php", got ${s}`,
+  'file-name': (v, s) =>
+    v.length > 0 && v !== '.' && v !== '..' && !/[/\\\0]/.test(v)
+      ? undefined
+      : `expected a file name such as "index.html" (no folder), got ${s}`,
+  'media-type': (v, s) =>
+    MEDIA_TYPE.test(v)
+      ? undefined
+      : `expected a media type such as "text/html; charset=utf-8", got ${s}`,
   module: (v, s, modules) =>
     modules.includes(v)
       ? undefined

@@ -51,8 +51,8 @@ export interface PropertyRow {
   /** Other names accepted silently: Ferron's own documentation uses them beside this one. */
   readonly synonyms?: readonly string[];
   /**
-   * A list set in a host, location or errorConfig replaces the enclosing scope's instead of
-   * extending it (a location's backends are its own).
+   * A list or object set in a host, location or errorConfig replaces the enclosing scope's instead
+   * of extending it (a location's backends are its own; so is its fixed response).
    */
   readonly replacesParent?: boolean;
   /**
@@ -105,7 +105,7 @@ const CREDENTIAL_WORDS = [
 const CONNECTION_SPECIFIC =
   'it is connection-specific (HTTP/2 forbids it in every response; the server manages connections itself)';
 const RESPONSE_FRAMING = 'the server sets it from each body, so a fixed value would contradict it';
-const NOT_CUSTOM_HEADERS: Readonly<Record<string, string>> = {
+export const NOT_CUSTOM_HEADERS: Readonly<Record<string, string>> = {
   connection: CONNECTION_SPECIFIC,
   'keep-alive': CONNECTION_SPECIFIC,
   'proxy-connection': CONNECTION_SPECIFIC,
@@ -115,6 +115,11 @@ const NOT_CUSTOM_HEADERS: Readonly<Record<string, string>> = {
   'http2-settings': CONNECTION_SPECIFIC,
   'content-length': RESPONSE_FRAMING,
 };
+
+/** The largest `respond` body: a fixed answer, not a page a file would serve better. */
+export const RESPOND_BODY_MAX = 64 * 1024;
+export const RESPOND_STATUS = 200;
+export const RESPOND_CONTENT_TYPE = 'text/plain; charset=utf-8';
 
 export const CORE_PROPERTIES = {
   // ── global only ─────────────────────────────────────────────────────────────────────────────
@@ -564,6 +569,28 @@ export const CORE_PROPERTIES = {
     example:
       'global:\n  customHeaders:\n    X-Frame-Options: DENY\n    Link: "<{path}>; rel=canonical"\n',
   }),
+  setHeaders: row({
+    type: mapOf('header name', str('header-value'), {
+      keyFormat: 'header-name',
+      sensitiveKeys: CREDENTIAL_HEADERS,
+      sensitiveKeyWords: CREDENTIAL_WORDS,
+      forbiddenKeys: NOT_CUSTOM_HEADERS,
+    }),
+    scopes: ALL,
+    since: PORTICO,
+    summary:
+      'Headers set on every response, replacing any of the same name it has (a backend’s, a script’s or the server’s own, `Server` included); `{path}` as in `customHeaders`, and the same names refused. A response’s head is finished in this order: `removeHeaders`, then `setHeaders`, then `customHeaders` where the name is still absent.',
+    example:
+      'global:\n  setHeaders:\n    X-Content-Type-Options: nosniff\n    Cache-Control: no-store\n',
+  }),
+  removeHeaders: row({
+    type: list(str('header-name'), { single: true }),
+    scopes: ALL,
+    since: PORTICO,
+    summary:
+      'Header names removed from every response (a backend’s `X-Powered-By`, say), before `setHeaders` and `customHeaders` are applied. `Server` removes the server’s own `Server` header too, unless `setHeaders` or `customHeaders` names one. `Date` is refused (RFC 9110 §6.6.1: a server with a clock sends it), as are the names `customHeaders` refuses.',
+    example: 'global:\n  removeHeaders:\n    - X-Powered-By\n    - Server\n',
+  }),
   disableToHTTPSRedirect: row({
     type: bool(),
     default: false,
@@ -720,6 +747,37 @@ export const CORE_PROPERTIES = {
     example:
       'hosts:\n  - domain: example.com\n    nonStandardCodes:\n      - scode: 401\n        regex: "^/private(/|$)"\n        realm: Private area\n        userList: [alice]\n      - scode: 301\n        url: /old\n        location: /new\n',
   }),
+  respond: row({
+    type: object('fixed response', {
+      status: {
+        spec: finalStatusCode(),
+        default: RESPOND_STATUS,
+        summary: 'The status code (200–599).',
+      },
+      body: {
+        spec: str(),
+        summary: `The body, at most ${RESPOND_BODY_MAX / 1024} KiB in UTF-8; none when absent. A HEAD request gets the head only.`,
+      },
+      contentType: {
+        spec: str('media-type'),
+        default: RESPOND_CONTENT_TYPE,
+        summary: 'The body’s Content-Type.',
+      },
+      abort: {
+        spec: bool(),
+        default: false,
+        summary:
+          'Close the connection without a response (nginx’s `return 444`); over HTTP/2 the stream is reset with CANCEL and the connection goes on. Goes with no other field.',
+      },
+    }),
+    scopes: ['global', 'host', 'location'],
+    replacesParent: true,
+    since: PORTICO,
+    summary:
+      'A fixed response for every request here: a health endpoint, a maintenance page, a blocked path. Answered after the HTTPS and www redirects and the access checks, before `rewriteMap`, `nonStandardCodes` (so before basic authentication, as nginx’s `return` comes before `auth_basic`), the modules and static files. `setHeaders`, `removeHeaders` and `customHeaders` apply. A location’s replaces the host’s whole.',
+    example:
+      'hosts:\n  - domain: example.com\n    locations:\n      - path: /healthz\n        respond:\n          status: 200\n          body: ok\n      - path: /wp-admin\n        respond:\n          abort: true\n',
+  }),
   errorPages: row({
     type: list(
       object('error page', {
@@ -758,6 +816,25 @@ export const CORE_PROPERTIES = {
     scopes: ALL,
     since: V1,
     summary: 'Lists directory contents when a directory without index file is requested.',
+  }),
+  indexFiles: row({
+    type: list(str('file-name'), { single: true }),
+    default: ['index.html', 'index.htm', 'index.xhtml'],
+    scopes: ALL,
+    replacesParent: true,
+    since: PORTICO,
+    summary:
+      'The files served for a directory, the first that exists winning (nginx’s `index`); an empty list serves none. A host’s or location’s list replaces the inherited one.',
+    example: 'global:\n  indexFiles:\n    - index.html\n    - default.htm\n',
+  }),
+  mimeTypes: row({
+    type: mapOf('file extension', str('media-type'), { keyFormat: 'file-extension' }),
+    scopes: ALL,
+    since: PORTICO,
+    summary:
+      'Content-Type by file extension (`.wasm`, with its dot; compared case-insensitively; the last extension of a name counts), added to or overriding the built-in table of the `mime-types` package. The type is sent as written: a text type wants its `; charset=utf-8`.',
+    example:
+      'global:\n  mimeTypes:\n    .webmanifest: application/manifest+json\n    .log: "text/plain; charset=utf-8"\n',
   }),
 
   // ── read by what several modules share: the backend pools (src/upstream/) and the gateways'

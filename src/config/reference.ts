@@ -175,10 +175,15 @@ interpreters); \`portico validate --apps FILE\` also starts the Python applicati
   \`FERRON_ENV_*\`…, and the same names with \`PORTICO_\`) set global properties over the files:
   docs/running.md, Environment overrides.
 - **Merging**: settings of global → host → location → errorConfig are merged when the configuration
-  is loaded: scalars replace; \`proxyTo\` and \`secureProxyTo\` replace; other lists concatenate, parent
-  first; mappings merge key by key, the child winning.
+  is loaded: scalars replace; \`proxyTo\`, \`secureProxyTo\`, \`indexFiles\` and \`respond\` replace;
+  other lists concatenate, parent first; mappings merge key by key, the child winning (header names
+  compared case-insensitively).
+- **Response headers**: each response's head is finished in one order: \`removeHeaders\` takes names
+  out (a backend's \`X-Powered-By\`, the \`Server\` header), \`setHeaders\` replaces or adds, then
+  \`customHeaders\` adds what is still absent, for every response (files, errors, redirects, cached,
+  proxied, CGI, FastCGI, SCGI and Python ones).
 - **Sensitive** values (private key paths, passwords, the admin token, every
-  \`environmentVariables\` value, custom headers that carry a credential such as \`Authorization\`,
+  \`environmentVariables\` value, custom or set headers that carry a credential such as \`Authorization\`,
   \`Cookie\` or \`X-Api-Key\`, credentials in URLs) are shown as \`"[redacted]"\` by the admin API's
   \`/config\`.
 - **Errors** are reported all at once as \`FILE:LINE:COL: path: message\`; warnings (exit status 0)

@@ -9,6 +9,8 @@ type Schema = Record<string, unknown>;
 const STRING_PATTERNS: Partial<Record<string, string>> = {
   'url-path': '^/',
   'file-extension': '^\\.[^/\\\\\\s]+$',
+  'file-name': '^(?!\\.{1,2}$)[^/\\\\\\u0000]+$',
+  'media-type': '^[^/\\s;]+/[^/\\s;]+(\\s*;.*)?$',
   'env-name': '^[A-Za-z_][A-Za-z0-9_]*$',
   'env-value': '^[^\\u0000]*$',
   'header-name': "^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$",

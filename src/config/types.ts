@@ -18,6 +18,8 @@ export type StringFormat =
   | 'header-value'
   | 'url-path' // starts with `/`
   | 'file-extension' // starts with `.`
+  | 'file-name' // one name in a folder: no `/`, not `.` or `..`
+  | 'media-type' // `type/subtype`, parameters allowed
   | 'module'
   | 'cipher-suite'
   | 'ecdh-curve'

@@ -8,7 +8,8 @@ import type { Ctx } from './ctx.js';
 import { isCompressibleType, mediaType } from './compressible-types.js';
 import { negotiateEncoding } from './encoding-negotiation.js';
 import type { BodyCoding, ResponseCoder } from './response-coder.js';
-import { indexOfHeader, NO_CONTENT } from './response-head.js';
+import { indexOfHeader } from './header-list.js';
+import { NO_CONTENT } from './response-head.js';
 import { bodyCoding } from './stream-compressors.js';
 
 /**

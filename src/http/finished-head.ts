@@ -1,8 +1,8 @@
-// A kept head finished for one location's customHeaders (respond.ts's KeptHead), and the forms it
+// A kept head finished for one location's header rules (respond.ts's KeptHead), and the forms it
 // goes out in, each built once: its HTTP/2 head object, and its HTTP/1.1 fields as Node's store.
 import { currentDate, headerObject, type HeaderObject } from './http2-head.js';
 import { fieldStore, type FieldStore } from './node-internals.js';
-import { hasHeader } from './response-head.js';
+import { hasHeader } from './header-list.js';
 
 export class FinishedHead {
   private object: HeaderObject | undefined;
@@ -17,7 +17,7 @@ export class FinishedHead {
   }
 
   /**
-   * The HTTP/2 head, its `date` brought up to date each time unless customHeaders set one:
+   * The HTTP/2 head, its `date` brought up to date each time unless the header rules set one:
    * node:http2 copies the object before respond() returns, so one object serves every response.
    */
   get headerObject(): HeaderObject {

@@ -2,17 +2,10 @@
 // compile time, with the property table's defaults filled in, and frozen.
 import type { ResolvedSettings } from '../config/defaults.js';
 import type { HostConfig } from '../config/validate.js';
+import type { HeaderRules } from './header-rules.js';
 import type { IpList } from './ip-list.js';
 
 export type { ResolvedSettings };
-
-export interface CustomHeader {
-  readonly name: string;
-  readonly lower: string;
-  readonly value: string;
-  /** The value holds `{path}`, replaced per request. */
-  readonly hasPath: boolean;
-}
 
 /** An errorPages file read: its bytes, or why it cannot be used (for the error log). */
 export type ErrorPageRead = { readonly body: Buffer } | { readonly problem: string };
@@ -33,7 +26,8 @@ export interface Resolved {
   readonly host: HostConfig | undefined;
   /** The location's path, when a location applies. */
   readonly location: string | undefined;
-  readonly customHeaders: readonly CustomHeader[];
+  /** removeHeaders, setHeaders, customHeaders and `Server`: one object per distinct set. */
+  readonly headerRules: HeaderRules;
   /** `trustedProxies`, compiled; undefined when unset. */
   readonly trustedProxies: IpList | undefined;
   /** errorPages by status code, first configured first. */

@@ -1,8 +1,9 @@
-// The one place responses leave: every head is finished here (response-head.ts: customHeaders,
-// `Server`, an errorConfig page's error status, no content fields without content), the status
-// and length are recorded for the access log, HEAD responses and statuses without content (204,
-// 205, 304) go without a body, an HTTP/2 response is answered on its stream (http2-head.ts), and a
-// coder (dynamic compression: response-coder.ts) sees each head before the tap and codes its body.
+// The one place responses leave: every head is finished here (response-head.ts: the header
+// rules of header-rules.ts, an errorConfig page's error status, no content fields without
+// content), the status and length are recorded for the access log, HEAD responses and statuses
+// without content (204, 205, 304) go without a body, an HTTP/2 response is answered on its stream
+// (http2-head.ts), and a coder (dynamic compression: response-coder.ts) sees each head before the
+// tap and codes its body.
 import { pipeline as pipeStreams, type Duplex, type Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { pump } from './body-pump.js';
@@ -10,15 +11,10 @@ import type { Ctx } from './ctx.js';
 import { FinishedHead } from './finished-head.js';
 import { headerObject } from './http2-head.js';
 import { writeStoredHead } from './node-internals.js';
-import type { CustomHeader } from './resolved.js';
+import { indexOfHeader } from './header-list.js';
+import { applyHeaderRules, NO_RULES, type HeaderRules } from './header-rules.js';
 import { codingTarget, type BodyCoding } from './response-coder.js';
-import {
-  addCustomAndServer,
-  finalize,
-  indexOfHeader,
-  NO_CONTENT,
-  sending,
-} from './response-head.js';
+import { finalize, NO_CONTENT, sending } from './response-head.js';
 import { TappedTarget, tapTransform, tapWritable, type BodyTarget } from './response-tap.js';
 
 /** Response headers as a flat [name, value, name, value…] list, the form Node writes fastest. */
@@ -102,21 +98,18 @@ function deliver(
   else ctx.res.end(body);
 }
 
-// What a head is finished for when a request has no location's settings.
-const NO_CUSTOM: readonly CustomHeader[] = Object.freeze([]);
-
 /**
  * A head that changes only with what it describes (a file held in the static cache, an error
- * page): the location's customHeaders and `Server` are added once per location, not per response,
- * and its HTTP/2 and HTTP/1.1 forms are built once too (finished-head.ts). The last location's is
- * at hand; others', once there are several, are kept by their customHeaders (a Plan makes one
- * list per distinct set: compile.ts).
+ * page): the location's header rules are applied once per set of rules, not per response, and its
+ * HTTP/2 and HTTP/1.1 forms are built once too (finished-head.ts). The last set's is at hand;
+ * others', once there are several, are kept by their rules (a Plan makes one object per distinct
+ * set: compile.ts).
  */
 export class KeptHead {
-  private lastCustom: readonly CustomHeader[] | undefined;
-  /** null: not keepable for `lastCustom` (a `{path}` value differs per request). */
+  private lastRules: HeaderRules | undefined;
+  /** null: not keepable for `lastRules` (a `{path}` value differs per request). */
   private last: FinishedHead | null = null;
-  private others: WeakMap<readonly CustomHeader[], FinishedHead | null> | undefined;
+  private others: WeakMap<HeaderRules, FinishedHead | null> | undefined;
 
   constructor(
     readonly headers: readonly string[],
@@ -127,20 +120,20 @@ export class KeptHead {
       throw new Error(`a kept head needs a status with content, not ${status}`);
   }
 
-  finishedFor(custom: readonly CustomHeader[]): FinishedHead | null {
-    if (custom === this.lastCustom) return this.last;
-    if (this.lastCustom !== undefined)
-      (this.others ??= new WeakMap()).set(this.lastCustom, this.last);
-    let finished = this.others?.get(custom);
+  finishedFor(rules: HeaderRules): FinishedHead | null {
+    if (rules === this.lastRules) return this.last;
+    if (this.lastRules !== undefined)
+      (this.others ??= new WeakMap()).set(this.lastRules, this.last);
+    let finished = this.others?.get(rules);
     if (finished === undefined) {
-      if (custom.some((h) => h.hasPath)) finished = null;
+      if (rules.hasPath) finished = null;
       else {
         const list = this.headers.slice();
-        addCustomAndServer(list, custom, '');
+        applyHeaderRules(list, rules, '');
         finished = new FinishedHead(list, this.status);
       }
     }
-    this.lastCustom = custom;
+    this.lastRules = rules;
     this.last = finished;
     return finished;
   }
@@ -148,8 +141,8 @@ export class KeptHead {
 
 /**
  * `send(ctx, head.status, head.headers, body)`, with the head finalized once for every response
- * that carries it as it is: no cache watching, no errorConfig rendering, no `{path}` in
- * customHeaders.
+ * that carries it as it is: no cache watching, no errorConfig rendering, no `{path}` in the
+ * header rules.
  */
 export function sendKept(ctx: Ctx, head: KeptHead, body: Buffer, text?: string): void {
   const finished =
@@ -157,7 +150,7 @@ export function sendKept(ctx: Ctx, head: KeptHead, body: Buffer, text?: string):
     ctx.coder === undefined &&
     ctx.errorStatus === undefined &&
     ctx.errorHeaders.length === 0
-      ? head.finishedFor(ctx.resolved?.customHeaders ?? NO_CUSTOM)
+      ? head.finishedFor(ctx.resolved?.headerRules ?? NO_RULES)
       : null;
   if (finished === null) return send(ctx, head.status, head.headers.slice(), body);
   sending(ctx, head.status);
@@ -202,8 +195,8 @@ export interface SwitchedConnection {
 /**
  * Agrees to a switch of protocols and hands back the connection for the new one: a 101 to an
  * HTTP/1.1 Upgrade (RFC 9110 §15.2.2), its time limit lifted, or a 200 to an HTTP/2 extended
- * CONNECT (RFC 8441 §5, without Sec-WebSocket-Accept), its stream. The head goes out with
- * `customHeaders` and `Server` like any other; the access log's line comes when it closes.
+ * CONNECT (RFC 8441 §5, without Sec-WebSocket-Accept), its stream. The head goes out with the
+ * header rules like any other; the access log's line comes when it closes.
  */
 export function switchProtocols(
   ctx: Ctx,

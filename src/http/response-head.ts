@@ -1,12 +1,9 @@
 // A response head made final before it leaves: an errorConfig page's error headers and status,
-// `customHeaders` (names the response does not already have, `{path}` filled in), `Server:
-// Portico` (or customHeaders' own `Server`), and no content fields on a status without content.
+// the location's header rules (header-rules.ts: removeHeaders, setHeaders, customHeaders,
+// `Server`), and no content fields on a status without content.
 import type { Ctx } from './ctx.js';
-import type { CustomHeader } from './resolved.js';
-
-const SERVER = 'Portico';
-// What Node accepts in a header value; a `{path}` that would make a value invalid skips it.
-const VALID_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+import { hasHeader } from './header-list.js';
+import { applyHeaderRules, NO_RULES } from './header-rules.js';
 
 /**
  * Statuses whose responses have no content (RFC 9110 §6.4.1, §15.3.6), whatever was meant to go in
@@ -26,51 +23,16 @@ const CONTENT_FIELDS = new Set([
   'transfer-encoding',
 ]);
 
-/** Where `lower` is named in a [name, value, …] list; -1 when it is not. */
-export function indexOfHeader(headers: readonly string[], lower: string): number {
-  // Compared by length first: most names differ there, and no string is allocated.
-  for (let i = 0; i < headers.length; i += 2) {
-    const name = headers[i]!;
-    if (name.length === lower.length && name.toLowerCase() === lower) return i;
-  }
-  return -1;
-}
-
-export function hasHeader(headers: readonly string[], lower: string): boolean {
-  return indexOfHeader(headers, lower) >= 0;
-}
-
 /** Makes the head final in place and returns the status it goes out with. */
 export function finalize(ctx: Ctx, status: number, headers: string[]): number {
   for (const [name, value] of ctx.errorHeaders)
     if (!hasHeader(headers, name.toLowerCase())) headers.push(name, value);
-  // Whatever a backend said, the Server is Portico's, or the one customHeaders names.
-  for (let i = indexOfHeader(headers, 'server'); i >= 0; i = indexOfHeader(headers, 'server'))
-    headers.splice(i, 2);
-  addCustomAndServer(headers, ctx.resolved?.customHeaders, ctx.originalPath);
+  applyHeaderRules(headers, ctx.resolved?.headerRules ?? NO_RULES, ctx.originalPath);
   // A page rendered for an error by an errorConfig is still that error (CONTRACT.md, point 4).
   const sent = ctx.errorStatus !== undefined && status < 300 ? ctx.errorStatus : status;
   if (NO_CONTENT.has(sent)) withoutContentFields(headers, sent);
   sending(ctx, sent);
   return sent;
-}
-
-/** customHeaders the response does not already have, then `Server`. */
-export function addCustomAndServer(
-  headers: string[],
-  custom: readonly CustomHeader[] | undefined,
-  originalPath: string,
-): void {
-  let server = SERVER;
-  if (custom) {
-    for (const h of custom) {
-      const value = h.hasPath ? h.value.replaceAll('{path}', originalPath) : h.value;
-      if (h.hasPath && !VALID_VALUE.test(value)) continue;
-      if (h.lower === 'server') server = value;
-      else if (!hasHeader(headers, h.lower)) headers.push(h.name, value);
-    }
-  }
-  headers.push('Server', server);
 }
 
 /** The status is final: the access log's, and the `timeout` limit no longer applies. */

@@ -1,6 +1,6 @@
 // A stage that must see what the stages after it answer (the cache, which stores a response as it
 // passes and takes a revalidation's 304 for itself) sets `ctx.tap`; respond.ts shows it every head
-// before `customHeaders` and `Server` are added, and the body as it is written.
+// before the location's header rules (header-rules.ts) are applied, and the body as it is written.
 import { Transform, Writable } from 'node:stream';
 
 export interface ResponseTap {

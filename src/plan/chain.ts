@@ -1,7 +1,11 @@
 // The handler chain of one Resolved, in ARCHITECTURE.md's fixed order: HTTPS and www redirects,
-// rewriteMap, nonStandardCodes, the trailing-slash redirect, the modules in `loadModules` order,
-// the method check, static files; nothing answering is a 404. With enableCompression, dynamic
-// compression wraps the modules that answer from an origin (stages/dynamic-compression.ts). (The client address, the blocklist
+// `respond`, rewriteMap, nonStandardCodes, the trailing-slash redirect, the modules in
+// `loadModules` order, the method check, static files; nothing answering is a 404. `respond`
+// comes where nginx's `return` does, in the rewrite phase: after the redirects and the access
+// checks, before basic authentication (nonStandardCodes' 401) and before rewriteMap, which could
+// not change its answer (the location is chosen already). With enableCompression, dynamic
+// compression wraps the modules that answer from an origin (stages/dynamic-compression.ts). (The
+// client address, the blocklist
 // and the URL sanitizer come first, in the request handler: the blocklist must answer before even
 // a malformed request is refused, and the location depends on the sanitized path.) Built at
 // compile time, with only the stages this Resolved needs.
@@ -15,6 +19,7 @@ import { dynamicCompression, endOfDynamicCompression } from '../stages/dynamic-c
 import { methodCheck } from '../stages/method-check.js';
 import { nonStandardCodes } from '../stages/non-standard-codes.js';
 import { httpsRedirect, wwwRedirect } from '../stages/redirects.js';
+import { fixedResponse } from '../stages/respond.js';
 import { rewriteMap } from '../stages/rewrite-map.js';
 import { trailingSlash } from '../stages/trailing-slash.js';
 import type { StaticFiles } from '../static/static-files.js';
@@ -49,6 +54,8 @@ export function buildChain(
   for (const stage of [
     httpsRedirect(settings),
     wwwRedirect(settings),
+    // An errorConfig renders a page for an error: a fixed answer it inherits is not that page.
+    errorPage ? undefined : fixedResponse(settings),
     rewriteMap(settings, services.files, services.errorLog),
     nonStandardCodes(settings, services.auth),
   ]) {

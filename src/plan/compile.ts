@@ -11,7 +11,8 @@ import type { Settings } from '../config/properties.js';
 import type { Config, HostConfig } from '../config/validate.js';
 import { IpList } from '../http/ip-list.js';
 import type { Logger } from '../http/logger.js';
-import type { CustomHeader, ErrorConfigRoute, Resolved } from '../http/resolved.js';
+import { headerList, headerRules, type HeaderRules } from '../http/header-rules.js';
+import type { ErrorConfigRoute, Resolved } from '../http/resolved.js';
 import { StaticFiles } from '../static/static-files.js';
 import { AcmeManager, type AcmeSettings } from '../tls/acme-manager.js';
 import { defaultAcmeDirectory } from '../tls/acme-store.js';
@@ -275,10 +276,10 @@ function http2SettingsOf(g: ResolvedSettings): Http2Settings {
 class Compiler {
   private readonly readErrorPage: Resolved['readErrorPage'];
   /**
-   * One list per distinct customHeaders: locations that inherit the same ones share it, so a head
-   * kept for a file or an error page is finished once for all of them (respond.ts KeptHead).
+   * One object per distinct set of header rules: locations that inherit the same ones share it, so
+   * a head kept for a file or an error page is finished once for all of them (respond.ts KeptHead).
    */
-  private readonly customHeaderLists = new Map<string, readonly CustomHeader[]>();
+  private readonly headerRuleSets = new Map<string, HeaderRules>();
 
   constructor(
     /** The table the configuration was read against: its merge rules and defaults. */
@@ -305,22 +306,17 @@ class Compiler {
     return mergeSettings(parent, child, this.properties);
   }
 
-  private customHeaders(map: Record<string, string> | undefined): readonly CustomHeader[] {
-    const entries = Object.entries(map ?? {});
-    const key = JSON.stringify(entries);
-    let list = this.customHeaderLists.get(key);
-    if (list === undefined) {
-      list = Object.freeze(
-        entries.map(([name, value]) => ({
-          name,
-          lower: name.toLowerCase(),
-          value,
-          hasPath: value.includes('{path}'),
-        })),
-      );
-      this.customHeaderLists.set(key, list);
+  private headerRules(settings: Settings): HeaderRules {
+    const remove = settings.removeHeaders ?? [];
+    const set = headerList(settings.setHeaders);
+    const custom = headerList(settings.customHeaders);
+    const key = JSON.stringify([remove, set, custom]);
+    let rules = this.headerRuleSets.get(key);
+    if (rules === undefined) {
+      rules = headerRules(remove, set, custom);
+      this.headerRuleSets.set(key, rules);
     }
-    return list;
+    return rules;
   }
 
   resolved(
@@ -340,7 +336,7 @@ class Compiler {
       settings,
       host,
       location,
-      customHeaders: this.customHeaders(settings.customHeaders),
+      headerRules: this.headerRules(settings),
       trustedProxies:
         settings.trustedProxies === undefined ? undefined : new IpList(settings.trustedProxies),
       errorPages: errorPages(settings.errorPages),

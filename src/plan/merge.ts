@@ -1,7 +1,8 @@
 // CONTRACT.md's merge of global → host → location → errorConfig, done once at compile time:
-// scalars replace; a list replaces when its row says so (`replacesParent`: proxyTo and
-// secureProxyTo, a location's backends being its own), and otherwise concatenates, parent first;
-// mappings merge key by key, the child's keys winning.
+// scalars replace; a list or an object replaces when its row says so (`replacesParent`: proxyTo
+// and secureProxyTo, a location's backends being its own; `respond`, a fixed answer being whole),
+// and otherwise a list concatenates, parent first, and a mapping merges key by key, the child's
+// keys winning.
 import type { PropertyTable } from '../config/property-table.js';
 import type { Settings } from '../config/properties.js';
 
@@ -13,8 +14,8 @@ export function mergeSettings(
   const out: Record<string, unknown> = { ...parent };
   for (const [key, value] of Object.entries(child)) {
     const base = out[key];
-    if (Array.isArray(value) && Array.isArray(base) && !properties.row(key)?.replacesParent)
-      out[key] = [...base, ...value];
+    if (properties.row(key)?.replacesParent) out[key] = value;
+    else if (Array.isArray(value) && Array.isArray(base)) out[key] = [...base, ...value];
     else if (isMapping(value) && isMapping(base)) out[key] = { ...base, ...value };
     else out[key] = value;
   }

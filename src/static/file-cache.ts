@@ -1,8 +1,9 @@
 // What the files under each wwwroot are, kept in memory so a request for a known file makes no
-// filesystem call. One bounded LRU (bytes and entries) holds, per (real wwwroot, decoded path),
-// the resolution result and, for small files, the body and its compressed variants. An entry is
-// trusted for `revalidateMs`; after that it is realpath'ed and stat'ed again before use, and kept
-// (body included) only if it still names the same file with the same size and mtime.
+// filesystem call. One bounded LRU (bytes and entries) holds, per (real wwwroot, decoded path, and
+// the location's `mimeTypes` when it has any: content-type.ts), the resolution result and, for
+// small files, the body and its compressed variants. An entry is trusted for `revalidateMs`; after
+// that it is realpath'ed and stat'ed again before use, and kept (body included) only if it still
+// names the same file with the same size and mtime.
 import type { Stats } from 'node:fs';
 import { constants, promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
@@ -13,7 +14,7 @@ import { joinedText, type KeptHead } from '../http/respond.js';
 import type { Encoding } from '../http/encoding-negotiation.js';
 import { compressBuffer, isCompressible, MAX_UNCOMPRESSED_SIZE } from './compression.js';
 import { entityTag } from './conditional.js';
-import { contentTypeFor } from './content-type.js';
+import { BUILT_IN_TYPES, type ContentTypes } from './content-type.js';
 import { followsOutside, type SymlinkPolicy } from './symlink-policy.js';
 
 export interface FileCacheOptions {
@@ -56,8 +57,8 @@ export interface DirectoryEntry {
   checkedAt: number;
   readonly realPath: string;
   readonly rootReal: string;
-  /** The decoded request paths of the index candidates, in order. */
-  readonly indexPaths: readonly string[];
+  /** Its decoded request path, with a trailing slash: where index files are looked for. */
+  readonly base: string;
 }
 
 /** missing: not found, or outside wwwroot; forbidden: permission denied; other: FIFO, socket… */
@@ -76,7 +77,6 @@ export class FileChangedError extends Error {
   }
 }
 
-const INDEX_NAMES = ['index.html', 'index.htm', 'index.xhtml'];
 const ENTRY_OVERHEAD = 256;
 // O_NONBLOCK: a path swapped for a FIFO after the stat must not block a pool thread in open().
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
@@ -98,6 +98,7 @@ interface PathCheck {
   /** The entry it replaces: kept when the file is the same. */
   readonly previous: Entry | undefined;
   readonly now: number;
+  readonly types: ContentTypes;
 }
 
 function negative(kind: NegativeEntry['kind'], now: number): NegativeEntry {
@@ -149,6 +150,7 @@ export class FileCache {
   // after the other, and the second skips the key and the LRU (a tenth of an HTTP/2 hit's own work).
   private lastRoot: string | undefined;
   private lastPath = '';
+  private lastTypes: ContentTypes = BUILT_IN_TYPES;
   private lastEntry: Entry | undefined;
 
   constructor(private readonly options: FileCacheOptions) {
@@ -160,19 +162,25 @@ export class FileCache {
   }
 
   /**
-   * What `decodedPath` names under `wwwroot` (as configured: relative to the working directory).
-   * `now` is the caller's clock when it has one (a request's start): one clock read per request.
+   * What `decodedPath` names under `wwwroot` (as configured: relative to the working directory),
+   * a file typed by `types`. `now` is the caller's clock when it has one (a request's start): one
+   * clock read per request.
    */
-  lookup(wwwroot: string, decodedPath: string, now = Date.now()): Entry | Promise<Entry> {
+  lookup(
+    wwwroot: string,
+    decodedPath: string,
+    now = Date.now(),
+    types = BUILT_IN_TYPES,
+  ): Entry | Promise<Entry> {
     let root = this.roots.get(wwwroot);
     if (root !== undefined && this.isFresh(root.checkedAt, now))
-      return this.lookupUnder(root, decodedPath, now);
+      return this.lookupUnder(root, decodedPath, now, types);
     if (root === undefined) {
       root = { path: resolve(wwwroot), real: undefined, checkedAt: 0, refreshing: undefined };
       this.roots.set(wwwroot, root);
     }
     root.refreshing ??= this.refreshRoot(root);
-    return root.refreshing.then((fresh) => this.lookupUnder(fresh, decodedPath, Date.now()));
+    return root.refreshing.then((fresh) => this.lookupUnder(fresh, decodedPath, Date.now(), types));
   }
 
   /** The whole body of a small file, read once. */
@@ -260,28 +268,38 @@ export class FileCache {
     return root;
   }
 
-  private lookupUnder(root: RootEntry, decodedPath: string, now: number): Entry | Promise<Entry> {
+  private lookupUnder(
+    root: RootEntry,
+    decodedPath: string,
+    now: number,
+    types: ContentTypes,
+  ): Entry | Promise<Entry> {
     if (root.real === undefined) return negative('missing', root.checkedAt);
     const last = this.lastEntry;
     if (
       last !== undefined &&
       this.lastPath === decodedPath &&
       this.lastRoot === root.real &&
+      this.lastTypes === types &&
       this.isFresh(last.checkedAt, now)
     )
       return last;
-    // NUL cannot occur in a path, so two (root, path) pairs never share a key.
-    const key = `${root.real}\0${decodedPath}`;
+    // NUL cannot occur in a path, so two (root, path, types) never share a key.
+    const key =
+      types.id === ''
+        ? `${root.real}\0${decodedPath}`
+        : `${root.real}\0${decodedPath}\0${types.id}`;
     const entry = this.entries.get(key);
     if (entry !== undefined && this.isFresh(entry.checkedAt, now)) {
       this.lastRoot = root.real;
       this.lastPath = decodedPath;
+      this.lastTypes = types;
       this.lastEntry = entry;
       return entry;
     }
     let checking = this.pending.get(key);
     if (checking === undefined) {
-      const started = this.check(key, root.real, decodedPath, entry).finally(() => {
+      const started = this.check(key, root.real, decodedPath, entry, types).finally(() => {
         if (this.pending.get(key) === started) this.pending.delete(key);
       });
       this.pending.set(key, (checking = started));
@@ -294,6 +312,7 @@ export class FileCache {
     rootReal: string,
     decodedPath: string,
     previous: Entry | undefined,
+    types: ContentTypes,
   ): Promise<Entry> {
     const now = Date.now();
     let entry: Entry;
@@ -313,6 +332,7 @@ export class FileCache {
           decodedPath,
           previous,
           now,
+          types,
         });
     } catch (error) {
       entry = negative(negativeKind(error), now);
@@ -325,14 +345,14 @@ export class FileCache {
   private describe(
     real: string,
     stats: Stats,
-    { key, rootReal, decodedPath, previous, now }: PathCheck,
+    { key, rootReal, decodedPath, previous, now, types }: PathCheck,
   ): Entry {
     if (stats.isFile()) {
       if (previous?.kind === 'file' && previous.realPath === real && sameFile(previous, stats)) {
         previous.checkedAt = now;
         return previous;
       }
-      const contentType = contentTypeFor(decodedPath);
+      const contentType = types.typeFor(decodedPath);
       return {
         kind: 'file',
         checkedAt: now,
@@ -356,16 +376,14 @@ export class FileCache {
         heads: [],
       };
     }
-    if (stats.isDirectory()) {
-      const base = decodedPath.endsWith('/') ? decodedPath : `${decodedPath}/`;
+    if (stats.isDirectory())
       return {
         kind: 'directory',
         checkedAt: now,
         realPath: real,
         rootReal,
-        indexPaths: INDEX_NAMES.map((name) => base + name),
+        base: decodedPath.endsWith('/') ? decodedPath : `${decodedPath}/`,
       };
-    }
     return negative('other', now);
   }
 

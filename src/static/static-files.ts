@@ -11,6 +11,7 @@ import { Refusal, type Outcome, type Stage } from '../http/stage.js';
 import { decodePath } from '../http/paths.js';
 import { readListing, renderListing } from './directory-listing.js';
 import { acceptedEncodings, type Encoding } from '../http/encoding-negotiation.js';
+import { BUILT_IN_TYPES, ContentTypes } from './content-type.js';
 import {
   FileCache,
   FileChangedError,
@@ -40,6 +41,10 @@ export interface StaticFilesOptions {
 
 interface StageFlags extends FileFlags {
   readonly listing: boolean;
+  /** The files served for a directory, first found first (`indexFiles`). */
+  readonly indexFiles: readonly string[];
+  /** How files are typed: `mimeTypes` over the built-in table. */
+  readonly types: ContentTypes;
 }
 
 /** One look for what a request names: the stage's root and flags, and whether to look again. */
@@ -119,6 +124,9 @@ export class StaticFiles {
       etag: settings.enableETag,
       compression: settings.enableCompression,
       listing: settings.enableDirectoryListing,
+      indexFiles: settings.indexFiles,
+      types:
+        settings.mimeTypes === undefined ? BUILT_IN_TYPES : new ContentTypes(settings.mimeTypes),
       errorPage,
     };
     const look: Look = { wwwroot, flags, mayRetry: true };
@@ -136,7 +144,7 @@ export class StaticFiles {
    */
   private serve(ctx: Ctx, look: Look): Outcome {
     const { wwwroot, flags } = look;
-    const entry = this.cache.lookup(wwwroot, decodePath(ctx.path), ctx.startedAt);
+    const entry = this.cache.lookup(wwwroot, decodePath(ctx.path), ctx.startedAt, flags.types);
     if (entry instanceof Promise || entry.kind === 'directory')
       return this.serveFound(ctx, look, entry);
     // Returned, not thrown: V8 builds a message (the throw's location) for an exception thrown
@@ -156,7 +164,7 @@ export class StaticFiles {
     try {
       let entry = await found;
       if (entry.kind === 'directory') {
-        const index = await this.findIndex(wwwroot, entry);
+        const index = await this.findIndex(wwwroot, entry, flags);
         if (index === undefined) return await this.serveDirectory(ctx, entry, flags);
         entry = index;
       }
@@ -219,13 +227,19 @@ export class StaticFiles {
     return undefined;
   }
 
-  /** The first index candidate that is a regular file. */
+  /** The first index file that is a regular file. */
   private async findIndex(
     wwwroot: string,
     directory: DirectoryEntry,
+    flags: StageFlags,
   ): Promise<FileEntry | undefined> {
-    for (const path of directory.indexPaths) {
-      const candidate = await this.cache.lookup(wwwroot, path);
+    for (const name of flags.indexFiles) {
+      const candidate = await this.cache.lookup(
+        wwwroot,
+        directory.base + name,
+        undefined,
+        flags.types,
+      );
       if (candidate.kind === 'file') return candidate;
     }
     return undefined;
@@ -267,7 +281,7 @@ export class StaticFiles {
       String(body.length),
     ];
     // A listing changes with the directory: not reused unchecked, unless the user said otherwise.
-    if (!ctx.resolved.customHeaders.some((h) => h.lower === 'cache-control'))
+    if (!ctx.resolved.headerRules.custom.some((h) => h.lower === 'cache-control'))
       headers.push('Cache-Control', 'no-cache');
     send(ctx, 200, headers, body);
   }

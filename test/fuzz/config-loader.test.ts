@@ -79,6 +79,8 @@ const FORMAT_SAMPLES: Record<StringFormat, readonly string[]> = {
   'header-value': ['bar', 'a\nb', ''],
   'url-path': ['/api', '/', 'api', '//x', '/%00'],
   'file-extension': ['.php', 'php', '.'],
+  'file-name': ['index.html', 'a/b', '..', ''],
+  'media-type': ['text/html; charset=utf-8', 'application/wasm', 'text', 'a/b; c'],
   module: ['rproxy', 'cache', 'nope'],
   'cipher-suite': ['TLS_AES_128_GCM_SHA256', 'ECDHE-RSA-AES128-GCM-SHA256', 'NOPE'],
   'ecdh-curve': ['x25519', 'secp256r1', 'nope'],

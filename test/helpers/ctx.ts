@@ -5,6 +5,7 @@ import { withDefaults } from '../../src/config/defaults.js';
 import type { Settings } from '../../src/config/properties.js';
 import { Ctx, type Addresses, type Request, type Response } from '../../src/http/ctx.js';
 import { HttpError } from '../../src/http/http-error.js';
+import { NO_RULES } from '../../src/http/header-rules.js';
 import type { Resolved } from '../../src/http/resolved.js';
 import type { Stage } from '../../src/http/stage.js';
 
@@ -111,7 +112,7 @@ function routedCtx(req: Request, res: Response, addresses: Addresses, options: F
     settings: withDefaults(options.settings ?? {}),
     host: undefined,
     location: undefined,
-    customHeaders: [],
+    headerRules: NO_RULES,
     trustedProxies: undefined,
     errorPages: new Map(),
     readErrorPage: () => Promise.resolve({ problem: 'no error pages in a fake request' }),

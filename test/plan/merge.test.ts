@@ -33,3 +33,27 @@ it('scalars replace, proxyTo replaces, other lists concatenate parent first, map
   });
   assert.deepEqual(parent.customHeaders, { 'X-A': '1', 'X-B': '2' }, 'the parent is not changed');
 });
+
+it('a respond object and an indexFiles list replace the inherited ones; setHeaders and mimeTypes extend, removeHeaders concatenates', () => {
+  const parent = {
+    respond: { status: 503, body: 'maintenance' },
+    indexFiles: ['index.html'],
+    setHeaders: { 'X-A': 'host' },
+    removeHeaders: ['X-Powered-By'],
+    mimeTypes: { '.log': 'text/plain' },
+  };
+  const child = {
+    respond: { abort: true },
+    indexFiles: ['default.htm'],
+    setHeaders: { 'X-B': 'location' },
+    removeHeaders: ['Server'],
+    mimeTypes: { '.wasm': 'application/wasm' },
+  };
+  assert.deepEqual(mergeSettings(parent, child, PROPERTY_TABLE), {
+    respond: { abort: true },
+    indexFiles: ['default.htm'],
+    setHeaders: { 'X-A': 'host', 'X-B': 'location' },
+    removeHeaders: ['X-Powered-By', 'Server'],
+    mimeTypes: { '.log': 'text/plain', '.wasm': 'application/wasm' },
+  });
+});
