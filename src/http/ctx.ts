@@ -178,6 +178,8 @@ export class Ctx {
     copy.path = this.path;
     copy.query = this.query;
     copy.replacedFields = this.replacedFields;
+    // A revalidation in the background stores what it gets: coded as the client's response was.
+    copy.coder = this.coder;
     return copy;
   }
 

@@ -21,22 +21,21 @@ export const MIN_COMPRESSED_SIZE = 512;
 const NO_TRANSFORM = /(?:^|,)\s*no-transform\s*(?:,|$)/i;
 const VARIES_ALREADY = /(?:^|,)\s*(?:accept-encoding|\*)\s*(?:,|$)/i;
 
-/** One request's coder (ctx.coder), set by the compression stage for the stages after it. */
+/** The compression stage's coder (ctx.coder), for the stages after it. */
 export class DynamicCompression implements ResponseCoder {
-  constructor(private readonly ctx: Ctx) {}
+  constructor(readonly keyedByChoice: boolean) {}
 
-  head(status: number, headers: string[], length?: number): BodyCoding | undefined {
-    const encoding = negotiateEncoding(this.ctx.req.headers['accept-encoding']);
+  head(ctx: Ctx, status: number, headers: string[], length?: number): BodyCoding | undefined {
+    const encoding = negotiateEncoding(ctx.req.headers['accept-encoding']);
     // A 304 carries the validator its 200 would have (RFC 9110 §15.4.5): the weak one when coded.
     // Its type, when it has one, tells a 200 that would not be; without one, weak is the safe side
     // (a strong tag on a coded copy would let a range of the plain bytes be merged into it).
     if (status === 304) {
-      const type = indexOfHeader(headers, 'content-type');
-      if (encoding !== undefined && (type < 0 || isCompressibleType(mediaType(headers[type + 1]))))
+      if (encoding !== undefined && wouldCode304(headers))
         weakenTag(headers, indexOfHeader(headers, 'etag'));
       return undefined;
     }
-    const errorStatus = this.ctx.errorStatus;
+    const errorStatus = ctx.errorStatus;
     if (status < 200 || status === 206 || NO_CONTENT.has(status)) return undefined;
     if (errorStatus !== undefined && NO_CONTENT.has(errorStatus)) return undefined;
     let type = '';
@@ -83,12 +82,28 @@ export class DynamicCompression implements ResponseCoder {
     }
     if (encoding === undefined) return undefined;
     weakenTag(headers, tag);
-    for (let i = headers.length - 2; i >= 0; i -= 2)
-      if (headers[i]!.length === 14 && headers[i]!.toLowerCase() === 'content-length')
+    // The coded bytes have no ranges of their own: Range requests are never coded (nginx's gzip
+    // filter clears Accept-Ranges too).
+    for (let i = headers.length - 2; i >= 0; i -= 2) {
+      const name = headers[i]!;
+      if (
+        (name.length === 14 && name.toLowerCase() === 'content-length') ||
+        (name.length === 13 && name.toLowerCase() === 'accept-ranges')
+      )
         headers.splice(i, 2);
+    }
     headers.push('Content-Encoding', encoding);
-    return bodyCoding(encoding, size);
+    return bodyCoding(encoding, size, length !== undefined);
   }
+}
+
+/** Whether the 200 a 304 stands for would be coded: not when its fields say otherwise. */
+function wouldCode304(headers: readonly string[]): boolean {
+  const type = indexOfHeader(headers, 'content-type');
+  if (type >= 0 && !isCompressibleType(mediaType(headers[type + 1]))) return false;
+  if (indexOfHeader(headers, 'content-encoding') >= 0) return false;
+  const control = indexOfHeader(headers, 'cache-control');
+  return control < 0 || !NO_TRANSFORM.test(headers[control + 1]!);
 }
 
 /** A strong entity tag made weak (W/"…"); a weak one, or none (-1), is left. */

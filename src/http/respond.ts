@@ -39,7 +39,7 @@ export function send(
   body?: Buffer | string,
   text?: string,
 ): void {
-  const coding = ctx.coder?.head(status, headers, body === undefined ? 0 : byteLength(body));
+  const coding = ctx.coder?.head(ctx, status, headers, body === undefined ? 0 : byteLength(body));
   if (coding !== undefined) {
     coding.stream.end(body);
     sendCoded(ctx, status, headers, coding).catch(cutAlready);
@@ -167,7 +167,7 @@ export function startResponse(
   status: number,
   headers: RawHeaders,
 ): BodyTarget | undefined {
-  const coding = ctx.coder?.head(status, headers);
+  const coding = ctx.coder?.head(ctx, status, headers);
   if (coding !== undefined) {
     sendCoded(ctx, status, headers, coding).catch(cutAlready);
     return codingTarget(coding);
@@ -226,7 +226,7 @@ export async function sendStream(
   headers: RawHeaders,
   body: Readable,
 ): Promise<void> {
-  const coding = ctx.coder?.head(status, headers);
+  const coding = ctx.coder?.head(ctx, status, headers);
   if (coding === undefined) return streamOut(ctx, status, headers, body, ctx);
   // The body goes when its coding does (a client gone destroys that).
   pipeStreams(body, coding.stream, () => undefined);

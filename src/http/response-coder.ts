@@ -2,15 +2,22 @@
 // respond.ts shows it every head before the tap sees it, and sends the body through the coding it
 // returns, so a cache in front stores the coded response and hits are not coded again.
 import type { Transform } from 'node:stream';
+import type { Ctx } from './ctx.js';
 import type { BodyTarget } from './response-tap.js';
 
+/** One per stage, holding nothing of a request: a copy of a request (ctx.detached) shares it. */
 export interface ResponseCoder {
+  /**
+   * Behind a cache, the origin was asked for the coding chosen alone: what it answers depends on
+   * that coding, not on the client's Accept-Encoding, and the cache may key it so.
+   */
+  readonly keyedByChoice: boolean;
   /**
    * The head as the stage made it, [name, value, …], rewritten in place when the response varies or
    * is coded; `length`: the body's, when it is all in memory. Returns the coding the body goes
    * through, or undefined to send it as it is.
    */
-  head(status: number, headers: string[], length?: number): BodyCoding | undefined;
+  head(ctx: Ctx, status: number, headers: string[], length?: number): BodyCoding | undefined;
 }
 
 export interface BodyCoding {

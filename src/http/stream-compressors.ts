@@ -41,7 +41,11 @@ export function deflateWindow(length: number | undefined): {
   return { windowBits, memLevel: Math.max(1, memLevel) };
 }
 
-function compressor(encoding: Encoding, length: number | undefined): [Flushable, number] {
+function compressor(
+  encoding: Encoding,
+  length: number | undefined,
+  exact: boolean,
+): [Flushable, number] {
   switch (encoding) {
     case 'br':
       return [
@@ -57,7 +61,9 @@ function compressor(encoding: Encoding, length: number | undefined): [Flushable,
     case 'zstd': {
       if (ZSTD === undefined) throw new Error('zstd was negotiated on a Node without it');
       const params = { [ZSTD.levelKey]: ZSTD_LEVEL, [ZSTD.windowLogKey]: ZSTD_WINDOW_LOG };
-      const options = length === undefined ? { params } : { params, pledgedSrcSize: length };
+      // zstd fails a stream that breaks the length it was promised: only an exact one is.
+      const options =
+        length === undefined || !exact ? { params } : { params, pledgedSrcSize: length };
       return [ZSTD.createZstdCompress(options) as Flushable, ZSTD.flushKind];
     }
     case 'gzip':
@@ -98,8 +104,15 @@ class FlushingCoding implements BodyCoding {
   };
 }
 
-/** A coding of a dynamic response's body; `length` when it is known (Content-Length). */
-export function bodyCoding(encoding: Encoding, length: number | undefined): BodyCoding {
-  const [stream, kind] = compressor(encoding, length);
+/**
+ * A coding of a dynamic response's body; `length` when it is known: `exact` when the body is in
+ * memory, a hint (a gateway's Content-Length, which nothing checks) otherwise.
+ */
+export function bodyCoding(
+  encoding: Encoding,
+  length: number | undefined,
+  exact = false,
+): BodyCoding {
+  const [stream, kind] = compressor(encoding, length, exact);
   return new FlushingCoding(stream, kind);
 }

@@ -21,6 +21,7 @@ const ASKED = new Map<string | undefined, ReadonlyMap<string, string | undefined
  * client's coding under another's key). Varnish does the same.
  */
 export function dynamicCompression(behindCache: boolean): Stage {
+  const coder = new DynamicCompression(behindCache);
   return (ctx, next) => {
     if (
       ctx.method === 'HEAD' ||
@@ -30,7 +31,7 @@ export function dynamicCompression(behindCache: boolean): Stage {
     )
       return next(ctx);
     if (behindCache) askForChosen(ctx);
-    ctx.coder = new DynamicCompression(ctx);
+    ctx.coder = coder;
     let outcome: Outcome;
     try {
       outcome = next(ctx);

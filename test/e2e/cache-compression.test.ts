@@ -8,9 +8,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { it, type TestContext } from 'node:test';
 import zlib from 'node:zlib';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { htmlPage } from '../helpers/html-page.js';
 import { request } from '../helpers/http.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
+import { until } from '../helpers/wait.js';
 
 const PAGE = htmlPage(64 * 1024);
 
@@ -135,4 +139,65 @@ it('a validation’s 304 freshens the coded variant, which keeps its weak ETag a
   assert.equal(again.headers.etag, 'W/"v2"');
   assert.deepEqual(again.body, first.body);
   assert.deepEqual(zlib.gunzipSync(again.body), PAGE);
+});
+
+it('static files choosing a precompressed copy keep the whole Accept-Encoding as their key', async (t) => {
+  // Only a .gz beside the file (gzip_static's usual layout): a browser asking for br and gzip
+  // gets it; a client taking br alone must never get that stored gzip.
+  const dir = mkdtempSync(join(tmpdir(), 'portico-precompressed-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'app.js'), PAGE);
+  writeFileSync(join(dir, 'app.js.gz'), zlib.gzipSync(PAGE));
+  const s = await startServer(`global:\n  loadModules: [cache]\n  wwwroot: ${dir}\n`);
+  t.after(() => s.close());
+  const asked = (acceptEncoding: string) =>
+    request(s.port, '/app.js', { headers: { 'accept-encoding': acceptEncoding } });
+  assert.equal((await asked('gzip, deflate, br')).headers['content-encoding'], 'gzip');
+  assert.equal((await asked('gzip, deflate, br')).headers['content-encoding'], 'gzip');
+  assert.notEqual((await asked('br')).headers['content-encoding'], 'gzip');
+  assert.notEqual((await asked('br, gzip;q=0')).headers['content-encoding'], 'gzip');
+});
+
+it('a background revalidation through a cache inside the compression keeps the stored copy coded', async (t) => {
+  // [cgi, cache, rproxy]: compression wraps cgi to rproxy, the cache sits inside it, and a stale
+  // entry is validated by a copy of the request in the background.
+  const dir = mkdtempSync(join(tmpdir(), 'portico-inside-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  let validations = 0;
+  const server = http.createServer((req, res) => {
+    const fields = {
+      'Content-Type': 'text/html',
+      'Cache-Control': 'max-age=0, stale-while-revalidate=600',
+      ETag: '"v1"',
+    };
+    if (req.headers['if-none-match'] !== undefined) {
+      validations++;
+      res.writeHead(304, fields);
+      res.end();
+    } else {
+      res.writeHead(200, { ...fields, 'Content-Length': PAGE.length });
+      res.end(PAGE);
+    }
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const s = await startServer(
+    `global:\n  wwwroot: ${dir}\n  loadModules: [cgi, cache, rproxy]\n  proxyTo: ${url}\n`,
+  );
+  t.after(() => s.close());
+  const br = () => request(s.port, '/page', { headers: { 'accept-encoding': 'br' } });
+  assert.equal((await br()).headers.etag, 'W/"v1"');
+  // Stale at once: served as stored, validated behind it; the 304 freshens the coded copy.
+  assert.match(String((await br()).headers['cache-status']), /stale-while-revalidate/);
+  await until(() => validations, { ok: (n) => n > 0, what: 'the background validation' });
+  const hit = await br();
+  assert.match(String(hit.headers['cache-status']), /; hit/);
+  assert.equal(hit.headers.etag, 'W/"v1"');
+  assert.equal(hit.headers['content-encoding'], 'br');
+  assert.equal(zlib.brotliDecompressSync(hit.body).toString(), PAGE.toString());
 });

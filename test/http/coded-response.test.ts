@@ -27,8 +27,8 @@ async function serve(
   let current: Ctx | undefined;
   const server = http.createServer((req: IncomingMessage, res: ServerResponse) => {
     const ctx = ctxFor(req, res, {}, req.url ?? '/');
-    const coder = new DynamicCompression(ctx);
-    ctx.coder = { head: (...args) => (coding = coder.head(...args)) };
+    const coder = new DynamicCompression(false);
+    ctx.coder = { keyedByChoice: false, head: (...args) => (coding = coder.head(...args)) };
     current = ctx;
     answer(ctx);
   });

@@ -18,15 +18,24 @@ function decide(
   length?: number,
 ) {
   const { ctx } = fakeCtx({ headers: request });
-  const coding = new DynamicCompression(ctx).head(status, headers, length);
+  const coding = new DynamicCompression(false).head(ctx, status, headers, length);
   coding?.stream.destroy();
   return { coding, headers };
 }
 
 describe('dynamic compression: the head', () => {
   it('codes a compressible response: Content-Encoding, Vary, no Content-Length, weak ETag', () => {
-    const { coding, headers } = decide(200, [...HTML, 'Content-Length', '5000', 'ETag', '"v1"']);
+    const { coding, headers } = decide(200, [
+      ...HTML,
+      'Content-Length',
+      '5000',
+      'Accept-Ranges',
+      'bytes',
+      'ETag',
+      '"v1"',
+    ]);
     assert.ok(coding);
+    // Accept-Ranges goes too: a range is never coded, so none can be joined to coded bytes.
     assert.deepEqual(headers, [
       ...HTML,
       'ETag',
@@ -103,6 +112,10 @@ describe('dynamic compression: the head', () => {
     assert.deepEqual(decide(304, ['ETag', '"x"'], {}).headers, ['ETag', '"x"']);
     const image = ['ETag', '"x"', 'Content-Type', 'image/png'];
     assert.deepEqual(decide(304, image.slice()).headers, image, 'a type never coded');
+    const kept = ['ETag', '"x"', 'Cache-Control', 'max-age=60, no-transform'];
+    assert.deepEqual(decide(304, kept.slice()).headers, kept, 'no-transform: never coded');
+    const coded = ['ETag', '"x"', 'Content-Encoding', 'gzip'];
+    assert.deepEqual(decide(304, coded.slice()).headers, coded, 'coded by the origin already');
   });
 
   it('codes by the client’s q-values: gzip and deflate when br is refused', () => {
@@ -126,7 +139,7 @@ describe('dynamic compression: the body', () => {
   for (const [encoding, decoder] of Object.entries(decoders)) {
     it(`${encoding}: a piece written comes out decodable before the body ends`, async () => {
       const { ctx } = fakeCtx({ headers: { 'accept-encoding': encoding } });
-      const coding = new DynamicCompression(ctx).head(200, [...HTML])!;
+      const coding = new DynamicCompression(false).head(ctx, 200, [...HTML])!;
       const decoded = coding.stream.pipe(decoder());
       const piece = Buffer.from('<p>the first piece of a page that is still being made</p>\n');
       coding.stream.write(piece);

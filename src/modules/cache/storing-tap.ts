@@ -13,7 +13,7 @@ import { withTap } from './serve.js';
 import type { FillOutcome } from './fills.js';
 import type { CachedRequest } from './setup.js';
 import { refusal, storedResponse } from './stored-response.js';
-import { varyValues } from './variants.js';
+import { CHOSEN_ENCODING, varyValues } from './variants.js';
 
 /** How a response on its way to the client is stored. */
 export interface Storing {
@@ -80,7 +80,10 @@ export function storingTap(
         settled('not-stored');
         return absorb ? absorbAll() : undefined;
       }
-      const varyFields = [...new Set(listMembers(fieldValue(received, 'vary')))].sort();
+      const keyedByChoice = ctx.coder?.keyedByChoice === true;
+      const varyFields = [...new Set(listMembers(fieldValue(received, 'vary')))]
+        .map((f) => (f === 'accept-encoding' && keyedByChoice ? CHOSEN_ENCODING : f))
+        .sort();
       const varyAt = varyValues(ctx, varyFields);
       return new Capture({
         absorb,

@@ -10,14 +10,20 @@ export function primaryKey(ctx: Ctx): string {
 }
 
 /**
+ * Accept-Encoding as the key of a response Portico coded behind this cache: the origin was asked
+ * for the coding chosen alone (stages/dynamic-compression.ts), so the response depends on that
+ * coding, and any number of distinct headers make at most one variant per coding. Not a field
+ * name any response can give (it holds a space), so a response another stage made (static files
+ * choosing among precompressed copies) keeps the whole header as its key.
+ */
+export const CHOSEN_ENCODING = 'accept-encoding (chosen)';
+
+/**
  * A request field's value as Vary compares it: all its lines as one list, whitespace around the
- * commas and at the ends removed (§4.1 allows normalising what has identical semantics). Where
- * Portico compresses, Accept-Encoding is the coding it chooses for it (the origin is asked for that
- * coding alone: stages/dynamic-compression.ts), so any number of distinct headers make at most one
- * variant per coding.
+ * commas and at the ends removed (§4.1 allows normalising what has identical semantics).
  */
 export function varyValue(ctx: Ctx, field: string): string | undefined {
-  if (field === 'accept-encoding' && ctx.resolved?.settings.enableCompression)
+  if (field === CHOSEN_ENCODING)
     return negotiateEncoding(ctx.req.headers['accept-encoding']) ?? 'identity';
   const value = ctx.req.headers[field];
   if (value === undefined) return undefined;
