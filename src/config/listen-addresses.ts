@@ -18,7 +18,7 @@ export type ListenAddress =
   | { readonly kind: 'unix'; readonly path: string };
 
 /** The entries of a `port` or `sport` value, in the order written. */
-export function listenValues(value: number | string | readonly (number | string)[]) {
+function listenValues(value: number | string | readonly (number | string)[]) {
   return typeof value === 'object' ? value : [value];
 }
 

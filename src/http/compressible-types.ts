@@ -4,7 +4,7 @@
 // docs/running.md lists it.
 
 /** Types other than text/* that are text underneath or compress well. */
-export const COMPRESSIBLE_TYPES: ReadonlySet<string> = new Set([
+const COMPRESSIBLE_TYPES: ReadonlySet<string> = new Set([
   'application/javascript',
   'application/x-javascript',
   'application/ecmascript',

@@ -7,10 +7,10 @@ import type { Encoding } from './encoding-negotiation.js';
 import type { BodyCoding } from './response-coder.js';
 import { ZSTD } from './zstd.js';
 
-// Where more effort stops paying on web pages (measured with callgrind: see this file's history):
-// brotli 3, and gzip 1, nginx's default.
-export const BROTLI_QUALITY = 3;
-export const GZIP_LEVEL = 1;
+// Where more effort stops paying on web pages (measured with callgrind; the figures are in the
+// commit that chose them): brotli 3, and gzip 1, nginx's default.
+const BROTLI_QUALITY = 3;
+const GZIP_LEVEL = 1;
 const ZSTD_LEVEL = 3;
 // Windows: brotli's ring buffer and zstd's window grow to the window's size on a long body (4 MiB
 // and 2 MiB by default); 256 KiB loses nothing on pages and bounds a stream's memory.

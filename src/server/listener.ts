@@ -117,9 +117,17 @@ export class Listener {
       this.server.once('error', onError);
       this.server.once('listening', onListening);
       const { path, port, address, ipv6Only } = this.spec;
-      this.server.listen(
-        path !== undefined ? { path } : { port, host: address, ipv6Only: ipv6Only ?? false },
-      );
+      // A socket of this process is made with its mode (the bind is synchronous), so there is no
+      // moment in which others may connect; a worker's is made by its primary, chmod'ed after.
+      const mode = path === undefined || cluster.isWorker ? undefined : this.socketMode;
+      const umask = mode === undefined ? undefined : process.umask(0o777 & ~parseInt(mode, 8));
+      try {
+        this.server.listen(
+          path !== undefined ? { path } : { port, host: address, ipv6Only: ipv6Only ?? false },
+        );
+      } finally {
+        if (umask !== undefined) process.umask(umask);
+      }
     });
   }
 

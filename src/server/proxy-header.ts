@@ -25,7 +25,7 @@ export type ProxyReading =
 
 const V1 = Buffer.from('PROXY ', 'latin1');
 const V2 = Buffer.from([0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a]);
-export const MAX_V1_BYTES = 107;
+const MAX_V1_BYTES = 107;
 const V2_HEAD = 16;
 const MORE = { kind: 'more' } as const;
 const NONE = { kind: 'none' } as const;

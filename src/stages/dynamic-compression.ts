@@ -6,7 +6,7 @@ import type { Ctx } from '../http/ctx.js';
 import { DynamicCompression } from '../http/dynamic-compression.js';
 import { ENCODINGS, negotiateEncoding } from '../http/encoding-negotiation.js';
 import { replacedFields } from '../http/outgoing-fields.js';
-import type { Outcome, Stage } from '../http/stage.js';
+import { Refusal, type Outcome, type Stage } from '../http/stage.js';
 
 // What the origin is asked for behind the cache: the coding Portico chose, or nothing (identity).
 const ASKED = new Map<string | undefined, ReadonlyMap<string, string | undefined>>([
@@ -39,9 +39,10 @@ export function dynamicCompression(behindCache: boolean): Stage {
       ctx.coder = undefined;
       throw error;
     }
-    if (outcome === undefined) {
+    // Answered at once, or refused at once (a file the cache knows is missing): no promise made.
+    if (outcome === undefined || outcome instanceof Refusal) {
       ctx.coder = undefined;
-      return;
+      return outcome;
     }
     // An error page, or what the cache serves after its origin answered, is not coded here.
     return outcome.then(

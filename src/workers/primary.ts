@@ -13,7 +13,6 @@ import type { Config } from '../config/validate.js';
 import { ErrorLog } from '../log/error-log.js';
 import { listenerSpecs } from '../plan/listener-spec.js';
 import type { Stoppable } from '../server/lifecycle.js';
-import { statusFields } from '../server/status-fields.js';
 import { reclaimStaleSockets } from '../server/unix-socket.js';
 import {
   reloadFailure,
@@ -29,7 +28,7 @@ import type { ToWorker, WorkerStats } from './messages.js';
 import { OrderedCertificates } from './ordered-certificates.js';
 import { PythonHosting } from './python-hosting.js';
 import { workerCount } from './worker-count.js';
-import { summedMetrics, workerCounts, workerRuntimes } from './worker-reports.js';
+import { primaryStatus, summedMetrics, workerRuntimes } from './worker-reports.js';
 import { CauseLog, RestartBackoff } from './restart-backoff.js';
 import { WorkerProcess, type Decide } from './worker-process.js';
 
@@ -134,22 +133,13 @@ export class Primary implements AdminSubject, Stoppable {
   }
 
   // ── what the admin API reads ─────────────────────────────────────────────────────────────
-  async status(): Promise<Record<string, unknown>> {
-    const counts = await workerCounts(this.slots);
-    const certificates = this.certificates.status();
-    return {
-      ...statusFields({
-        startedAt: this.startedAt,
-        connections: counts.connections,
-        requests: counts.requests,
-        reloads: this.reloads,
-        lastReload: this.lastReload,
-        listeners: this.listenerUrls,
-      }),
-      ...counts.extra,
-      ...(certificates ? { certificates } : {}),
-      workers: counts.workers,
-    };
+  status(): Promise<Record<string, unknown>> {
+    const { startedAt, reloads, lastReload, listenerUrls: listeners } = this;
+    return primaryStatus(
+      this.slots,
+      { startedAt, reloads, lastReload, listeners },
+      this.certificates.status(),
+    );
   }
 
   async runtime(own: Record<string, unknown>): Promise<Record<string, unknown>> {

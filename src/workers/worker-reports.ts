@@ -6,6 +6,7 @@ import {
   type MetricValue,
   type Registry,
 } from 'prom-client';
+import { statusFields, type StatusCounts } from '../server/status-fields.js';
 import type { WorkerStats } from './messages.js';
 import type { WorkerProcess } from './worker-process.js';
 
@@ -13,6 +14,21 @@ import type { WorkerProcess } from './worker-process.js';
 export interface Reported {
   readonly process: WorkerProcess;
   readonly restarts: number;
+}
+
+/** `/status` of a server with workers: the primary's own fields, the workers' counts summed. */
+export async function primaryStatus(
+  slots: readonly Reported[],
+  own: Omit<StatusCounts, 'connections' | 'requests'>,
+  certificates: unknown,
+): Promise<Record<string, unknown>> {
+  const counts = await workerCounts(slots);
+  return {
+    ...statusFields({ ...own, connections: counts.connections, requests: counts.requests }),
+    ...counts.extra,
+    ...(certificates ? { certificates } : {}),
+    workers: counts.workers,
+  };
 }
 
 /** Each worker's counts, their sums, and what the first that answered says of its modules. */
