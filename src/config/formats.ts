@@ -25,6 +25,18 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // Field values: visible ASCII, spaces, tabs and obs-text; never CR, LF or NUL (header injection).
 const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 const CONTROL = /[\x00-\x1f\x7f]/;
+// RFC 9110 §9 and RFC 5789: a lower-case spelling of one of these is a mistake, never a method.
+const STANDARD_METHODS = new Set([
+  'GET',
+  'HEAD',
+  'POST',
+  'PUT',
+  'DELETE',
+  'CONNECT',
+  'OPTIONS',
+  'TRACE',
+  'PATCH',
+]);
 
 export function isHostName(name: string): boolean {
   const bare = name.endsWith('.') ? name.slice(0, -1) : name;
@@ -145,6 +157,13 @@ const CHECKERS: Record<StringFormat, Checker> = {
     parseListen(v) ? undefined : `expected a port, "address:port" or "[IPv6]:port", got ${s}`,
   'header-name': (v, s) => (TOKEN.test(v) ? undefined : `invalid header name ${s}`),
   'header-value': headerValueProblem,
+  'http-method': (v, s) => {
+    if (!TOKEN.test(v)) return `expected an HTTP method such as "GET", got ${s}`;
+    const upper = v.toUpperCase();
+    return upper !== v && STANDARD_METHODS.has(upper)
+      ? `methods are case-sensitive and clients send "${upper}", not ${s}`
+      : undefined;
+  },
   'url-path': (v, s) =>
     v.startsWith('/') && !CONTROL.test(v)
       ? undefined

@@ -14,6 +14,7 @@ export type StringFormat =
   | 'listen' // "port", "addr:port" or "[v6addr]:port"
   | 'header-name'
   | 'header-value'
+  | 'http-method' // a method token, case-sensitive (GET, not get)
   | 'url-path' // starts with `/`
   | 'file-extension' // starts with `.`
   | 'module'
@@ -76,6 +77,7 @@ export interface MapSpec<T = unknown> extends Typed<Record<string, T>> {
   /** Keys (lower-case) that are refused, each with the reason the message gives. */
   readonly forbiddenKeys?: Readonly<Record<string, string>>;
   readonly keyLabel: string;
+  readonly nonEmpty?: boolean;
 }
 export interface FieldSpec {
   readonly spec: Spec;
@@ -196,6 +198,7 @@ export const mapOf = <S extends Spec>(
     sensitiveKeyWords?: readonly string[];
     sensitiveValues?: boolean;
     forbiddenKeys?: Readonly<Record<string, string>>;
+    nonEmpty?: boolean;
   } = {},
 ): MapSpec<Infer<S>> => ({ kind: 'map', keyLabel, values, ...extra });
 export const object = <const F extends Record<string, FieldSpec>>(

@@ -31,7 +31,7 @@ export interface Resolved {
   readonly settings: ResolvedSettings;
   /** The host this belongs to (undefined: the global configuration, no host matched). */
   readonly host: HostConfig | undefined;
-  /** The location's path, when a location applies. */
+  /** The location's path, when a location with a path applies. */
   readonly location: string | undefined;
   readonly customHeaders: readonly CustomHeader[];
   /** `trustedProxies`, compiled; undefined when unset. */

@@ -16,14 +16,29 @@ import { httpsRedirect, wwwRedirect } from '../stages/redirects.js';
 import { rewriteMap } from '../stages/rewrite-map.js';
 import { trailingSlash } from '../stages/trailing-slash.js';
 import type { StaticFiles } from '../static/static-files.js';
-import type { Provisioner } from './provisioner.js';
 
-/** What building one chain needs: the Plan's resources and its module provisioner. */
+/** What building one chain needs: the Plan's resources and what builds module stages. */
 export interface ChainServices {
   readonly files: StaticFiles;
   readonly errorLog: Logger;
   readonly auth: AuthServices;
-  readonly modules: Provisioner;
+  readonly modules: ModuleStages;
+}
+
+/**
+ * A module's stage where it is active, else undefined: the Plan's Provisioner, or a stand-in that
+ * provisions nothing where a chain is only described (`portico explain`).
+ */
+export interface ModuleStages {
+  stage(name: string, settings: ResolvedSettings): Stage | undefined;
+}
+
+/** One stage of a chain, with the name `portico explain` shows for it. */
+export interface ChainStep {
+  readonly name: string;
+  /** A `loadModules` module's stage, not a built-in one. */
+  readonly module: boolean;
+  readonly stage: Stage;
 }
 
 // What the chain answers when no stage did: returned, not thrown (stage.ts Refusal).
@@ -42,25 +57,34 @@ export function buildChain(
   services: ChainServices,
   purpose: ChainPurpose,
 ): Handler {
+  return compose(
+    chainSteps(settings, services, purpose).map((step) => step.stage),
+    notFound,
+  );
+}
+
+/** The stages of one Resolved's chain, in the order they run. */
+export function chainSteps(
+  settings: ResolvedSettings,
+  services: ChainServices,
+  purpose: ChainPurpose,
+): ChainStep[] {
   const errorPage = purpose === 'errorPage';
-  const stages: Stage[] = [];
-  for (const stage of [
-    httpsRedirect(settings),
-    wwwRedirect(settings),
-    rewriteMap(settings, services.files, services.errorLog),
-    nonStandardCodes(settings, services.auth),
-  ]) {
-    if (stage) stages.push(stage);
-  }
+  const steps: ChainStep[] = [];
+  const add = (name: string, stage: Stage | undefined, module = false) => {
+    if (stage) steps.push({ name, module, stage });
+  };
+  add('httpsRedirect', httpsRedirect(settings));
+  add('wwwRedirect', wwwRedirect(settings));
+  add('rewriteMap', rewriteMap(settings, services.files, services.errorLog));
+  add('nonStandardCodes', nonStandardCodes(settings, services.auth));
   const wwwroot = settings.wwwroot === undefined ? undefined : resolve(settings.wwwroot);
   if (wwwroot !== undefined && !settings.disableTrailingSlashRedirects)
-    stages.push(trailingSlash(wwwroot, services.files));
-  for (const name of settings.loadModules ?? []) {
-    const stage = services.modules.stage(name, settings);
-    if (stage) stages.push(stage);
-  }
-  if (!errorPage) stages.push(methodCheck);
+    add('trailingSlash', trailingSlash(wwwroot, services.files));
+  for (const name of settings.loadModules ?? [])
+    add(name, services.modules.stage(name, settings), true);
+  if (!errorPage) add('methodCheck', methodCheck);
   if (wwwroot !== undefined)
-    stages.push(services.files.stage({ ...settings, wwwroot }, { errorPage }));
-  return compose(stages, notFound);
+    add('staticFiles', services.files.stage({ ...settings, wwwroot }, { errorPage }));
+  return steps;
 }

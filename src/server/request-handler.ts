@@ -7,7 +7,7 @@ import type { Plan } from '../plan/compile.js';
 import type { Site } from '../plan/site.js';
 import { applyForwardedFor } from '../stages/client-address.js';
 import { SERVER_METHODS } from '../stages/method-check.js';
-import { decodePath, sanitizePath } from '../http/paths.js';
+import { decodePath, safeDecode, sanitizePath } from '../http/paths.js';
 import { Ctx, type Addresses, type Request, type Response } from '../http/ctx.js';
 import { Deadlines } from './deadlines.js';
 import type { ErrorResponder } from './error-responder.js';
@@ -172,10 +172,10 @@ export class RequestHandler {
     if (target.kind === 'path') {
       ctx.query = target.query;
       // `allowDoubleSlashes` can differ per location: look it up by the raw path first.
-      resolved = site.locate(safeDecode(target.path));
+      resolved = site.locate(safeDecode(target.path), ctx.req, target.query);
       try {
         const path = sanitizePath(target.path, resolved.settings.allowDoubleSlashes);
-        if (path !== target.path) resolved = site.locate(decodePath(path));
+        if (path !== target.path) resolved = site.locate(decodePath(path), ctx.req, target.query);
         ctx.path = ctx.originalPath = path;
       } catch (error) {
         // There is no sanitized path: `{path}` in the 400's headers is the raw one (REFERENCE §11).
@@ -319,13 +319,4 @@ function hostnameOf(host: string): string {
     if (colon >= 0) name = name.slice(0, colon);
   }
   return name.endsWith('.') ? name.slice(0, -1) : name;
-}
-
-function safeDecode(path: string): string {
-  if (!path.includes('%')) return path;
-  try {
-    return decodeURIComponent(path);
-  } catch {
-    return path;
-  }
 }

@@ -68,6 +68,7 @@ const FORMAT_SAMPLES: Record<StringFormat, readonly string[]> = {
   listen: ['80', '127.0.0.1:8080', '[::1]:443', '0', '65536', ':80', 'host:'],
   'header-name': ['X-Foo', 'Content-Length', 'bad name', ''],
   'header-value': ['bar', 'a\nb', ''],
+  'http-method': ['GET', 'PROPFIND', 'get', 'G T', ''],
   'url-path': ['/api', '/', 'api', '//x', '/%00'],
   'file-extension': ['.php', 'php', '.'],
   module: ['rproxy', 'cache', 'nope'],
