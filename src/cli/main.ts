@@ -16,6 +16,9 @@ Commands:
   validate [-c] [FILE] [--strict]
                          check a configuration; prints "configuration OK" or every error
                          and warning (--strict: a warning fails it too)
+  explain [-c FILE] URL [--method M] [--header 'N: V']...
+                         which host and location answer a request and why, the settings
+                         there and the stages that run, without starting anything
   convert FILE [--to kdl|yaml]
                          print a configuration in the other syntax
   passwd [USERNAME]      hash a password and print a \`users\` entry
@@ -68,6 +71,8 @@ export async function main(argv: string[], io: CommandIo = processIo): Promise<n
   }
   if (values.strict && command !== 'validate')
     return usage(io, command, '--strict is for validate');
+  if ((values.method !== undefined || values.header !== undefined) && command !== 'explain')
+    return usage(io, command, '--method and --header are for explain');
   switch (command) {
     case 'run':
       if (positionals.length > 0 || values.to !== undefined)
@@ -82,6 +87,15 @@ export async function main(argv: string[], io: CommandIo = processIo): Promise<n
       return (await import('./validate.js')).validateCommand(values.config ?? positionals[0], io, {
         strict: values.strict === true,
       });
+    case 'explain':
+      if (positionals.length !== 1 || values.to !== undefined)
+        return usage(io, command, 'expected one URL');
+      return (await import('./explain.js')).explainCommand(
+        values.config,
+        positionals[0]!,
+        { method: values.method, headers: values.header ?? [] },
+        io,
+      );
     case 'convert':
       if (positionals.length > 1 || values.config !== undefined)
         return usage(io, command, 'expected one FILE');
@@ -108,6 +122,8 @@ function parse(args: string[]) {
       config: { type: 'string', short: 'c' },
       to: { type: 'string' },
       strict: { type: 'boolean' },
+      method: { type: 'string' },
+      header: { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h' },
     },
   });

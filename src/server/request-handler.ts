@@ -27,7 +27,7 @@ export interface AccessRecord {
 // registered name (IPv4 included), then digits for the port. Anything else is a 400 without any
 // host's configuration (RFC 9112 §3.2): a Host such as `example.org:@evil.com` must never reach a
 // Location header.
-const VALID_HOST = /^(?:\[[0-9a-z:.%]+\]|(?:[a-z0-9\-._~!$&'()*+,;=]|%[0-9a-f]{2})*)(?::[0-9]*)?$/;
+export const VALID_HOST = /^(?:\[[0-9a-z:.%]+\]|(?:[a-z0-9\-._~!$&'()*+,;=]|%[0-9a-f]{2})*)(?::[0-9]*)?$/;
 
 /** A Host (or `:authority`, or absolute-form authority) as received, lower-cased and checked. */
 interface Authority {
@@ -309,7 +309,8 @@ function hasOneHost(req: Request): boolean {
   return count === 1 || (count === 0 && req.httpVersionMinor === 0);
 }
 
-function hostnameOf(host: string): string {
+/** The host name of a lower-cased, valid authority: no port, no trailing dot. */
+export function hostnameOf(host: string): string {
   let name = host;
   if (name.startsWith('[')) {
     const end = name.indexOf(']');
