@@ -4,6 +4,7 @@ import { isSupportedPasswordHash } from '../auth/password.js';
 import { findCipherSuite } from './tls-names.js';
 import type { Diagnostics } from './diagnostics.js';
 import { isLoopback, parseListen } from './formats.js';
+import { checkConditionPatterns } from './slow-patterns.js';
 import type { PropertyTable } from './property-table.js';
 import type { Settings } from './properties.js';
 import type { Pos, RawEntry } from './raw.js';
@@ -189,6 +190,7 @@ function runChecks(config: Config, scopes: readonly ScopeRecord[], diags: Diagno
   for (const record of scopes)
     checkScope(record, config.properties, modulesKnown ? loaded : undefined, diags);
   checkHosts(config, scopes, diags);
+  checkConditionPatterns(scopes, diags);
 }
 
 function sameHost(a: number | string | undefined, b: number | string | undefined): boolean {
