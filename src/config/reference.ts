@@ -193,8 +193,9 @@ A request finds its location in nginx's order:
    too, when it has one) answers instead. When none holds, the prefix location answers, or the host
    itself when there is none.
 
-A location with a condition may leave out \`path\`: it then takes any path its conditions accept.
-Its settings are its host's and its own, never those of the prefix location it wins over.
+A location with a condition may leave out \`path\`: it then takes any path its conditions accept
+(in KDL, \`location { pathRegex r"\\.css$" … }\`). Its settings are its host's and its own, never
+those of the prefix location it wins over.
 
 - \`path\` and \`pathRegex\` read the path the prefix look-up reads: sanitized and URL-decoded,
   without the query (\`/a/../b%2Ecss\` is \`/b.css\`), before \`rewriteMap\` runs, so a rewrite
