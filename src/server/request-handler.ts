@@ -27,7 +27,8 @@ export interface AccessRecord {
 // registered name (IPv4 included), then digits for the port. Anything else is a 400 without any
 // host's configuration (RFC 9112 §3.2): a Host such as `example.org:@evil.com` must never reach a
 // Location header.
-export const VALID_HOST = /^(?:\[[0-9a-z:.%]+\]|(?:[a-z0-9\-._~!$&'()*+,;=]|%[0-9a-f]{2})*)(?::[0-9]*)?$/;
+export const VALID_HOST =
+  /^(?:\[[0-9a-z:.%]+\]|(?:[a-z0-9\-._~!$&'()*+,;=]|%[0-9a-f]{2})*)(?::[0-9]*)?$/;
 
 /** A Host (or `:authority`, or absolute-form authority) as received, lower-cased and checked. */
 interface Authority {
