@@ -124,3 +124,31 @@ global:
   wwwroot: $4
 YAML
 }
+
+# locations_yaml FILE PORT WWWROOT COUNT — Portico serving WWWROOT on 127.0.0.1:PORT for any host,
+# with COUNT (50 at most) locations that have a pathRegex, as sites write them (file extensions, API
+# versions, languages, dates, ids), none of which matches /1k.html: what nginx's order makes a
+# prefix hit pay, as each is tried before the prefix location answers (bench/locations.sh,
+# bench/instructions.sh).
+locations_yaml() {
+  local patterns=(
+    '\\.css$' '\\.js$' '\\.mjs$' '\\.map$' '\\.png$' '\\.jpe?g$' '\\.gif$' '\\.svg$' '\\.webp$'
+    '\\.avif$' '\\.ico$' '\\.woff2?$' '\\.ttf$' '\\.otf$' '\\.json$' '\\.xml$' '\\.txt$' '\\.pdf$'
+    '\\.zip$' '\\.mp4$' '\\.webm$' '\\.mp3$' '\\.wasm$' '\\.php$' '\\.(bak|old|orig|swp)$'
+    '^/api/v[0-9]+/users(/|$)' '^/api/v[0-9]+/orders(/|$)' '^/api/v[0-9]+/items(/|$)'
+    '^/api/v[0-9]+/search$' '^/api/v[0-9]+/auth/' '^/(en|de|fr|es|it)/docs/'
+    '^/(en|de|fr|es|it)/blog/' '^/(en|de|fr|es|it)/shop/' '^/blog/[0-9]{4}/[0-9]{2}/'
+    '^/news/[0-9]{4}-[0-9]{2}-[0-9]{2}-' '^/users/[0-9]+/avatar$' '^/users/[0-9]+/settings$'
+    '^/orders/[0-9a-f]{8}-[0-9a-f]{4}-' '/\\.well-known/(?!acme-challenge/)' '/\\.(git|svn|hg)/'
+    '^/wp-(admin|login|content)' '^/admin(/|$)' '^/graphql$' '^/health(z)?$' '^/metrics$'
+    '^/download/[^/]+\\.tar\\.gz$' '^/static/v[0-9]+/' '^/thumbs/[0-9]+x[0-9]+/'
+    '^/(?i)legacy/' '/index\\.php/'
+  )
+  {
+    printf 'global:\n  workers: 1\n  port: "127.0.0.1:%s"\nhosts:\n  - domain: "*"\n    wwwroot: %s\n' "$2" "$3"
+    (($4 > 0)) && printf '    locations:\n'
+    for p in "${patterns[@]:0:$4}"; do
+      printf '      - pathRegex: "%s"\n        customHeaders:\n          Cache-Control: no-cache\n' "$p"
+    done
+  } >"$1"
+}

@@ -3,7 +3,10 @@
 # and bench/h2.sh (bench/minimal-server.mjs, bench/minimal-h2-server.mjs), with the least head and
 # with a static server's head (minimal-head), for a 1 KiB file and a 404 over HTTP/1.1 and the
 # 1 KiB file over HTTP/2 (TLS 1.3); and the reverse proxy (h1-proxy: a 1 KiB answer of
-# bench/fast-backend.mjs on CPU 1) against bench/minimal-proxy.mjs (minimal; no minimal-head). callgrind counts the same instructions for the same program
+# bench/fast-backend.mjs on CPU 1) against bench/minimal-proxy.mjs (minimal; no minimal-head); and
+# what locations with a pathRegex cost a prefix hit (h1-locations: Portico alone, the 1 KiB file
+# beside 50 of them that do not match it, against the same host without them;
+# bench/common.sh's locations_yaml). callgrind counts the same instructions for the same program
 # and load whatever else the machine is doing, so it settles differences of a few percent that
 # requests/s on a shared machine cannot (there the same server moves by a third between spells);
 # it says nothing of cache misses or system calls, which requests/s includes. Each server runs
@@ -11,7 +14,7 @@
 # warms it up with WARM requests (default 40,000) before REQUESTS (default 20,000) are counted.
 # TurboFan compiling in the counted window is shown apart: V8 still optimizes now and then, and at
 # full speed it does so on another thread. Usage: bench/instructions.sh [REQUESTS] [WARM]. Takes
-# ~20 min; CASES and SERVERS (space-separated) narrow it to some of them, e.g.
+# ~25 min; CASES and SERVERS (space-separated) narrow it to some of them, e.g.
 # CASES=h1-1k SERVERS=portico for one figure in under a minute. PORTICO_GLOBAL adds YAML lines to
 # Portico's global block (e.g. $'  setHeaders:\n    X-Frame-Options: DENY\n'), to count what a
 # setting costs; PORT (default 18680, and the three above it) moves the listeners. Installs
@@ -21,7 +24,7 @@ cd "$(dirname "$0")/.."
 REQUESTS=${1:-20000}
 WARM=${2:-40000}
 for case in ${CASES:-}; do
-  [[ $case == @(h1-1k|h1-404|h2-1k|h1-proxy) ]] || { echo "CASES: no case $case (h1-1k h1-404 h2-1k h1-proxy)" >&2; exit 2; }
+  [[ $case == @(h1-1k|h1-404|h2-1k|h1-proxy|h1-locations) ]] || { echo "CASES: no case $case (h1-1k h1-404 h2-1k h1-proxy h1-locations)" >&2; exit 2; }
 done
 for server in ${SERVERS:-}; do
   [[ $server == @(minimal|minimal-head|portico) ]] || { echo "SERVERS: no server $server (minimal minimal-head portico)" >&2; exit 2; }
@@ -42,6 +45,7 @@ BACKEND=$((PORT + 3))
 # bench/compression.sh measures compression.
 printf 'global:\n  workers: 1\n  port: "127.0.0.1:%s"\n  enableCompression: false\n  loadModules: [rproxy]\n  proxyTo: http://127.0.0.1:%s\n' \
   "$PORT" "$BACKEND" >"$tmp/portico-proxy.yaml"
+for n in 0 50; do locations_yaml "$tmp/portico-locations-$n.yaml" "$PORT" "$tmp/www" "$n"; done
 
 # count NAME PROTOCOL STATUS URL COMMAND… — "instructions/request TurboFan/request" of COMMAND's
 # process while it answers REQUESTS requests for URL (h1 or h2), each with STATUS (2xx, 4xx).
@@ -84,8 +88,17 @@ minimal_proxy=(bench/minimal-proxy.mjs "$PORT" "http://127.0.0.1:$BACKEND")
 minimal_h2=(bench/minimal-h2-server.mjs "$((PORT + 1))" "$tmp/www" "$TLS/server.crt" "$TLS/server.key")
 portico=("${PORTICO_ARGS[@]}" run -c)
 printf '%-22s %12s %10s %18s\n' case 'Ir/request' TurboFan 'Ir without TurboFan'
-for case in ${CASES:-h1-1k h1-404 h2-1k h1-proxy}; do
+for case in ${CASES:-h1-1k h1-404 h2-1k h1-proxy h1-locations}; do
   protocol=${case%%-*}
+  if [[ $case == h1-locations ]]; then
+    for n in 0 50; do
+      result=$(count "$case-$n" h1 2xx "http://127.0.0.1:$PORT/1k.html" "${portico[@]}" "$tmp/portico-locations-$n.yaml")
+      read -r total turbofan <<<"$result"
+      ir[$case $n]=$((total - turbofan))
+      printf '%-22s %12d %10d %18d\n' "$case $n" "$total" "$turbofan" "${ir[$case $n]}"
+    done
+    continue
+  fi
   path=/1k.html status=2xx
   [[ $case == h1-404 ]] && path=/missing status=4xx
   if [[ $case == h1-proxy ]]; then
@@ -113,7 +126,11 @@ for case in ${CASES:-h1-1k h1-404 h2-1k h1-proxy}; do
 done
 echo
 echo "Ratios of instructions per request without TurboFan (the fewer, the higher; 1 is equal work):"
-for case in ${CASES:-h1-1k h1-404 h2-1k h1-proxy}; do
+for case in ${CASES:-h1-1k h1-404 h2-1k h1-proxy h1-locations}; do
+  if [[ $case == h1-locations ]]; then
+    echo "$case: portico beside 50 pathRegex locations / without them $(ratio "${ir[$case 50]}" "${ir[$case 0]}") (above 1: what they cost a prefix hit)"
+    continue
+  fi
   if [[ $case == h1-proxy && -n ${ir[$case minimal]:-} && -n ${ir[$case portico]:-} ]]; then
     echo "$case: minimal / portico $(ratio "${ir[$case minimal]}" "${ir[$case portico]}")"
     continue

@@ -17,6 +17,9 @@ Commands:
                          check a configuration; prints "configuration OK" or every error
                          and warning (--strict: a warning fails it too; --apps: start the
                          Python applications as run does, then stop them)
+  explain [-c FILE] URL [--method M] [--header 'N: V']...
+                         which host and location answer a request and why, the settings
+                         there and the stages that run, without starting anything
   convert FILE [--to kdl|yaml]
                          print a configuration in the other syntax
   passwd [USERNAME]      hash a password and print a \`users\` entry
@@ -69,6 +72,8 @@ export async function main(argv: string[], io: CommandIo = processIo): Promise<n
   }
   if ((values.strict || values.apps) && command !== 'validate')
     return usage(io, command, `--${values.strict ? 'strict' : 'apps'} is for validate`);
+  if ((values.method !== undefined || values.header !== undefined) && command !== 'explain')
+    return usage(io, command, '--method and --header are for explain');
   switch (command) {
     case 'run':
       if (positionals.length > 0 || values.to !== undefined)
@@ -84,6 +89,15 @@ export async function main(argv: string[], io: CommandIo = processIo): Promise<n
         strict: values.strict === true,
         apps: values.apps === true,
       });
+    case 'explain':
+      if (positionals.length !== 1 || values.to !== undefined)
+        return usage(io, command, 'expected one URL');
+      return (await import('./explain.js')).explainCommand(
+        values.config,
+        positionals[0]!,
+        { method: values.method, headers: values.header ?? [] },
+        io,
+      );
     case 'convert':
       if (positionals.length > 1 || values.config !== undefined)
         return usage(io, command, 'expected one FILE');
@@ -111,6 +125,8 @@ function parse(args: string[]) {
       to: { type: 'string' },
       strict: { type: 'boolean' },
       apps: { type: 'boolean' },
+      method: { type: 'string' },
+      header: { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h' },
     },
   });

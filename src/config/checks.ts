@@ -6,6 +6,7 @@ import type { Diagnostics } from './diagnostics.js';
 import { isLoopback, parseListen } from './formats.js';
 import { tcpPorts } from './listen-addresses.js';
 import { checkListeners } from './listener-checks.js';
+import { checkConditionPatterns } from './slow-patterns.js';
 import type { PropertyTable } from './property-table.js';
 import type { Settings } from './properties.js';
 import type { Pos, RawEntry } from './raw.js';
@@ -181,6 +182,7 @@ function runChecks(config: Config, scopes: readonly ScopeRecord[], diags: Diagno
   for (const record of scopes)
     checkScope(record, config.properties, modulesKnown ? loaded : undefined, diags);
   checkHosts(config, scopes, diags);
+  checkConditionPatterns(scopes, diags);
 }
 
 /** `8443`, `8443, 9443`, or `only Unix sockets`. */

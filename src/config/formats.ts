@@ -28,6 +28,18 @@ const CONTROL = /[\x00-\x1f\x7f]/;
 // RFC 9110 §8.3.1: `type/subtype`, then `; name=value` parameters (a value a token or quoted).
 const MEDIA_TYPE =
   /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+\/[!#$%&'*+\-.^_`|~0-9A-Za-z]+(?:[ \t]*;[ \t]*[!#$%&'*+\-.^_`|~0-9A-Za-z]+=(?:[!#$%&'*+\-.^_`|~0-9A-Za-z]+|"(?:[^"\\\x00-\x1f\x7f]|\\[\t\x20-\x7e])*"))*$/;
+// RFC 9110 §9 and RFC 5789: a lower-case spelling of one of these is a mistake, never a method.
+const STANDARD_METHODS = new Set([
+  'GET',
+  'HEAD',
+  'POST',
+  'PUT',
+  'DELETE',
+  'CONNECT',
+  'OPTIONS',
+  'TRACE',
+  'PATCH',
+]);
 
 export function isHostName(name: string): boolean {
   const bare = name.endsWith('.') ? name.slice(0, -1) : name;
@@ -174,6 +186,13 @@ const CHECKERS: Record<StringFormat, Checker> = {
       : `expected an octal permission mode such as "0660", got ${s}`,
   'header-name': (v, s) => (TOKEN.test(v) ? undefined : `invalid header name ${s}`),
   'header-value': headerValueProblem,
+  'http-method': (v, s) => {
+    if (!TOKEN.test(v)) return `expected an HTTP method such as "GET", got ${s}`;
+    const upper = v.toUpperCase();
+    return upper !== v && STANDARD_METHODS.has(upper)
+      ? `methods are case-sensitive and clients send "${upper}", not ${s}`
+      : undefined;
+  },
   'url-path': (v, s) =>
     v.startsWith('/') && !CONTROL.test(v)
       ? undefined

@@ -129,7 +129,7 @@ function scope(map: RawMap, depth: number, properties: PropertyTable): string[] 
         const leadValue = entryOf(item, lead)?.value;
         const head =
           entry.key === 'locations'
-            ? `location ${leadValue ? scalarOf(leadValue) : '"/"'}`
+            ? `location${leadValue ? ` ${scalarOf(leadValue)}` : ''}`
             : `errorConfig${leadValue ? ` scode=${scalarOf(leadValue)}` : ''}`;
         const rest: RawMap = { ...item, entries: item.entries.filter((e) => e.key !== lead) };
         lines.push(

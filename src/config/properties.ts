@@ -28,6 +28,13 @@ import {
 export type Scope = 'global' | 'host' | 'location' | 'errorConfig';
 export const SCOPES: readonly Scope[] = ['global', 'host', 'location', 'errorConfig'];
 export const GLOBAL_ONLY: readonly Scope[] = ['global'];
+/** A location's conditions: with one of them its `path` may be left out (docs/configuration.md, Locations). */
+export const LOCATION_CONDITIONS = [
+  'pathRegex',
+  'matchMethods',
+  'matchHeaders',
+  'matchQuery',
+] as const;
 
 export interface PropertyRow {
   readonly type: Spec;
@@ -510,7 +517,8 @@ export const CORE_PROPERTIES = {
     type: section('location'),
     scopes: ['host'],
     since: V1,
-    summary: 'Location objects of the host; the longest matching `path` applies.',
+    summary:
+      'Location objects of the host: the longest matching `path` applies, unless a location with a condition (`pathRegex`, `matchMethods`, `matchHeaders`, `matchQuery`) matches: the first of those, in file order, wins.',
     example:
       'hosts:\n  - domain: example.com\n    locations:\n      - path: /api\n        proxyTo: http://127.0.0.1:3000\n',
   }),
@@ -527,7 +535,44 @@ export const CORE_PROPERTIES = {
     type: str('url-path'),
     scopes: ['location'],
     since: V1,
-    summary: 'The location applies when the URL-decoded request path equals it or lies below it.',
+    summary:
+      'The location applies when the URL-decoded request path equals it or lies below it. A location with a condition (`pathRegex`, `matchMethods`, `matchHeaders`, `matchQuery`) may leave it out: it then applies to any path its conditions accept.',
+  }),
+  pathRegex: row({
+    type: str('regex'),
+    scopes: ['location'],
+    since: PORTICO,
+    summary:
+      'A condition: the location applies when this pattern (Rust `regex` syntax, as in `rewriteMap`) is found in the sanitized, URL-decoded path, without the query. Locations with conditions are tried in file order after the longest prefix is found, and the first whose conditions all hold wins over it (nginx’s order).',
+    example:
+      'hosts:\n  - domain: example.com\n    wwwroot: /var/www/example\n    locations:\n      - pathRegex: "\\\\.(css|js)$"\n        customHeaders:\n          Cache-Control: "public, max-age=31536000, immutable"\n',
+  }),
+  matchMethods: row({
+    type: list(str('http-method'), { nonEmpty: true, single: true }),
+    scopes: ['location'],
+    since: PORTICO,
+    summary:
+      'A condition: the location applies only to requests with one of these methods (case-sensitive; `HEAD` is not `GET`).',
+    example:
+      'hosts:\n  - domain: example.com\n    locations:\n      - path: /api\n        matchMethods: [POST, PUT, PATCH, DELETE]\n        proxyTo: http://127.0.0.1:3001\n      - path: /api\n        proxyTo: http://127.0.0.1:3000\n',
+  }),
+  matchHeaders: row({
+    type: mapOf('header name', str('regex'), { keyFormat: 'header-name', nonEmpty: true }),
+    scopes: ['location'],
+    since: PORTICO,
+    summary:
+      'A condition: each named request header (names compare case-insensitively) is present and its value contains a match of its pattern (Rust `regex` syntax). A header sent several times is matched as Node joins it (`a, b`).',
+    example:
+      'hosts:\n  - domain: example.com\n    locations:\n      - path: /\n        matchHeaders:\n          X-Canary: "^(1|true)$"\n        proxyTo: http://127.0.0.1:3002\n',
+  }),
+  matchQuery: row({
+    type: mapOf('query parameter', str('regex'), { nonEmpty: true }),
+    scopes: ['location'],
+    since: PORTICO,
+    summary:
+      'A condition: each named query parameter is present and one of its URL-decoded values contains a match of its pattern (Rust `regex` syntax; `?debug` has the value "").',
+    example:
+      'hosts:\n  - domain: example.com\n    locations:\n      - path: /search\n        matchQuery:\n          format: "^json$"\n        proxyTo: http://127.0.0.1:3003\n',
   }),
   scode: row({
     type: statusCode(),

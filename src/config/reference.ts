@@ -190,8 +190,83 @@ interpreters); \`portico validate --apps FILE\` also starts the Python applicati
   as \`FILE:LINE:COL: warning: path: message\`.
 `;
 
+const LOCATIONS = `## Locations
+
+A request finds its location in nginx's order:
+
+1. Its host is chosen (\`domain\`, \`ip\`), else the global configuration answers it.
+2. The longest prefix location is found: among the host's locations without a condition, the one
+   whose \`path\` is the longest that equals the request's path or lies above it at a \`/\`
+   (\`/api\` takes \`/api\` and \`/api/x\`, never \`/apix\`).
+3. The locations with a condition (\`pathRegex\`, \`matchMethods\`, \`matchHeaders\`,
+   \`matchQuery\`) are tried in file order, and the first whose conditions all hold (its \`path\`
+   too, when it has one) answers instead. When none holds, the prefix location answers, or the host
+   itself when there is none.
+
+A location with a condition may leave out \`path\`: it then takes any path its conditions accept
+(in KDL, \`location { pathRegex r"\\.css$" … }\`). Its settings are its host's and its own, never
+those of the prefix location it wins over.
+
+- \`path\` and \`pathRegex\` read the path the prefix look-up reads: sanitized and URL-decoded,
+  without the query (\`/a/../b%2Ecss\` is \`/b.css\`), before \`rewriteMap\` runs, so a rewrite
+  does not move a request to another location.
+- \`matchMethods\` compares the method as sent, case-sensitively: \`HEAD\` is listed beside \`GET\`
+  where it should go the same way.
+- \`matchHeaders\` names compare case-insensitively; the value is the field as received, a field
+  sent twice being \`a, b\`. \`matchQuery\` reads each parameter's URL-decoded values (\`+\` is a
+  space; \`?debug\` has the value ""), and holds when one of them matches. An absent header or
+  parameter never matches.
+- Patterns are Rust \`regex\` syntax, as in \`rewriteMap\`, and are searched for, not anchored:
+  write \`^…$\` to match a whole value.
+
+A worked example:
+
+\`\`\`yaml
+hosts:
+  - domain: example.com
+    wwwroot: /var/www/example
+    locations:
+      - path: /static                        # 1
+        customHeaders:
+          Cache-Control: no-cache
+      - pathRegex: "\\\\.(css|js)$"             # 2
+        customHeaders:
+          Cache-Control: "public, max-age=31536000, immutable"
+      - path: /api                           # 3
+        matchMethods: [POST, PUT, PATCH, DELETE]
+        proxyTo: http://127.0.0.1:3001
+      - path: /api                           # 4
+        proxyTo: http://127.0.0.1:3000
+      - matchHeaders:                        # 5
+          X-Canary: "^on$"
+        proxyTo: http://127.0.0.1:3002
+\`\`\`
+
+| Request | Location | Why |
+|---|---|---|
+| \`GET /static/logo.png\` | 1 | the longest prefix; no condition holds |
+| \`GET /static/app.css\` | 2 | its pattern holds, which wins over the prefix \`/static\` |
+| \`GET /app.js\` with \`X-Canary: on\` | 2 | 2 and 5 both hold; 2 comes first in the file |
+| \`POST /api/orders\` | 3 | path and method hold |
+| \`GET /api/orders\` | 4 | 3's method does not hold: the longest prefix answers |
+| \`GET /about\` with \`X-Canary: on\` | 5 | no path to match, its header holds |
+| \`GET /about\` | the host | no prefix, no condition |
+
+\`portico explain -c portico.yaml http://example.com/static/app.css\` prints which host and location
+a request lands on and why, the settings there and the stages that run, without starting anything.
+
+A request that no conditional location takes has tried them all, as in nginx; their path
+patterns are joined into one, so that a path none of them can match costs a single search. What the patterns read is bounded by the request head: 16 KB over HTTP/1.1
+(beyond it, 414 or 431), 64 KB of fields over HTTP/2 (\`http2Settings.maxHeaderListSize\`). Within
+that, a pattern's time is the operator's choice: the engine backtracks, so nested repetitions
+(\`(a+)+$\`) can take exponential time, and a pattern that may start anywhere and begins with a
+repetition (\`.*\\.php$\`, \`[^/]+\\.gz$\`) takes time growing with the square of the input's
+length. \`portico validate\` warns of the latter; anchored (\`^.*\\.php$\`) or begun with a literal
+(\`/[^/]+\\.gz$\`), the same pattern runs in linear time.
+`;
+
 export function referenceMarkdown(table: PropertyTable): string {
-  const parts = [INTRO];
+  const parts = [INTRO, LOCATIONS];
   for (const section of SCOPE_SECTIONS) {
     parts.push(
       `## ${section.title}`,

@@ -1,7 +1,7 @@
 // A JSON Schema (draft-07, what YAML editors' language servers read) of the YAML syntax, made from
 // the property table so editors autocomplete and check portico.yaml exactly as `validate` does.
 import type { PropertyTable } from './property-table.js';
-import { SCOPES, type Scope } from './properties.js';
+import { LOCATION_CONDITIONS, SCOPES, type Scope } from './properties.js';
 import type { Spec } from './types.js';
 
 type Schema = Record<string, unknown>;
@@ -14,6 +14,7 @@ const STRING_PATTERNS: Partial<Record<string, string>> = {
   'env-name': '^[A-Za-z_][A-Za-z0-9_]*$',
   'env-value': '^[^\\u0000]*$',
   'header-name': "^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$",
+  'http-method': "^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$",
   'http-url': '^https?://',
   'gateway-url': '^(tcp://[^/]+:\\d+/?|unix:///.+)$',
   command: '\\S',
@@ -56,6 +57,7 @@ export function specSchema(spec: Spec, modules: readonly string[]): Schema {
       return {
         type: 'object',
         additionalProperties: schema(spec.values),
+        ...(spec.nonEmpty ? { minProperties: 1 } : {}),
         ...(Object.keys(names).length > 0 ? { propertyNames: names } : {}),
       };
     }
@@ -138,7 +140,14 @@ function scopeSchema(table: PropertyTable, scope: Scope): Schema {
     type: ['object', 'null'],
     additionalProperties: false,
     properties,
-    ...(scope === 'location' ? { required: ['path'] } : {}),
+    // A path, or a condition that says which requests the location takes.
+    ...(scope === 'location'
+      ? {
+          anyOf: ['path', ...LOCATION_CONDITIONS].map((p) => ({
+            required: [p],
+          })),
+        }
+      : {}),
   };
 }
 

@@ -14,7 +14,12 @@ export function configToPlain(config: Config): PlainConfig {
     hosts: config.hosts.map((h) => ({
       ...h.settings,
       ...(h.locations.length > 0
-        ? { locations: h.locations.map((l) => ({ path: l.path, ...l.settings })) }
+        ? {
+            locations: h.locations.map((l) => ({
+              ...(l.path === undefined ? {} : { path: l.path }),
+              ...l.settings,
+            })),
+          }
         : {}),
       ...(h.errorConfigs.length > 0
         ? {

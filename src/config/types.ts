@@ -16,6 +16,7 @@ export type StringFormat =
   | 'file-mode' // an octal permission mode such as "0660"
   | 'header-name'
   | 'header-value'
+  | 'http-method' // a method token, case-sensitive (GET, not get)
   | 'url-path' // starts with `/`
   | 'file-extension' // starts with `.`
   | 'file-name' // one name in a folder: no `/`, not `.` or `..`
@@ -80,6 +81,7 @@ export interface MapSpec<T = unknown> extends Typed<Record<string, T>> {
   /** Keys (lower-case) that are refused, each with the reason the message gives. */
   readonly forbiddenKeys?: Readonly<Record<string, string>>;
   readonly keyLabel: string;
+  readonly nonEmpty?: boolean;
 }
 export interface FieldSpec {
   readonly spec: Spec;
@@ -200,6 +202,7 @@ export const mapOf = <S extends Spec>(
     sensitiveKeyWords?: readonly string[];
     sensitiveValues?: boolean;
     forbiddenKeys?: Readonly<Record<string, string>>;
+    nonEmpty?: boolean;
   } = {},
 ): MapSpec<Infer<S>> => ({ kind: 'map', keyLabel, values, ...extra });
 export const object = <const F extends Record<string, FieldSpec>>(

@@ -4,13 +4,14 @@
 import type { EnvOverride } from './env-overrides.js';
 import { clip, type Diagnostics } from './diagnostics.js';
 import type { PropertyTable } from './property-table.js';
-import type { Scope, Settings } from './properties.js';
+import { LOCATION_CONDITIONS, type Scope, type Settings } from './properties.js';
 import type { Pos, RawEntry, RawNode } from './raw.js';
 import { didYouMean } from './suggest.js';
 import { got, ValueReader, type ValueOptions } from './values.js';
 
 export interface LocationConfig {
-  readonly path: string;
+  /** Absent only where a condition (`pathRegex`, `matchMethods`…) says which requests it takes. */
+  readonly path: string | undefined;
   readonly settings: Settings;
   readonly pos: Pos;
 }
@@ -131,9 +132,16 @@ class Validator {
       if (item.kind !== 'map')
         return this.diags.error(item.pos, p, `expected a location mapping, got ${got(item)}`);
       const { settings: s } = this.scope(item, 'location', p);
-      if (s.path === undefined) {
+      const conditional = LOCATION_CONDITIONS.some((name) =>
+        item.entries.some((e) => e.key === name),
+      );
+      if (s.path === undefined && !conditional) {
         if (!item.entries.some((e) => e.key === 'path'))
-          this.diags.error(item.pos, p, 'a location needs a "path"');
+          this.diags.error(
+            item.pos,
+            p,
+            `a location needs a "path" or a condition (${LOCATION_CONDITIONS.join(', ')})`,
+          );
         return;
       }
       const { path: locationPath, ...rest } = s;

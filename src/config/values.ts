@@ -138,6 +138,10 @@ export class ValueReader {
       }
       case 'map': {
         if (node.kind !== 'map') return wrong();
+        if (spec.nonEmpty && node.entries.length === 0) {
+          this.diags.error(node.pos, path, `expected at least one ${spec.keyLabel}`);
+          return undefined;
+        }
         // The valid entries are kept even when others are wrong, so the checks that read this
         // mapping (certificate files of the other SNI names) still report in the same run; any
         // error refuses the configuration anyway.

@@ -104,3 +104,13 @@ export function decodePath(path: string): string {
     throw badRequest('the path is not valid UTF-8 once decoded');
   }
 }
+
+/** A raw path decoded for the location look-up before it is sanitized: as received when broken. */
+export function safeDecode(path: string): string {
+  if (!path.includes('%')) return path;
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}

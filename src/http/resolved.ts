@@ -24,7 +24,7 @@ export interface Resolved {
   readonly settings: ResolvedSettings;
   /** The host this belongs to (undefined: the global configuration, no host matched). */
   readonly host: HostConfig | undefined;
-  /** The location's path, when a location applies. */
+  /** The location's path, when a location with a path applies. */
   readonly location: string | undefined;
   /** removeHeaders, setHeaders, customHeaders and `Server`: one object per distinct set. */
   readonly headerRules: HeaderRules;

@@ -23,14 +23,29 @@ import { fixedResponse } from '../stages/respond.js';
 import { rewriteMap } from '../stages/rewrite-map.js';
 import { trailingSlash } from '../stages/trailing-slash.js';
 import type { StaticFiles } from '../static/static-files.js';
-import type { Provisioner } from './provisioner.js';
 
-/** What building one chain needs: the Plan's resources and its module provisioner. */
+/** What building one chain needs: the Plan's resources and what builds module stages. */
 export interface ChainServices {
   readonly files: StaticFiles;
   readonly errorLog: Logger;
   readonly auth: AuthServices;
-  readonly modules: Provisioner;
+  readonly modules: ModuleStages;
+}
+
+/**
+ * A module's stage where it is active, else undefined: the Plan's Provisioner, or a stand-in that
+ * provisions nothing where a chain is only described (`portico explain`).
+ */
+export interface ModuleStages {
+  stage(name: string, settings: ResolvedSettings): Stage | undefined;
+}
+
+/** One stage of a chain, with the name `portico explain` shows for it. */
+export interface ChainStep {
+  readonly name: string;
+  /** A `loadModules` module's stage, not a built-in one. */
+  readonly module: boolean;
+  readonly stage: Stage;
 }
 
 // What the chain answers when no stage did: returned, not thrown (stage.ts Refusal).
@@ -49,26 +64,37 @@ export function buildChain(
   services: ChainServices,
   purpose: ChainPurpose,
 ): Handler {
+  return compose(
+    chainSteps(settings, services, purpose).map((step) => step.stage),
+    notFound,
+  );
+}
+
+/** The stages of one Resolved's chain, in the order they run. */
+export function chainSteps(
+  settings: ResolvedSettings,
+  services: ChainServices,
+  purpose: ChainPurpose,
+): ChainStep[] {
   const errorPage = purpose === 'errorPage';
-  const stages: Stage[] = [];
-  for (const stage of [
-    httpsRedirect(settings),
-    wwwRedirect(settings),
-    // An errorConfig renders a page for an error: a fixed answer it inherits is not that page.
-    errorPage ? undefined : fixedResponse(settings),
-    rewriteMap(settings, services.files, services.errorLog),
-    nonStandardCodes(settings, services.auth),
-  ]) {
-    if (stage) stages.push(stage);
-  }
+  const steps: ChainStep[] = [];
+  const add = (name: string, stage: Stage | undefined, module = false) => {
+    if (stage) steps.push({ name, module, stage });
+  };
+  add('httpsRedirect', httpsRedirect(settings));
+  add('wwwRedirect', wwwRedirect(settings));
+  // An errorConfig renders a page for an error: a fixed answer it inherits is not that page.
+  if (!errorPage) add('respond', fixedResponse(settings));
+  add('rewriteMap', rewriteMap(settings, services.files, services.errorLog));
+  add('nonStandardCodes', nonStandardCodes(settings, services.auth));
   const wwwroot = settings.wwwroot === undefined ? undefined : resolve(settings.wwwroot);
   if (wwwroot !== undefined && !settings.disableTrailingSlashRedirects)
-    stages.push(trailingSlash(wwwroot, services.files));
-  stages.push(...moduleStages(settings, services.modules));
-  if (!errorPage) stages.push(methodCheck);
+    add('trailingSlash', trailingSlash(wwwroot, services.files));
+  steps.push(...moduleSteps(settings, services.modules));
+  if (!errorPage) add('methodCheck', methodCheck);
   if (wwwroot !== undefined)
-    stages.push(services.files.stage({ ...settings, wwwroot }, { errorPage }));
-  return compose(stages, notFound);
+    add('staticFiles', services.files.stage({ ...settings, wwwroot }, { errorPage }));
+  return steps;
 }
 
 /**
@@ -77,23 +103,31 @@ export function buildChain(
  * responses. A cache listed between origin modules is inside: its hits pass a coder that leaves
  * them as they are (coded already, or not to be coded for this request's coding).
  */
-function moduleStages(settings: ResolvedSettings, modules: Provisioner): Stage[] {
-  const stages: Stage[] = [];
+function moduleSteps(settings: ResolvedSettings, modules: ModuleStages): ChainStep[] {
+  const steps: ChainStep[] = [];
   let cache = -1;
   let first = -1;
   let last = -1;
   for (const name of settings.loadModules ?? []) {
     const stage = modules.stage(name, settings);
     if (stage === undefined) continue;
-    if (name === 'cache') cache = stages.length;
+    if (name === 'cache') cache = steps.length;
     else {
-      if (first < 0) first = stages.length;
-      last = stages.length;
+      if (first < 0) first = steps.length;
+      last = steps.length;
     }
-    stages.push(stage);
+    steps.push({ name, module: true, stage });
   }
-  if (!settings.enableCompression || first < 0) return stages;
-  stages.splice(last + 1, 0, endOfDynamicCompression);
-  stages.splice(first, 0, dynamicCompression(cache >= 0 && cache < last));
-  return stages;
+  if (!settings.enableCompression || first < 0) return steps;
+  steps.splice(last + 1, 0, {
+    name: 'endOfDynamicCompression',
+    module: false,
+    stage: endOfDynamicCompression,
+  });
+  steps.splice(first, 0, {
+    name: 'dynamicCompression',
+    module: false,
+    stage: dynamicCompression(cache >= 0 && cache < last),
+  });
+  return steps;
 }

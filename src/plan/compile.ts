@@ -31,7 +31,9 @@ import { mergeSettings } from './merge.js';
 import type { HostProcesses, Module } from './module.js';
 import { Provisioner } from './provisioner.js';
 import type { Leases, Resources } from './resources.js';
-import { locationPrefix, Site, type LocationRoute } from './site.js';
+import { locationConditions } from './location-conditions.js';
+import { locationPrefix } from './location-path.js';
+import { Site, type LocationRoute } from './site.js';
 
 /** What a TLS listener needs, read once per configuration. */
 export interface TlsSetup {
@@ -136,7 +138,7 @@ export function compilePlan(config: Config, services: CompileServices): Plan {
           `module "${name}" (loadModules) is not available in this build of Portico`,
         );
     }
-    const compiler = new Compiler(config.properties, {
+    const hosts = compileHosts(config, {
       // A cache per symlink rule: what one rule found is not another's answer.
       files: leases.take(
         `static-files:${global.followSymlinks}`,
@@ -146,8 +148,6 @@ export function compilePlan(config: Config, services: CompileServices): Plan {
       errorLog,
       modules,
     });
-    const sites = config.hosts.map((host) => compiler.site(config.global, host));
-    const fallback = compiler.site(config.global, undefined);
     const blocklist =
       global.blocklist && global.blocklist.length > 0 ? new IpList(global.blocklist) : undefined;
     const ocsp =
@@ -166,7 +166,7 @@ export function compilePlan(config: Config, services: CompileServices): Plan {
     return Object.freeze({
       config,
       global,
-      hosts: new HostTable(sites, fallback),
+      hosts,
       listeners: listenerSpecs(config.global),
       blocklist,
       tls: tlsSetup(global, ocsp, acme),
@@ -189,6 +189,16 @@ export function compilePlan(config: Config, services: CompileServices): Plan {
     void leases.release();
     throw e;
   }
+}
+
+/**
+ * The host table with every host's and location's Resolved and chain: the Plan's, or, with
+ * services that provision nothing, the one `portico explain` looks a URL up in.
+ */
+export function compileHosts(config: Config, services: ChainServices): HostTable {
+  const compiler = new Compiler(config.properties, services);
+  const sites = config.hosts.map((host) => compiler.site(config.global, host));
+  return new HostTable(sites, compiler.site(config.global, undefined));
 }
 
 /** What automatic TLS of a configuration asks for: which CA and store, which names, how. */
@@ -294,11 +304,11 @@ class Compiler {
     const errorConfigs = host?.errorConfigs ?? [];
     const resolved = this.resolved(hostSettings, host, undefined, errorConfigs);
     const locations: LocationRoute[] = (host?.locations ?? []).map((l) => ({
-      prefix: locationPrefix(l.path),
+      prefix: l.path === undefined ? undefined : locationPrefix(l.path),
+      conditions: locationConditions(l.settings),
       resolved: this.resolved(this.merge(hostSettings, l.settings), host, l.path, errorConfigs),
+      source: l,
     }));
-    // Stable sort: longest prefix first, equal lengths in list order.
-    locations.sort((a, b) => b.prefix.length - a.prefix.length);
     return new Site(host, resolved, locations);
   }
 

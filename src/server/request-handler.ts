@@ -7,7 +7,7 @@ import type { Plan } from '../plan/compile.js';
 import type { Site } from '../plan/site.js';
 import { applyForwardedFor } from '../stages/client-address.js';
 import { SERVER_METHODS } from '../stages/method-check.js';
-import { decodePath, sanitizePath } from '../http/paths.js';
+import { decodePath, safeDecode, sanitizePath } from '../http/paths.js';
 import { Ctx, type Addresses, type Request, type Response } from '../http/ctx.js';
 import { clientOf } from './connection-clients.js';
 import { Deadlines } from './deadlines.js';
@@ -30,7 +30,8 @@ export interface AccessRecord {
 // registered name (IPv4 included), then digits for the port. Anything else is a 400 without any
 // host's configuration (RFC 9112 §3.2): a Host such as `example.org:@evil.com` must never reach a
 // Location header.
-const VALID_HOST = /^(?:\[[0-9a-z:.%]+\]|(?:[a-z0-9\-._~!$&'()*+,;=]|%[0-9a-f]{2})*)(?::[0-9]*)?$/;
+export const VALID_HOST =
+  /^(?:\[[0-9a-z:.%]+\]|(?:[a-z0-9\-._~!$&'()*+,;=]|%[0-9a-f]{2})*)(?::[0-9]*)?$/;
 
 /** A Host (or `:authority`, or absolute-form authority) as received, lower-cased and checked. */
 interface Authority {
@@ -179,10 +180,10 @@ export class RequestHandler {
     if (target.kind === 'path') {
       ctx.query = target.query;
       // `allowDoubleSlashes` can differ per location: look it up by the raw path first.
-      resolved = site.locate(safeDecode(target.path));
+      resolved = site.locate(safeDecode(target.path), ctx.req, target.query);
       try {
         const path = sanitizePath(target.path, resolved.settings.allowDoubleSlashes);
-        if (path !== target.path) resolved = site.locate(decodePath(path));
+        if (path !== target.path) resolved = site.locate(decodePath(path), ctx.req, target.query);
         ctx.path = ctx.originalPath = path;
       } catch (error) {
         // There is no sanitized path: `{path}` in the 400's headers is the raw one (REFERENCE §11).
@@ -331,7 +332,8 @@ function hasOneHost(req: Request): boolean {
   return count === 1 || (count === 0 && req.httpVersionMinor === 0);
 }
 
-function hostnameOf(host: string): string {
+/** The host name of a lower-cased, valid authority: no port, no trailing dot. */
+export function hostnameOf(host: string): string {
   let name = host;
   if (name.startsWith('[')) {
     const end = name.indexOf(']');
@@ -341,13 +343,4 @@ function hostnameOf(host: string): string {
     if (colon >= 0) name = name.slice(0, colon);
   }
   return name.endsWith('.') ? name.slice(0, -1) : name;
-}
-
-function safeDecode(path: string): string {
-  if (!path.includes('%')) return path;
-  try {
-    return decodeURIComponent(path);
-  } catch {
-    return path;
-  }
 }

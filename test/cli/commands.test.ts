@@ -22,7 +22,7 @@ describe('portico command line', () => {
     });
     const help = await runCli(['--help']);
     assert.equal(help.code, 0);
-    for (const command of ['run', 'validate', 'convert', 'passwd', 'schema'])
+    for (const command of ['run', 'validate', 'explain', 'convert', 'passwd', 'schema'])
       assert.match(help.stdout, new RegExp(`^  ${command}`, 'm'));
   });
 

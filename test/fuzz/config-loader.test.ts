@@ -77,6 +77,7 @@ const FORMAT_SAMPLES: Record<StringFormat, readonly string[]> = {
   'file-mode': ['0660', '600', '0999', '66', ''],
   'header-name': ['X-Foo', 'Content-Length', 'bad name', ''],
   'header-value': ['bar', 'a\nb', ''],
+  'http-method': ['GET', 'PROPFIND', 'get', 'G T', ''],
   'url-path': ['/api', '/', 'api', '//x', '/%00'],
   'file-extension': ['.php', 'php', '.'],
   'file-name': ['index.html', 'a/b', '..', ''],
