@@ -13,6 +13,7 @@ const STRING_PATTERNS: Partial<Record<string, string>> = {
   'env-value': '^[^\\u0000]*$',
   'header-name': "^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$",
   'http-url': '^https?://',
+  'backend-url': '^((https?|h2c)://|unix:/|(http|h2c)\\+unix://)',
   'gateway-url': '^(tcp://[^/]+:\\d+/?|unix:///.+)$',
   command: '\\S',
 };

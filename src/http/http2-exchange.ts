@@ -40,6 +40,9 @@ export class Http2Request {
 }
 
 export class Http2Response {
+  /** Trailer fields for a head sent to wait for them (respond.ts endResponse). */
+  trailers: readonly string[] | undefined = undefined;
+
   constructor(readonly stream: ServerHttp2Stream) {}
 
   get headersSent(): boolean {
