@@ -30,7 +30,7 @@ export interface BackendUrl {
 const MAX_SOCKET_PATH = 107;
 const NGINX_UNIX = /^http:\/\/unix:(\/[^:]*)(?::(\/.*))?$/i;
 const EXPECTED =
-  'expected an http://, https:// or h2c:// URL, or a Unix socket as unix:/path/app.sock, http+unix://%2Fpath%2Fapp.sock or h2c+unix://…';
+  'expected an http://, https:// or h2c:// URL or a Unix socket (unix:/path/app.sock, http+unix://%2Fpath%2Fapp.sock, h2c+unix://…)';
 
 /** The parts of `value`, or the reason it is not a backend URL (a message without the value). */
 export function parseBackendUrl(value: string): BackendUrl | string {
@@ -73,7 +73,7 @@ export function parseBackendUrl(value: string): BackendUrl | string {
 
 function onSocket(protocol: BackendProtocol, path: string, basePath: string): BackendUrl | string {
   if (!path.startsWith('/'))
-    return `a Unix socket's path must be absolute (from /), not ${JSON.stringify(path)}`;
+    return "a Unix socket's path must be absolute (from /)";
   if (path.includes('\0')) return "a Unix socket's path cannot hold a NUL";
   if (Buffer.byteLength(path) > MAX_SOCKET_PATH)
     return `a Unix socket's path is at most ${MAX_SOCKET_PATH} bytes (this one has ${Buffer.byteLength(path)})`;
