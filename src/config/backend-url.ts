@@ -72,8 +72,7 @@ export function parseBackendUrl(value: string): BackendUrl | string {
 }
 
 function onSocket(protocol: BackendProtocol, path: string, basePath: string): BackendUrl | string {
-  if (!path.startsWith('/'))
-    return "a Unix socket's path must be absolute (from /)";
+  if (!path.startsWith('/')) return "a Unix socket's path must be absolute (from /)";
   if (path.includes('\0')) return "a Unix socket's path cannot hold a NUL";
   if (Buffer.byteLength(path) > MAX_SOCKET_PATH)
     return `a Unix socket's path is at most ${MAX_SOCKET_PATH} bytes (this one has ${Buffer.byteLength(path)})`;
