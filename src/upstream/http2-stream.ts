@@ -10,9 +10,6 @@ import { fieldList, trailerObject } from '../http/http2-head.js';
 import type { PoolPolicy } from './pools.js';
 import type { UpstreamHandler, UpstreamRequest } from './transport.js';
 
-// nghttp2's error codes (RFC 9113 §7), named here rather than loading node:http2's constants.
-const NO_ERROR = 0;
-const CANCEL = 8;
 const FLAG_END_STREAM = 0x1;
 
 /** An error with a code failures.ts and the relay know (undici's, where one names the case). */
@@ -34,6 +31,11 @@ export class UpstreamStream {
   private paused = false;
   private trailers: string[] | null = null;
   private timer: NodeJS.Timeout | undefined;
+  /**
+   * Resets the stream with CANCEL. node:http2's close(code) ends the request first, and a backend
+   * would take a cut upload for a whole one; only an abort resets without that end.
+   */
+  private readonly cancel = new AbortController();
 
   constructor(
     session: ClientHttp2Session,
@@ -51,6 +53,7 @@ export class UpstreamStream {
         endStream: body === undefined,
         // Sent after the body: the client's trailers, or an empty end.
         waitForTrailers: body !== undefined,
+        signal: this.cancel.signal,
       });
     } catch (error) {
       this.finished = true;
@@ -127,7 +130,7 @@ export class UpstreamStream {
     this.detachBody();
     const stream = this.stream!;
     // The backend answered before the request's end (a gRPC error status): the rest is not sent.
-    if (!stream.closed && !stream.writableEnded) stream.close(NO_ERROR);
+    if (!stream.closed && !stream.writableEnded) this.cancel.abort();
     this.handler.onComplete(this.trailers);
   };
 
@@ -171,8 +174,7 @@ export class UpstreamStream {
     this.finished = true;
     clearTimeout(this.timer);
     this.detachBody();
-    const stream = this.stream;
-    if (stream !== undefined && !stream.closed) stream.close(CANCEL);
+    if (this.stream !== undefined && !this.stream.closed) this.cancel.abort();
     this.handler.onError(error);
   }
 
