@@ -30,6 +30,8 @@ export class UpstreamStream {
   private headed = false;
   private paused = false;
   private trailers: string[] | null = null;
+  /** The client's trailers, taken when its body ends. */
+  private requestTrailers: readonly string[] | undefined;
   private timer: NodeJS.Timeout | undefined;
   /**
    * Resets the stream with CANCEL. node:http2's close(code) ends the request first, and a backend
@@ -187,11 +189,12 @@ export class UpstreamStream {
   };
 
   private readonly onBodyEnd = (): void => {
+    this.requestTrailers = this.body!.trailers;
     this.stream!.end();
   };
 
   private readonly onWantTrailers = (): void => {
-    const trailers = this.body?.trailers;
+    const trailers = this.requestTrailers;
     try {
       this.stream!.sendTrailers(trailers === undefined ? {} : trailerObject(trailers));
     } catch (error) {
