@@ -22,9 +22,13 @@ import { SERVER_CERT, SERVER_KEY } from '../helpers/tls.js';
 import { until } from '../helpers/wait.js';
 
 interface ClientSide {
-  /** Portico's global settings for the listener the client uses (YAML lines, 2-space indent). */
-  listener(port: number): string;
-  client(port: number): EchoClient;
+  /**
+   * Portico's global settings for the listener the client uses (YAML lines, 2-space indent);
+   * `extra` is a free port for one besides the plain listener the test server always has.
+   */
+  listener(extra: number): string;
+  /** A client of Portico: `main` is the plain listener's port, `extra` the one above. */
+  client(ports: { readonly main: number; readonly extra: number }): EchoClient;
 }
 
 interface BackendSide {
@@ -37,7 +41,7 @@ const CLIENTS: Record<string, ClientSide> = {
   'TLS (HTTP/2 by ALPN)': {
     listener: (port) =>
       `  secure: true\n  sport: "127.0.0.1:${port}"\n  cert: ${SERVER_CERT}\n  key: ${SERVER_KEY}\n`,
-    client: (port) => echoClient(port, true),
+    client: ({ extra }) => echoClient(extra, true),
   },
 };
 
@@ -104,11 +108,11 @@ for (const [clientName, clientSide] of Object.entries(CLIENTS)) {
       before(async () => {
         dir = mkdtempSync(join(tmpdir(), 'portico-grpc-'));
         backend = await backendSide.start(dir);
-        const port = await freePort();
+        const extra = await freePort();
         portico = await startServer(
-          `global:\n  loadModules: [rproxy]\n${clientSide.listener(port)}${backendSide.proxy(backend)}`,
+          `global:\n  loadModules: [rproxy]\n${clientSide.listener(extra)}${backendSide.proxy(backend)}`,
         );
-        client = clientSide.client(port);
+        client = clientSide.client({ main: portico.port, extra });
       });
       after(async () => {
         client?.close();
