@@ -89,10 +89,12 @@ describe('h2c backends that fail the proxy, clients that abandon their streams',
       stream.respond({ ':status': 200 });
       stream.write('first');
     });
-    // A gRPC server streaming nothing yet: the head, then the stream held open.
+    // A gRPC server stream: the head, then a message every 200 ms until the call is cancelled.
     holding = await h2Backend((stream) => {
       stream.respond({ ':status': 200, 'content-type': 'application/grpc' });
       stream.resume();
+      const timer = setInterval(() => stream.write('tick'), 200);
+      stream.on('close', () => clearInterval(timer));
     });
     answering = await h2Backend((stream) => {
       stream.respond({ ':status': 200 });
@@ -197,24 +199,26 @@ describe('h2c backends that fail the proxy, clients that abandon their streams',
     await assertRecovered(t, portico, base);
   });
 
-  it('300 streams opened and abandoned: each cancelled at the backend, descriptors given back', async (t) => {
-    const session = h2Connect(portico.sport!);
+  it('300 streams from 4 connections, abandoned: each cancelled at the backend, fds given back', async (t) => {
+    const sessions = Array.from({ length: 4 }, () => h2Connect(portico.sport!));
     const opened = holding.streams.opened;
-    for (let i = 0; i < 300; i++) {
-      const stream = session.request(
-        { ':path': `/hold/${i}`, ':method': 'POST', ':authority': 'localhost', te: 'trailers' },
-        { endStream: false },
-      );
-      stream.on('error', () => undefined);
-      stream.write('unfinished');
-    }
-    // The backend's gate holds 128 at once (proxyMaxConnections); the rest wait in its queue.
-    await until(() => holding.streams.opened - opened, {
-      ok: (n) => n >= 128,
-      what: 'the streams at the backend',
+    for (const session of sessions)
+      for (let i = 0; i < 75; i++) {
+        const stream = session.request(
+          { ':path': `/hold/${i}`, ':method': 'POST', ':authority': 'localhost', te: 'trailers' },
+          { endStream: false },
+        );
+        stream.on('error', () => undefined);
+        stream.write('unfinished');
+      }
+    // 32 per client connection (proxyMaxConnectionsPerClient), 128 at the backend at once
+    // (proxyMaxConnections); the rest wait in its queue.
+    await until(() => holding.streams.open, {
+      ok: (n) => n === 128,
+      what: 'the backend’s 128 streams open',
     });
     await stillServing();
-    session.destroy();
+    for (const session of sessions) session.destroy();
     await until(() => holding.streams.open, {
       ok: (n) => n === 0,
       what: 'every stream at the backend cancelled',
