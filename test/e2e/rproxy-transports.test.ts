@@ -283,6 +283,24 @@ describe('rproxy: HTTP/2 backends', () => {
     assert.equal(sha256(r.body), sha256(big));
   });
 
+  it('h2c: a request a backend refuses to connect goes to another, as over HTTP/1.1', async (t) => {
+    const port = await http2Backend(t, (stream) =>
+      stream.respond({ ':status': 200 }, { endStream: true }),
+    );
+    const refused = await freePort();
+    const s = await proxy(
+      t,
+      `  enableLoadBalancerHealthCheck: true\n  proxyTo: [h2c://127.0.0.1:${refused}, h2c://127.0.0.1:${port}]\n`,
+    );
+    for (let i = 0; i < 10; i++) assert.equal((await request(s.port, '/')).status, 200);
+    await logged(
+      s.stderr,
+      new RegExp(
+        `\\[upstream-refused\\] proxy to h2c://127.0.0.1:${refused}: .*trying another backend`,
+      ),
+    );
+  });
+
   it('proxyHTTP2: HTTPS backends that offer h2 get it, HTTP/1.1-only ones HTTP/1.1', async (t) => {
     // Says which protocol each request came in: HTTP/2, or HTTP/1.1 where allowed.
     const versions = (allowHTTP1: boolean) => {
