@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
+import WebSocket, { WebSocketServer } from 'ws';
 import { request } from '../helpers/http.js';
 import { freePort, startServer, type RunningServer } from '../helpers/server.js';
 import { SERVER_CERT, SERVER_KEY, TEST_CA } from '../helpers/tls.js';
@@ -345,5 +346,42 @@ describe('rproxy: HTTP/2 backends', () => {
     assert.equal(await version('/off'), '200 1.1', 'without proxyHTTP2, HTTP/1.1');
     // The test CA is not Node's: verification applies to HTTP/2 connections too.
     assert.equal(await version('/checked'), '502 undefined');
+  });
+
+  it('proxyHTTP2: a WebSocket goes to an HTTPS backend over HTTP/1.1', async (t) => {
+    const https = (await import('node:https')).createServer({
+      cert: readFileSync(SERVER_CERT),
+      key: readFileSync(SERVER_KEY),
+    });
+    const wss = new WebSocketServer({ server: https });
+    wss.on('connection', (socket) => socket.on('message', (data) => socket.send(`echo ${data}`)));
+    https.listen(0, '127.0.0.1');
+    await once(https, 'listening');
+    t.after(() => {
+      for (const client of wss.clients) client.terminate();
+      wss.close();
+      https.closeAllConnections();
+      https.close();
+    });
+    const s = await proxy(
+      t,
+      `  proxyTo: https://localhost:${(https.address() as AddressInfo).port}\n  proxyHTTP2: true\n  disableProxyCertificateVerification: true\n`,
+    );
+    const ws = new WebSocket(`ws://127.0.0.1:${s.port}/chat`);
+    t.after(() => ws.terminate());
+    await once(ws, 'open');
+    ws.send('hello');
+    const [answer] = (await once(ws, 'message')) as [Buffer];
+    assert.equal(answer.toString(), 'echo hello');
+  });
+
+  it('a WebSocket to an h2c backend: 502 and a log line, not a hang', async (t) => {
+    const port = await http2Backend(t, (stream) => stream.respond({ ':status': 200 }));
+    const s = await proxy(t, `  proxyTo: h2c://127.0.0.1:${port}\n`);
+    const ws = new WebSocket(`ws://127.0.0.1:${s.port}/chat`);
+    ws.on('error', () => undefined);
+    const [, response] = (await once(ws, 'unexpected-response')) as [unknown, IncomingMessage];
+    assert.equal(response.statusCode, 502);
+    await logged(s.stderr, /a WebSocket cannot be proxied to an HTTP\/2 backend/);
   });
 });
