@@ -3,6 +3,7 @@
 // a sensitive one (a key, a password hash, an `Authorization` header), which no message shows, and
 // the credentials of a URL, which are redacted as `/config` redacts them.
 import { isIP } from 'node:net';
+import { parseBackendUrl } from './backend-url.js';
 import { clip } from './diagnostics.js';
 import { findCipherSuite, findCurve, suggestCipherSuite } from './tls-names.js';
 import { REDACTED, redactCredentials } from './redact.js';
@@ -134,6 +135,10 @@ const CHECKERS: Record<StringFormat, Checker> = {
       return `expected an http:// or https:// URL, got ${s}`;
     }
     return undefined;
+  },
+  'backend-url': (v, s) => {
+    const parsed = parseBackendUrl(v);
+    return typeof parsed === 'string' ? `${parsed}, got ${s}` : undefined;
   },
   'gateway-url': (v, s) => {
     const u = urlOf(v);

@@ -891,7 +891,7 @@ export const CORE_PROPERTIES = {
     module: 'rproxy',
     since: PORTICO,
     summary:
-      'Requests in flight to one backend at once (one connection each); further requests wait in its queue.',
+      'Requests in flight to one backend at once (over HTTP/1.1 one connection each; over HTTP/2 as streams of as few connections as hold them); further requests wait in its queue.',
   }),
   proxyMaxConnectionsPerClient: row({
     type: u32(1),

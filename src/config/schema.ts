@@ -16,6 +16,7 @@ const STRING_PATTERNS: Partial<Record<string, string>> = {
   'header-name': "^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$",
   'http-method': "^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$",
   'http-url': '^https?://',
+  'backend-url': '^((https?|h2c)://|unix:/|(http|h2c)\\+unix://)',
   'gateway-url': '^(tcp://[^/]+:\\d+/?|unix:///.+)$',
   command: '\\S',
   'file-mode': '^0?[0-7]{3}$',

@@ -4,7 +4,8 @@
 
 /** Formats that give a string a meaning the validator checks (see formats.ts). */
 export type StringFormat =
-  | 'http-url' // http:// or https:// base URL (proxyTo, authTo, ACME directory)
+  | 'http-url' // http:// or https:// base URL (authTo, ACME directory)
+  | 'backend-url' // http-url, h2c://, or a Unix socket (proxyTo: config/backend-url.ts)
   | 'gateway-url' // tcp://host:port/ or unix:///path (scgiTo, fcgiTo)
   | 'email'
   | 'regex'

@@ -32,8 +32,9 @@ export function connectionListed(
 }
 
 /**
- * `lower` does not cross a proxy: connection-specific, listed by Connection, or `Trailer`
- * (Portico relays no trailers, so a field announcing them would be false).
+ * `lower` does not cross a proxy: connection-specific, listed by Connection, or `Trailer` (the
+ * trailers reach only some clients, and Node refuses to send a head announcing them without a
+ * chunked body).
  */
 export function isHopByHop(lower: string, listed: ReadonlySet<string> | undefined): boolean {
   return (
@@ -41,4 +42,11 @@ export function isHopByHop(lower: string, listed: ReadonlySet<string> | undefine
     lower === 'trailer' ||
     (listed !== undefined && listed.has(lower))
   );
+}
+
+const TRAILERS = /(?:^|,)\s*trailers\s*(?:[;,]|$)/i;
+
+/** A `TE` field lists `trailers`: the sender accepts trailer fields (RFC 9110 §10.1.4). */
+export function listsTrailers(te: string | string[] | undefined): boolean {
+  return te !== undefined && TRAILERS.test(Array.isArray(te) ? te.join(',') : te);
 }

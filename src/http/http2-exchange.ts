@@ -40,6 +40,9 @@ export class Http2Request {
 }
 
 export class Http2Response {
+  /** Trailer fields for a head sent to wait for them (respond.ts endResponse). */
+  trailers: readonly string[] | undefined = undefined;
+
   constructor(readonly stream: ServerHttp2Stream) {}
 
   get headersSent(): boolean {
@@ -62,8 +65,12 @@ export class Http2Response {
     return this;
   }
 
-  /** Resets the stream: a response cut short is never taken for a complete one. */
-  destroy(error?: Error): void {
+  /**
+   * Resets the stream: a response cut short is never taken for a complete one. With an error
+   * node:http2 sends RST_STREAM(INTERNAL_ERROR); without one it would send NO_ERROR, which a
+   * client may read as a complete response.
+   */
+  destroy(error: Error = new Error('the response was cut short')): void {
     this.stream.destroy(error);
   }
 }

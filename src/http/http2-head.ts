@@ -77,3 +77,35 @@ export function headerObject(headers: readonly string[], status: number): Header
   out.date ??= currentDate();
   return out;
 }
+
+/** Trailer fields for node:http2's sendTrailers: lower-case names, none connection-specific. */
+export function trailerObject(fields: readonly string[]): HeaderObject {
+  const out: HeaderObject = {};
+  for (let i = 0; i < fields.length; i += 2) {
+    const lower = fields[i]!.toLowerCase();
+    const value = fields[i + 1]!;
+    if (lower.charCodeAt(0) === 58 /* ':' */ || isConnectionSpecific(lower, value)) continue;
+    const existing = out[lower];
+    out[lower] =
+      existing === undefined
+        ? value
+        : Array.isArray(existing)
+          ? [...existing, value]
+          : [String(existing), value];
+  }
+  return out;
+}
+
+/** A node:http2 head or trailers as [name, value, …], the pseudo-fields left out. */
+export function fieldList(
+  headers: Readonly<Record<string, string | string[] | number | undefined>>,
+): string[] {
+  const out: string[] = [];
+  for (const name in headers) {
+    if (name.charCodeAt(0) === 58 /* ':' */) continue;
+    const value = headers[name];
+    if (Array.isArray(value)) for (const each of value) out.push(name, each);
+    else if (value !== undefined) out.push(name, String(value));
+  }
+  return out;
+}

@@ -4,12 +4,15 @@
 // without content (204, 205, 304) go without a body, an HTTP/2 response is answered on its stream
 // (http2-head.ts), and a coder (dynamic compression: response-coder.ts) sees each head before the
 // tap and codes its body.
+import type { ServerResponse } from 'node:http';
 import { pipeline as pipeStreams, type Duplex, type Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { pump } from './body-pump.js';
 import type { Ctx } from './ctx.js';
 import { FinishedHead } from './finished-head.js';
-import { headerObject } from './http2-head.js';
+import { listsTrailers } from './hop-by-hop.js';
+import type { Http2Response } from './http2-exchange.js';
+import { headerObject, trailerObject } from './http2-head.js';
 import { writeStoredHead } from './node-internals.js';
 import { indexOfHeader } from './header-list.js';
 import { applyHeaderRules, NO_RULES, type HeaderRules } from './header-rules.js';
@@ -157,15 +160,24 @@ export function sendKept(ctx: Ctx, head: KeptHead, body: Buffer, text?: string):
   deliver(ctx, head.status, finished.list, finished, body, text);
 }
 
+/** What a streamed response's head says of what follows it. */
+export interface StreamedShape {
+  /** Trailer fields may follow the body: an HTTP/2 stream waits for them after its last piece. */
+  readonly trailers?: boolean;
+  /** Nothing follows: the head is the whole response (an HTTP/2 stream ends with it). */
+  readonly empty?: boolean;
+}
+
 /**
  * The head of a response whose body the caller writes piece by piece (a proxied one): where to
- * write it, or undefined when the response has none (HEAD, 204, 205, 304; the head ends it).
- * `ctx.length` is left to the caller, which counts what it writes.
+ * write it, or undefined when the response has none (HEAD, 204, 205, 304, `empty`; the head ends
+ * it). `ctx.length` is left to the caller, which counts what it writes; `endResponse` ends it.
  */
 export function startResponse(
   ctx: Ctx,
   status: number,
   headers: RawHeaders,
+  shape?: StreamedShape,
 ): BodyTarget | undefined {
   const coding = ctx.coder?.head(ctx, status, headers);
   if (coding !== undefined) {
@@ -175,8 +187,9 @@ export function startResponse(
   const tap = ctx.tap?.head(status, headers);
   if (tap?.absorb) return new TappedTarget(undefined, tap);
   const sent = finalize(ctx, status, headers);
-  const bodiless = ctx.method === 'HEAD' || NO_CONTENT.has(sent);
-  writeHead(ctx, sent, headers, bodiless && 'stream' in ctx.res);
+  const bodiless = ctx.method === 'HEAD' || NO_CONTENT.has(sent) || shape?.empty === true;
+  if (shape?.trailers && !bodiless && 'stream' in ctx.res) awaitTrailers(ctx.res, headers, sent);
+  else writeHead(ctx, sent, headers, bodiless && 'stream' in ctx.res);
   if (bodiless) {
     if (!('stream' in ctx.res)) ctx.res.end();
     // What a HEAD or a 304 leaves out is still the tap's to see (it does not store it).
@@ -184,6 +197,49 @@ export function startResponse(
   }
   const target = ('stream' in ctx.res ? ctx.res.stream : ctx.res) as BodyTarget;
   return tap ? new TappedTarget(target, tap) : target;
+}
+
+/** An HTTP/2 head whose stream, after its last body piece, sends `res.trailers` (or ends empty). */
+function awaitTrailers(res: Http2Response, headers: RawHeaders, status: number): void {
+  const stream = res.stream;
+  stream.respond(headerObject(headers, status), { waitForTrailers: true });
+  stream.once('wantTrailers', () => {
+    try {
+      stream.sendTrailers(trailerObject(res.trailers ?? NO_FIELDS));
+    } catch (error) {
+      // A field node:http2 refuses: the response is cut rather than left open.
+      stream.destroy(error as Error);
+    }
+  });
+}
+
+const NO_FIELDS: readonly string[] = Object.freeze([]);
+
+/**
+ * Ends a response begun by startResponse, with the trailer fields that came after its body: on
+ * HTTP/2 when its head was sent to wait for them, on HTTP/1.1 in the last chunk when the client
+ * sent `TE: trailers` (Node writes them only in a chunked body); otherwise they are dropped.
+ */
+export function endResponse(
+  ctx: Ctx,
+  target: BodyTarget,
+  trailers: readonly string[] | undefined,
+): void {
+  if (trailers !== undefined && trailers.length > 0) {
+    if ('stream' in ctx.res) ctx.res.trailers = trailers;
+    else if (listsTrailers(ctx.req.headers.te)) addTrailers(ctx.res, trailers);
+  }
+  target.end();
+}
+
+function addTrailers(res: ServerResponse, trailers: readonly string[]): void {
+  const pairs: [string, string][] = [];
+  for (let i = 0; i < trailers.length; i += 2) pairs.push([trailers[i]!, trailers[i + 1]!]);
+  try {
+    res.addTrailers(pairs);
+  } catch {
+    // A name or value Node will not write: the response ends without trailers rather than fail.
+  }
 }
 
 /** A connection after a switch of protocols: what the client sends, and where to write to it. */

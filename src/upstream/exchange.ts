@@ -5,18 +5,24 @@
 // the connection can be reused. Rejects only before a response head reached the client, when
 // another backend or an error page can still answer. A backend that fails after the head cuts the
 // client's response (no final chunk, or a stream reset on HTTP/2), so a truncated body never looks
-// complete.
+// complete. Trailer fields after the backend's body go to the client with its end (respond.ts
+// endResponse says which clients get them).
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Duplex, Readable } from 'node:stream';
-import type { Dispatcher } from 'undici';
 import type { Ctx } from '../http/ctx.js';
 import type { Logger } from '../http/logger.js';
-import { startResponse, switchProtocols } from '../http/respond.js';
+import { endResponse, startResponse, switchProtocols } from '../http/respond.js';
 import type { BodyTarget } from '../http/response-tap.js';
 import type { Backend } from './backend.js';
 import { ClientLeft } from './gate.js';
 import type { Upstream } from './pools.js';
-import { relayEarlyHints, relayedHeaders } from './response-headers.js';
+import {
+  announcesTrailers,
+  relayEarlyHints,
+  relayedHeaders,
+  relayedTrailers,
+} from './response-headers.js';
+import type { RawFields, UpstreamHandler } from './transport.js';
 import { tunnel } from './tunnel.js';
 import { loadUndici } from './undici.js';
 
@@ -103,10 +109,11 @@ function send(
  * the wire. undici 7 still calls its handlers in this form: one in the newer form (onRequestStart…)
  * is wrapped into it per request, its head and trailers parsed into objects besides, a cost every
  * proxied request would pay (bench/instructions.sh, h1-proxy). The form is deprecated, not gone,
- * in undici 7, which package.json holds to. One object per exchange, not a closure per callback.
- * Returning false pauses the backend until `resume`.
+ * in undici 7, which package.json holds to; the HTTP/2 pool calls the same. One object per
+ * exchange, not a closure per callback. Returning false pauses the backend until `resume`.
  */
-class Relay implements Dispatcher.DispatchHandler {
+class Relay implements UpstreamHandler {
+  trailersMayFollow = false;
   private abort: ((reason: Error) => void) | undefined;
   private resumeBackend: (() => void) | undefined;
   /** The request had started on a connection: the backend may have seen some of it. */
@@ -118,7 +125,7 @@ class Relay implements Dispatcher.DispatchHandler {
    * packet) still gets a 502 rather than a head with nothing after it. undici reports that failure
    * when the backend's socket has closed, in the close phase after this turn's immediates.
    */
-  private pendingHead: { readonly status: number; readonly raw: Buffer[] } | undefined;
+  private pendingHead: { readonly status: number; readonly raw: RawFields } | undefined;
   private target: BodyTarget | undefined;
   private written = 0;
   private kept: Kept | undefined;
@@ -153,16 +160,18 @@ class Relay implements Dispatcher.DispatchHandler {
     if (this.ctx.clientGone) abort(new Error('the client closed the connection'));
   }
 
-  onUpgrade(_status: number, raw: Buffer[] | string[] | null, backendSocket: Duplex): void {
+  onUpgrade(_status: number, raw: RawFields | null, backendSocket: Duplex): void {
     this.settle();
     this.headSent = true;
     const head = raw ?? [];
-    const protocol = String(loadUndici().util.parseHeaders(head).upgrade ?? this.options.upgrade);
+    const protocol = String(
+      loadUndici().util.parseHeaders(head as string[]).upgrade ?? this.options.upgrade,
+    );
     tunnel(switchProtocols(this.ctx, protocol, relayedHeaders(head)), backendSocket);
     this.resolve(undefined);
   }
 
-  onHeaders(status: number, raw: Buffer[], resume: () => void): boolean {
+  onHeaders(status: number, raw: RawFields, resume: () => void): boolean {
     this.resumeBackend = resume;
     if (status < 200) {
       if (status === 103 && this.options.earlyHints) relayEarlyHints(this.ctx, raw);
@@ -170,7 +179,8 @@ class Relay implements Dispatcher.DispatchHandler {
     }
     this.status = status;
     if (this.options.keep(status)) {
-      this.kept = { status, headers: loadUndici().util.parseHeaders(raw) as IncomingHttpHeaders };
+      const headers = loadUndici().util.parseHeaders(raw as string[]) as IncomingHttpHeaders;
+      this.kept = { status, headers };
       return true;
     }
     this.pendingHead = { status, raw };
@@ -182,12 +192,21 @@ class Relay implements Dispatcher.DispatchHandler {
     if (this.pendingHead) setImmediate(this.relayHead);
   };
 
-  private readonly relayHead = (): void => {
+  /** `empty`: the backend's response ended with its head (no body, no trailers). */
+  private readonly relayHead = (empty?: boolean): void => {
     const head = this.pendingHead;
     if (head === undefined || this.settled || this.ctx.clientGone) return;
     this.pendingHead = undefined;
     this.headSent = true;
-    this.target = startResponse(this.ctx, head.status, relayedHeaders(head.raw));
+    const ctx = this.ctx;
+    // Only an HTTP/2 stream must know at its head that trailers may come.
+    const trailers = 'stream' in ctx.res && (this.trailersMayFollow || announcesTrailers(head.raw));
+    this.target = startResponse(
+      ctx,
+      head.status,
+      relayedHeaders(head.raw),
+      trailers || empty === true ? { trailers, empty: empty === true } : undefined,
+    );
     this.target?.on('drain', this.resume);
   };
 
@@ -204,12 +223,16 @@ class Relay implements Dispatcher.DispatchHandler {
     return this.target.write(chunk);
   }
 
-  onComplete(): void {
-    if (this.pendingHead) this.relayHead();
+  onComplete(trailers: RawFields | null): void {
+    const trailing = trailers !== null && trailers.length > 0;
+    if (this.pendingHead) this.relayHead(!trailing);
     this.settle();
     if (this.kept) return this.resolve(this.kept);
-    this.target?.off('drain', this.resume);
-    this.target?.end();
+    const target = this.target;
+    if (target !== undefined) {
+      target.off('drain', this.resume);
+      endResponse(this.ctx, target, trailing ? relayedTrailers(trailers) : undefined);
+    }
     this.ctx.length = this.written;
     this.resolve(undefined);
   }
@@ -218,7 +241,7 @@ class Relay implements Dispatcher.DispatchHandler {
     // undici counts a 304's Content-Length (the size of the representation it stands for, RFC
     // 9110 §8.6) as body bytes owed, and fails a response that is whole.
     if (this.status === 304 && (error as NodeJS.ErrnoException).code === LENGTH_MISMATCH)
-      return this.onComplete();
+      return this.onComplete(null);
     this.pendingHead = undefined;
     this.settle();
     this.target?.off('drain', this.resume);

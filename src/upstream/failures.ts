@@ -13,6 +13,9 @@ const UNAVAILABLE = new Set([
   'EADDRNOTAVAIL',
 ]);
 const CONNECT_TIMED_OUT = new Set(['UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT']);
+// A Unix socket that is not there: nothing reached a backend (still a 502, as Ferron's other
+// connect errors).
+const NO_SOCKET = 'ENOENT';
 
 function codeOf(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | undefined)?.code;
@@ -25,6 +28,7 @@ export function isConnectFailure(error: unknown): boolean {
     code !== undefined &&
     (UNAVAILABLE.has(code) ||
       CONNECT_TIMED_OUT.has(code) ||
+      code === NO_SOCKET ||
       code.startsWith('ERR_SSL') ||
       TLS_VERIFY.has(code))
   );

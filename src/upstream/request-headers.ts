@@ -1,10 +1,11 @@
 // The request head a backend receives (REFERENCE §14 and §17, CONTRACT points 10 and 11): the
 // client's fields less the hop-by-hop ones and HTTP/2 pseudo-fields, `Host` = the backend's
 // authority, the length when the client gave one, and `X-Forwarded-*` set here, never taken from
-// the client, nor are its `Forwarded` and `X-Real-IP`.
+// the client, nor are its `Forwarded` and `X-Real-IP`. `TE: trailers` passes (as Go's proxy lets
+// it): the client takes trailer fields, which Portico relays, and a gRPC server requires it.
 // `Expect` is answered by Portico itself (Node sends the 100), so it does not travel on.
 import type { Ctx } from '../http/ctx.js';
-import { connectionListed, isHopByHop } from '../http/hop-by-hop.js';
+import { connectionListed, isHopByHop, listsTrailers } from '../http/hop-by-hop.js';
 
 const OWN = new Set(['host', 'expect', 'content-length', 'cookie']);
 
@@ -38,7 +39,10 @@ export function forwardedHeaders(ctx: Ctx, options: ForwardOptions): string[] {
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
     const lower = name.toLowerCase();
-    if (lower.charCodeAt(0) === 58 /* ':' */ || isHopByHop(lower, listed)) continue;
+    if (lower.charCodeAt(0) === 58 /* ':' */ || isHopByHop(lower, listed)) {
+      if (lower === 'te' && listsTrailers(raw[i + 1])) out.push('te', 'trailers');
+      continue;
+    }
     if (forgeable(lower)) continue;
     if (OWN.has(lower)) {
       if (lower === 'cookie') cookies.push(raw[i + 1]!);

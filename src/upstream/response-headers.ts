@@ -3,6 +3,7 @@
 import type { Ctx } from '../http/ctx.js';
 import type { RawHeaders } from '../http/respond.js';
 import { connectionListed, isHopByHop } from '../http/hop-by-hop.js';
+import type { RawFields } from './transport.js';
 import { loadUndici } from './undici.js';
 
 /**
@@ -10,7 +11,7 @@ import { loadUndici } from './undici.js';
  * (undici's table of known names, no copy for those), values as their bytes (latin1), so whatever
  * the backend sent reaches the client unchanged.
  */
-export function relayedHeaders(raw: readonly (Buffer | string)[]): RawHeaders {
+export function relayedHeaders(raw: RawFields): RawHeaders {
   const nameOf = loadUndici().util.headerNameToString;
   const out: RawHeaders = [];
   let connection: string | undefined;
@@ -47,4 +48,20 @@ export function relayEarlyHints(ctx: Ctx, raw: readonly (Buffer | string)[]): vo
   const res = ctx.res;
   if ('stream' in res) res.stream.additionalHeaders({ ':status': 103, link: links });
   else res.writeEarlyHints({ link: links });
+}
+
+/** Trailer fields as the client receives them: the relayed ones, less a length. */
+export function relayedTrailers(raw: RawFields): RawHeaders {
+  const all = relayedHeaders(raw);
+  const out: RawHeaders = [];
+  for (let i = 0; i < all.length; i += 2)
+    if (all[i] !== 'content-length') out.push(all[i]!, all[i + 1]!);
+  return out;
+}
+
+/** The head has a `Trailer` field: the backend says trailer fields will follow its body. */
+export function announcesTrailers(raw: RawFields): boolean {
+  const nameOf = loadUndici().util.headerNameToString;
+  for (let i = 0; i < raw.length; i += 2) if (nameOf(raw[i]!) === 'trailer') return true;
+  return false;
 }

@@ -104,13 +104,13 @@ describe('where an error is reported', () => {
         'global:\n  loadModules: [rproxy]\nhosts:\n  - domain: example.com\n    proxyTo: localhost:3000\n',
       ),
       [
-        'portico.yaml:5:14: hosts[0].proxyTo: expected an http:// or https:// URL, got "localhost:3000"',
+        'portico.yaml:5:14: hosts[0].proxyTo: expected an http://, https:// or h2c:// URL or a Unix socket (unix:/path/app.sock, http+unix://%2Fpath%2Fapp.sock, h2c+unix://…), got "localhost:3000"',
       ],
     );
     assert.deepEqual(
       errorsOf('global:\n  loadModules: [rproxy]\n  proxyTo: [http://a, localhost:3000]\n'),
       [
-        'portico.yaml:3:23: global.proxyTo[1]: expected an http:// or https:// URL, got "localhost:3000"',
+        'portico.yaml:3:23: global.proxyTo[1]: expected an http://, https:// or h2c:// URL or a Unix socket (unix:/path/app.sock, http+unix://%2Fpath%2Fapp.sock, h2c+unix://…), got "localhost:3000"',
       ],
     );
   });

@@ -1,7 +1,7 @@
 // The reverse proxy (`rproxy`, REFERENCE §14 with CONTRACT point 10): `proxyTo` / `secureProxyTo`
-// backends chosen at random among healthy ones, keep-alive pools shared across Plans and with
-// fauth, a connection that fails before any request byte retried on another backend, and the
-// 502/503/504 mapping.
+// backends (over TCP or Unix sockets, HTTP/1.1 or HTTP/2) chosen at random among healthy ones,
+// keep-alive pools shared across Plans and with fauth, a connection that fails before any request
+// byte retried on another backend, and the 502/503/504 mapping.
 import { defineModule, type ModuleSettings } from '../../plan/module.js';
 import { parseBackend } from '../../upstream/backend.js';
 import { HealthBook } from '../../upstream/health.js';
@@ -32,7 +32,7 @@ function options(s: ModuleSettings<typeof RPROXY_PROPERTIES>): RproxyOptions | u
           windowMs: s.loadBalancerHealthCheckWindow,
         }
       : undefined,
-    pools: poolPolicy(s, { verify: !s.disableProxyCertificateVerification }),
+    pools: poolPolicy(s, { verify: !s.disableProxyCertificateVerification, http2: s.proxyHTTP2 }),
   };
 }
 
