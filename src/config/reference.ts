@@ -12,6 +12,10 @@ const SCOPE_SECTIONS: { title: string; test: (r: PropertyRow) => boolean }[] = [
     title: 'Global-only properties',
     test: (r) => r.scopes.length === 1 && r.scopes[0] === 'global',
   },
+  {
+    title: 'Global and host properties',
+    test: (r) => r.scopes.length === 2 && r.scopes.join() === 'global,host',
+  },
   { title: 'Host structure', test: (r) => r.scopes.length === 1 && r.scopes[0] !== 'global' },
   {
     title: 'Properties valid in every scope (global, host, location, errorConfig)',
@@ -172,6 +176,10 @@ A property Portico does not know is a warning that names the nearest one it know
 - **Merging**: settings of global → host → location → errorConfig are merged when the configuration
   is loaded: scalars replace; \`proxyTo\` and \`secureProxyTo\` replace; other lists concatenate, parent
   first; mappings merge key by key, the child winning.
+- **Logs**: \`logFilePath\`, \`errorLogFilePath\` and \`logFormat\` may also be set in a host: its
+  requests and errors go to its own files, in its own format; requests no host matched and the
+  server's own messages go to the global ones. Hosts naming the same file share it. The formats,
+  their fields and GoAccess invocations are in [running.md](running.md#log-formats).
 - **Sensitive** values (private key paths, passwords, the admin token, every
   \`environmentVariables\` value, custom headers that carry a credential such as \`Authorization\`,
   \`Cookie\` or \`X-Api-Key\`, credentials in URLs) are shown as \`"[redacted]"\` by the admin API's

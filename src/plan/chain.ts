@@ -21,6 +21,7 @@ import type { Provisioner } from './provisioner.js';
 /** What building one chain needs: the Plan's resources and its module provisioner. */
 export interface ChainServices {
   readonly files: StaticFiles;
+  /** The host's error log, else the server's. */
   readonly errorLog: Logger;
   readonly auth: AuthServices;
   readonly modules: Provisioner;
@@ -48,7 +49,7 @@ export function buildChain(
     httpsRedirect(settings),
     wwwRedirect(settings),
     rewriteMap(settings, services.files, services.errorLog),
-    nonStandardCodes(settings, services.auth),
+    nonStandardCodes(settings, authLoggingTo(services)),
   ]) {
     if (stage) stages.push(stage);
   }
@@ -56,11 +57,16 @@ export function buildChain(
   if (wwwroot !== undefined && !settings.disableTrailingSlashRedirects)
     stages.push(trailingSlash(wwwroot, services.files));
   for (const name of settings.loadModules ?? []) {
-    const stage = services.modules.stage(name, settings);
+    const stage = services.modules.stage(name, settings, services.errorLog);
     if (stage) stages.push(stage);
   }
   if (!errorPage) stages.push(methodCheck);
   if (wwwroot !== undefined)
     stages.push(services.files.stage({ ...settings, wwwroot }, { errorPage }));
   return compose(stages, notFound);
+}
+
+/** The authentication state, its failures logged where the host's errors go. */
+function authLoggingTo({ auth, errorLog }: ChainServices): AuthServices {
+  return auth.errorLog === errorLog ? auth : { ...auth, errorLog };
 }

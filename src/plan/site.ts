@@ -1,7 +1,8 @@
 // One host's compiled routes (or the global configuration's, when no host matches): its own
-// Resolved and its locations, ordered so the first prefix that matches is the longest.
+// Resolved and its locations, ordered so the first prefix that matches is the longest; its logs.
 import type { HostConfig } from '../config/validate.js';
 import type { Resolved } from '../http/resolved.js';
+import type { SiteLogs } from './plan-logs.js';
 
 export interface LocationRoute {
   /** The location path with trailing slashes removed and `//` collapsed: "" for "/". */
@@ -15,6 +16,8 @@ export class Site {
     readonly resolved: Resolved,
     /** Longest prefix first; equal lengths keep list order (CONTRACT.md, point 2). */
     readonly locations: readonly LocationRoute[],
+    /** Where its requests and errors are logged. */
+    readonly logs: SiteLogs,
   ) {}
 
   /** The Resolved for a URL-decoded path: the longest location prefix at a segment boundary. */

@@ -1,10 +1,11 @@
 // What validation checks beyond the property table, for every command that reads a configuration
-// and every reload: the certificate files, the served paths, the log files, then each module's
-// own rules.
+// and every reload: the certificate files, the served paths, the log files and formats, then each
+// module's own rules.
 import type { ConfigCheck } from '../config/checks.js';
 import { MODULES } from '../modules/registry.js';
 import type { Module } from '../plan/module.js';
 import { checkLogFiles } from './log-files-check.js';
+import { checkLogFormats } from './log-format-check.js';
 import { checkServedPaths } from '../static/paths-check.js';
 import { checkCertificateFiles } from '../tls/certificate-check.js';
 
@@ -13,6 +14,7 @@ export function configChecks(modules: readonly Module[] = MODULES): ConfigCheck[
     checkCertificateFiles,
     checkServedPaths,
     checkLogFiles,
+    checkLogFormats,
     ...modules.flatMap((m) => (m.check ? [m.check] : [])),
   ];
 }

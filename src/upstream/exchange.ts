@@ -121,6 +121,8 @@ class Relay implements Dispatcher.DispatchHandler {
   private kept: Kept | undefined;
   private discarded = 0;
   private settled = false;
+  /** As the request goes to the backend: the access log's upstream time counts from here. */
+  private readonly sentAt = performance.now();
 
   constructor(
     private readonly ctx: Ctx,
@@ -149,6 +151,7 @@ class Relay implements Dispatcher.DispatchHandler {
   }
 
   onUpgrade(_status: number, raw: Buffer[] | string[] | null, backendSocket: Duplex): void {
+    this.ctx.upstreamMs = performance.now() - this.sentAt;
     this.settle();
     this.headSent = true;
     const head = raw ?? [];
@@ -160,6 +163,7 @@ class Relay implements Dispatcher.DispatchHandler {
   onHeaders(status: number, raw: Buffer[], resume: () => void): boolean {
     this.resumeBackend = resume;
     if (status < 200) return true;
+    this.ctx.upstreamMs = performance.now() - this.sentAt;
     if (this.options.keep(status)) {
       this.kept = { status, headers: loadUndici().util.parseHeaders(raw) as IncomingHttpHeaders };
       return true;
