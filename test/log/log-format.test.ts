@@ -1,6 +1,7 @@
 // `logFormat` without a server: each named format's line for one request, exactly; the json line
 // parsed back whatever a client put in its fields; templates compiled and refused with positions.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import type { AccessLogEntry } from '../../src/log/access-entry.js';
 import { formatAccessLine } from '../../src/log/clf-line.js';
@@ -177,4 +178,15 @@ test('refused: an unknown placeholder or name, a lone or open brace, a control c
   assert.match(problem('{status} }'), /^a lone \} at character 10/);
   assert.match(problem('{status}\n{client}'), /^a control character at character 9: /);
   assert.match(problem('{constructor}'), /^unknown placeholder \{constructor\}/);
+});
+
+test("docs/running.md lists every placeholder and every json key, in the json line's order", () => {
+  const docs = readFileSync(new URL('../../docs/running.md', import.meta.url), 'utf8');
+  const section = docs.slice(docs.indexOf('### Log formats'));
+  const documented = (pattern: RegExp) => [...section.matchAll(pattern)].map((m) => m[1]);
+  assert.deepEqual(documented(/^\| `\{(\w+)\}` \|/gm), Object.keys(PLACEHOLDERS));
+  assert.deepEqual(documented(/^\| `(\w+)` \| (?:string|number)/gm), [
+    ...Object.keys(json(entry)),
+    'refused',
+  ]);
 });
