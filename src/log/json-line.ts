@@ -39,8 +39,9 @@ function text(value: string): string {
 }
 
 /**
- * The text a client meant: bytes that are valid UTF-8 are read as such (a `café` in a Referer
- * logs as café); others stay the Latin-1 characters of the same values (a lone \xFF is "\u00ff").
+ * The text a client meant: a value whose bytes are valid UTF-8 is read as such (a `café` in a
+ * Referer logs as café); any other keeps each byte as the Latin-1 character of the same value (a
+ * lone \xFF is "\u00ff"), so nothing is lost or replaced.
  */
 function asText(value: string): string {
   if (!LATIN1_BEYOND_ASCII.test(value)) return value;
