@@ -57,7 +57,7 @@ function openCount(file: string): number {
   }).length;
 }
 
-it('each host logs its requests and errors to its own files; the rest goes to the global ones', async () => {
+it('each host logs its requests and errors to its own files; the rest goes to the global ones', async (t) => {
   const at = (name: string) => join(dir, `split-${name}`);
   const dead = await freePort(); // nothing listens there: a's proxy fails with 503
   // Cuts every response after its head: the proxy module itself logs that, to the host's log.
@@ -67,7 +67,7 @@ it('each host logs its requests and errors to its own files; the rest goes to th
   });
   cutting.listen(0, '127.0.0.1');
   await once(cutting, 'listening');
-  after(() => cutting.close());
+  t.after(() => cutting.close());
   const cut = `http://127.0.0.1:${(cutting.address() as AddressInfo).port}`;
   const s = await startServer(
     `global:
