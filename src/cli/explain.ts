@@ -55,7 +55,9 @@ export async function explainCommand(
       auth,
       modules: namedModules(),
     };
-    const site = compileHosts(config, services).match(request.hostname, request.localAddress);
+    // Nothing is opened: every site logs nowhere.
+    const logs = { site: () => ({ access: undefined, error: errorLog }) };
+    const site = compileHosts(config, services, logs).match(request.hostname, request.localAddress);
     // As the request handler does: the location by the raw path decoded picks the
     // allowDoubleSlashes the path is sanitized with, then the sanitized path picks the location.
     let route = site.route(safeDecode(request.path), request, request.query);

@@ -76,6 +76,7 @@ export type PropertyRows = Readonly<Record<string, PropertyRow>>;
 export const row = <const R extends PropertyRow>(r: R): R => r;
 
 const G = GLOBAL_ONLY;
+const GLOBAL_AND_HOST: readonly Scope[] = ['global', 'host'];
 const ALL: readonly Scope[] = SCOPES;
 const V1 = '1.0.0';
 const PORTICO = 'Portico';
@@ -217,12 +218,31 @@ export const CORE_PROPERTIES = {
     example:
       'global:\n  http2Settings:\n    initialWindowSize: 65535\n    maxConcurrentStreams: 128\n    enableConnectProtocol: true\n',
   }),
-  logFilePath: row({ type: str('path'), scopes: G, since: V1, summary: 'Access log file path.' }),
+  logFilePath: row({
+    type: str('path'),
+    scopes: GLOBAL_AND_HOST,
+    since: V1,
+    summary:
+      "Access log file path. Portico: also per host, for that host's requests; requests no host matched go to the global one.",
+    example:
+      'global:\n  logFilePath: /var/log/portico/access.log\nhosts:\n  - domain: shop.example.com\n    logFilePath: /var/log/portico/shop.access.log\n',
+  }),
   errorLogFilePath: row({
     type: str('path'),
-    scopes: G,
+    scopes: GLOBAL_AND_HOST,
     since: V1,
-    summary: 'Error log file path.',
+    summary:
+      "Error log file path. Portico: also per host, for that host's errors; server-wide ones go to the global one.",
+  }),
+  logFormat: row({
+    type: str(),
+    default: 'combined',
+    scopes: GLOBAL_AND_HOST,
+    since: PORTICO,
+    summary:
+      'Access log format: `combined`, `common`, `json` (one object per line), or a template with `{placeholders}` (docs/running.md lists them).',
+    example:
+      'global:\n  logFilePath: /var/log/portico/access.json\n  logFormat: json\nhosts:\n  - domain: api.example.com\n    logFilePath: /var/log/portico/api.log\n    logFormat: \'{client} "{request}" {status} {bytes} {duration} {upstream_time}\'\n',
   }),
   cert: row({
     type: str('path'),

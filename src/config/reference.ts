@@ -12,6 +12,10 @@ const SCOPE_SECTIONS: { title: string; test: (r: PropertyRow) => boolean }[] = [
     title: 'Global-only properties',
     test: (r) => r.scopes.length === 1 && r.scopes[0] === 'global',
   },
+  {
+    title: 'Global and host properties',
+    test: (r) => r.scopes.length === 2 && r.scopes.join() === 'global,host',
+  },
   { title: 'Host structure', test: (r) => r.scopes.length === 1 && r.scopes[0] !== 'global' },
   {
     title: 'Properties valid in every scope (global, host, location, errorConfig)',
@@ -182,6 +186,10 @@ interpreters); \`portico validate --apps FILE\` also starts the Python applicati
   out (a backend's \`X-Powered-By\`, the \`Server\` header), \`setHeaders\` replaces or adds, then
   \`customHeaders\` adds what is still absent, for every response (files, errors, redirects, cached,
   proxied, CGI, FastCGI, SCGI and Python ones).
+- **Logs**: \`logFilePath\`, \`errorLogFilePath\` and \`logFormat\` may also be set in a host: its
+  requests and errors go to its own files, in its own format; requests no host matched and the
+  server's own messages go to the global ones. Hosts naming the same file share it. The formats,
+  their fields and GoAccess invocations are in [running.md](running.md#log-formats).
 - **Sensitive** values (private key paths, passwords, the admin token, every
   \`environmentVariables\` value, custom or set headers that carry a credential such as \`Authorization\`,
   \`Cookie\` or \`X-Api-Key\`, credentials in URLs) are shown as \`"[redacted]"\` by the admin API's

@@ -22,7 +22,8 @@ export interface RelayOptions {
 
 /**
  * Resolves once the response is sent, or the client has gone. `clock` times the body's pieces
- * once the head is read; the caller stops it.
+ * once the head is read (and says how long the head took, for the access log); the caller stops
+ * it.
  */
 export async function relayOutput(
   ctx: Ctx,
@@ -31,7 +32,10 @@ export async function relayOutput(
   clock?: ResponseClock,
 ): Promise<void> {
   const { head, body } = await readHead(output);
-  clock?.head(body);
+  if (clock !== undefined) {
+    ctx.upstreamMs = clock.elapsedMs();
+    clock.head(body);
+  }
   if (!usable(head, options)) {
     body.destroy();
     throw withoutHead(options);

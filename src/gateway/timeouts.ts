@@ -98,6 +98,8 @@ export class ResponseClock {
   /** @internal Sweep's list. */
   next: ResponseClock | undefined;
   private since = Date.now();
+  /** Made as the request goes out: the access log's upstream time counts from here. */
+  private readonly createdAt = performance.now();
   private late: Late = 'head';
   private running = true;
 
@@ -116,6 +118,11 @@ export class ResponseClock {
   /** A piece of the request went out: the head's time counts from here. */
   sent(): void {
     if (this.late === 'head') this.since = Date.now();
+  }
+
+  /** ms since the request went out (the access log's upstream time, read at the head). */
+  elapsedMs(): number {
+    return performance.now() - this.createdAt;
   }
 
   /** A piece of the body came, or the client took what was waiting: the next one is timed from here. */

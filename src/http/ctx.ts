@@ -73,6 +73,10 @@ export class Ctx {
   length: number | undefined = undefined;
   /** What failed, when the response is an error (HttpError's code). */
   failure: FailureCode | undefined = undefined;
+  /** For the access log: ms from the request sent to a backend to the head of its response. */
+  upstreamMs: number | undefined = undefined;
+  /** For the access log: what the cache did (`HIT`, `MISS`…), when the response passed it. */
+  cacheStatus: string | undefined = undefined;
   /** The basic-auth user, once authenticated. */
   user: string | undefined = undefined;
   /**

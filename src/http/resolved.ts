@@ -4,6 +4,7 @@ import type { ResolvedSettings } from '../config/defaults.js';
 import type { HostConfig } from '../config/validate.js';
 import type { HeaderRules } from './header-rules.js';
 import type { IpList } from './ip-list.js';
+import type { Logger } from './logger.js';
 
 export type { ResolvedSettings };
 
@@ -36,4 +37,6 @@ export interface Resolved {
   readonly readErrorPage: (path: string) => Promise<ErrorPageRead>;
   /** Empty inside an errorConfig: an error there is not re-dispatched again. */
   readonly errorConfigs: readonly ErrorConfigRoute[];
+  /** Its host's error log (`errorLogFilePath`), else the server's. */
+  readonly errorLog: Logger;
 }

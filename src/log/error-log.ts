@@ -3,9 +3,10 @@
 import { LogFile } from './log-file.js';
 
 export class ErrorLog {
-  private constructor(
+  /** Into `file` (which may be shared with other logs), or to `stderr` without one. */
+  constructor(
     private readonly file: LogFile | undefined,
-    private readonly stderr: NodeJS.WritableStream,
+    private readonly stderr: NodeJS.WritableStream = process.stderr,
   ) {}
 
   /** No path → log to `stderr`. Rejects with an error naming the path if it cannot be opened. */

@@ -26,25 +26,60 @@ export class LogFile {
   private timer: NodeJS.Timeout | undefined;
   private flushQueued = false;
   private closed = false;
+  // Lines written before the file is open wait in the buffer; if it cannot be opened, they go.
+  private opening = false;
+  // The error the first open ended with, or undefined; kept settled so nobody must await it.
+  private openOutcome: Promise<unknown> = Promise.resolve(undefined);
   // File I/O (batch writes, reopen, close) runs one operation at a time in this chain, so a
   // reopen or close never races a write. Operations report their own errors and never reject.
   private io: Promise<void> = Promise.resolve();
 
   private constructor(
     readonly path: string,
-    // undefined after a write failure: lines are ignored until a reopen succeeds.
+    // undefined while opening, and after a failure: lines are then ignored until a reopen succeeds.
     private handle: FileHandle | undefined,
     private readonly stderr: NodeJS.WritableStream,
   ) {}
 
   /** Opens (creating with mode 0o640) `path` for appending; rejects with an error naming it. */
   static async open(path: string, options: LogFileOptions = {}): Promise<LogFile> {
-    return new LogFile(path, await openHandle(path), options.stderr ?? process.stderr);
+    const file = LogFile.create(path, options);
+    await file.opened();
+    return file;
+  }
+
+  /**
+   * Starts opening `path` and returns at once, for whoever cannot wait (a Plan taking a lease):
+   * lines written meanwhile are kept until the file is open; `opened()` says how it went.
+   */
+  static create(path: string, options: LogFileOptions = {}): LogFile {
+    const file = new LogFile(path, undefined, options.stderr ?? process.stderr);
+    file.opening = true;
+    const opening = openHandle(path).then(
+      (handle) => {
+        file.handle = handle;
+        return undefined;
+      },
+      (error: unknown) => {
+        file.buffer = [];
+        file.bufferedBytes = 0;
+        return error;
+      },
+    );
+    file.openOutcome = opening.finally(() => (file.opening = false));
+    file.io = file.openOutcome.then(() => undefined);
+    return file;
+  }
+
+  /** Resolves once the file is open; rejects with an error naming it when it could not be. */
+  async opened(): Promise<void> {
+    const error = await this.openOutcome;
+    if (error !== undefined) throw error;
   }
 
   /** Queues `line` (which should end in a newline); ignored after close or a write failure. */
   write(line: string): void {
-    if (this.closed || this.handle === undefined) return;
+    if (this.closed || (this.handle === undefined && !this.opening)) return;
     const bytes = Buffer.byteLength(line);
     const pending = this.bufferedBytes + this.inFlightBytes;
     // With nothing pending even an oversized line is taken: no batch would come to end dropping.

@@ -27,6 +27,7 @@ import type { StaticFiles } from '../static/static-files.js';
 /** What building one chain needs: the Plan's resources and what builds module stages. */
 export interface ChainServices {
   readonly files: StaticFiles;
+  /** The host's error log, else the server's. */
   readonly errorLog: Logger;
   readonly auth: AuthServices;
   readonly modules: ModuleStages;
@@ -37,7 +38,8 @@ export interface ChainServices {
  * provisions nothing where a chain is only described (`portico explain`).
  */
 export interface ModuleStages {
-  stage(name: string, settings: ResolvedSettings): Stage | undefined;
+  /** `errorLog`: the host's, where the stage's own messages go. */
+  stage(name: string, settings: ResolvedSettings, errorLog: Logger): Stage | undefined;
 }
 
 /** One stage of a chain, with the name `portico explain` shows for it. */
@@ -86,11 +88,11 @@ export function chainSteps(
   // An errorConfig renders a page for an error: a fixed answer it inherits is not that page.
   if (!errorPage) add('respond', fixedResponse(settings));
   add('rewriteMap', rewriteMap(settings, services.files, services.errorLog));
-  add('nonStandardCodes', nonStandardCodes(settings, services.auth));
+  add('nonStandardCodes', nonStandardCodes(settings, authLoggingTo(services)));
   const wwwroot = settings.wwwroot === undefined ? undefined : resolve(settings.wwwroot);
   if (wwwroot !== undefined && !settings.disableTrailingSlashRedirects)
     add('trailingSlash', trailingSlash(wwwroot, services.files));
-  steps.push(...moduleSteps(settings, services.modules));
+  steps.push(...moduleSteps(settings, services));
   if (!errorPage) add('methodCheck', methodCheck);
   if (wwwroot !== undefined)
     add('staticFiles', services.files.stage({ ...settings, wwwroot }, { errorPage }));
@@ -103,13 +105,13 @@ export function chainSteps(
  * responses. A cache listed between origin modules is inside: its hits pass a coder that leaves
  * them as they are (coded already, or not to be coded for this request's coding).
  */
-function moduleSteps(settings: ResolvedSettings, modules: ModuleStages): ChainStep[] {
+function moduleSteps(settings: ResolvedSettings, services: ChainServices): ChainStep[] {
   const steps: ChainStep[] = [];
   let cache = -1;
   let first = -1;
   let last = -1;
   for (const name of settings.loadModules ?? []) {
-    const stage = modules.stage(name, settings);
+    const stage = services.modules.stage(name, settings, services.errorLog);
     if (stage === undefined) continue;
     if (name === 'cache') cache = steps.length;
     else {
@@ -130,4 +132,9 @@ function moduleSteps(settings: ResolvedSettings, modules: ModuleStages): ChainSt
     stage: dynamicCompression(cache >= 0 && cache < last),
   });
   return steps;
+}
+
+/** The authentication state, its failures logged where the host's errors go. */
+function authLoggingTo({ auth, errorLog }: ChainServices): AuthServices {
+  return auth.errorLog === errorLog ? auth : { ...auth, errorLog };
 }

@@ -29,6 +29,7 @@ import { InFlight } from './in-flight.js';
 import { listenerSpecs, type ListenerSpec } from './listener-spec.js';
 import { mergeSettings } from './merge.js';
 import type { HostProcesses, Module } from './module.js';
+import { PlanLogs } from './plan-logs.js';
 import { Provisioner } from './provisioner.js';
 import type { Leases, Resources } from './resources.js';
 import { locationConditions } from './location-conditions.js';
@@ -73,6 +74,8 @@ export interface Plan {
   readonly acme: AcmeUse | undefined;
   /** What this Plan holds; returned when it is retired (after `inFlight` ends) and at stop. */
   readonly leases: Leases;
+  /** Its log files; each site's own are its Site's. */
+  readonly logs: PlanLogs;
   readonly inFlight: InFlight;
   /** module → the status of each of its provisioned stages, for /status. */
   moduleStatus(): Record<string, unknown[]>;
@@ -119,6 +122,8 @@ export interface CompileServices {
   readonly workerProcesses: number;
   /** Processes the primary runs for all workers (module.ts's ModuleServices). */
   readonly hostProcesses?: HostProcesses;
+  /** Where a log file that cannot be written says so (process.stderr when absent). */
+  readonly stderr?: NodeJS.WritableStream;
 }
 
 export function compilePlan(config: Config, services: CompileServices): Plan {
@@ -138,16 +143,27 @@ export function compilePlan(config: Config, services: CompileServices): Plan {
           `module "${name}" (loadModules) is not available in this build of Portico`,
         );
     }
-    const hosts = compileHosts(config, {
-      // A cache per symlink rule: what one rule found is not another's answer.
-      files: leases.take(
-        `static-files:${global.followSymlinks}`,
-        () => new StaticFiles({ followSymlinks: global.followSymlinks }),
-      ),
-      auth: leases.take('auth', () => createAuthServices(errorLog, services.auth, services.store)),
-      errorLog,
-      modules,
-    });
+    const logs = new PlanLogs(
+      leases,
+      { logger: errorLog, path: config.global.errorLogFilePath },
+      services.stderr,
+    );
+    const hosts = compileHosts(
+      config,
+      {
+        // A cache per symlink rule: what one rule found is not another's answer.
+        files: leases.take(
+          `static-files:${global.followSymlinks}`,
+          () => new StaticFiles({ followSymlinks: global.followSymlinks }),
+        ),
+        auth: leases.take('auth', () =>
+          createAuthServices(errorLog, services.auth, services.store),
+        ),
+        errorLog,
+        modules,
+      },
+      logs,
+    );
     const blocklist =
       global.blocklist && global.blocklist.length > 0 ? new IpList(global.blocklist) : undefined;
     const ocsp =
@@ -178,12 +194,17 @@ export function compilePlan(config: Config, services: CompileServices): Plan {
       ocsp,
       acme,
       leases,
-      inFlight: new InFlight(modules.count > 0),
+      logs,
+      // A retired Plan's files stay open for the lines of its last requests.
+      inFlight: new InFlight(modules.count > 0 || logs.fileCount > 0),
       moduleStatus: () => modules.status(),
       ready: () =>
-        modules.ready().catch((e: unknown) => {
-          throw new PlanNotReady((e as Error).message);
-        }),
+        Promise.all([modules.ready(), logs.ready()]).then(
+          () => undefined,
+          (e: unknown) => {
+            throw new PlanNotReady((e as Error).message);
+          },
+        ),
     });
   } catch (e) {
     void leases.release();
@@ -195,8 +216,15 @@ export function compilePlan(config: Config, services: CompileServices): Plan {
  * The host table with every host's and location's Resolved and chain: the Plan's, or, with
  * services that provision nothing, the one `portico explain` looks a URL up in.
  */
-export function compileHosts(config: Config, services: ChainServices): HostTable {
-  const compiler = new Compiler(config.properties, services);
+/** Where each site's logs come from: the Plan's files, or (explain) nothing opened. */
+export type SiteLogsSource = Pick<PlanLogs, 'site'>;
+
+export function compileHosts(
+  config: Config,
+  services: ChainServices,
+  logs: SiteLogsSource,
+): HostTable {
+  const compiler = new Compiler(config.properties, services, logs);
   const sites = config.hosts.map((host) => compiler.site(config.global, host));
   return new HostTable(sites, compiler.site(config.global, undefined));
 }
@@ -295,21 +323,31 @@ class Compiler {
     /** The table the configuration was read against: its merge rules and defaults. */
     private readonly properties: PropertyTable,
     private readonly services: ChainServices,
+    private readonly logs: SiteLogsSource,
   ) {
     this.readErrorPage = (path) => services.files.errorPage(path);
   }
 
   site(global: Settings, host: HostConfig | undefined): Site {
     const hostSettings = host ? this.merge(global, host.settings) : global;
+    // The log properties are global and host ones: every location of the host shares its logs.
+    const logs = this.logs.site(hostSettings);
+    const services = { ...this.services, errorLog: logs.error };
     const errorConfigs = host?.errorConfigs ?? [];
-    const resolved = this.resolved(hostSettings, host, undefined, errorConfigs);
+    const resolved = this.resolved(services, hostSettings, host, undefined, errorConfigs);
     const locations: LocationRoute[] = (host?.locations ?? []).map((l) => ({
       prefix: l.path === undefined ? undefined : locationPrefix(l.path),
       conditions: locationConditions(l.settings),
-      resolved: this.resolved(this.merge(hostSettings, l.settings), host, l.path, errorConfigs),
+      resolved: this.resolved(
+        services,
+        this.merge(hostSettings, l.settings),
+        host,
+        l.path,
+        errorConfigs,
+      ),
       source: l,
     }));
-    return new Site(host, resolved, locations);
+    return new Site(host, resolved, locations, logs);
   }
 
   private merge(parent: Settings, child: Settings): Settings {
@@ -330,6 +368,7 @@ class Compiler {
   }
 
   resolved(
+    services: ChainServices,
     merged: Settings,
     host: HostConfig | undefined,
     location: string | undefined,
@@ -339,7 +378,14 @@ class Compiler {
     // An errorConfig's settings serve only error pages: their chain is built for that.
     const routes: ErrorConfigRoute[] = errorConfigs.map((e) => ({
       scode: e.scode,
-      resolved: this.resolved(this.merge(merged, e.settings), host, location, [], 'errorPage'),
+      resolved: this.resolved(
+        services,
+        this.merge(merged, e.settings),
+        host,
+        location,
+        [],
+        'errorPage',
+      ),
     }));
     const settings = Object.freeze(withDefaults(merged, this.properties));
     return Object.freeze({
@@ -352,7 +398,8 @@ class Compiler {
       errorPages: errorPages(settings.errorPages),
       readErrorPage: this.readErrorPage,
       errorConfigs: routes,
-      chain: buildChain(settings, this.services, purpose),
+      errorLog: services.errorLog,
+      chain: buildChain(settings, services, purpose),
     });
   }
 }

@@ -2,6 +2,7 @@
 // distinct options (the memo), so fifty locations with equal options share one stage and its
 // leases. The Plan keeps what was provisioned for the admin API's /status.
 import type { ResolvedSettings } from '../config/defaults.js';
+import type { Logger } from '../http/logger.js';
 import type { Stage } from '../http/stage.js';
 import type { Module, ModuleServices, Provisioned } from './module.js';
 import type { Leases } from './resources.js';
@@ -30,15 +31,20 @@ export class Provisioner {
     return this.memo.size;
   }
 
-  /** The module's stage for one Resolved, or undefined where the module is inactive. */
-  stage(name: string, settings: ResolvedSettings): Stage | undefined {
+  /**
+   * The module's stage for one Resolved, or undefined where the module is inactive; it logs to
+   * `errorLog`, its host's error log, which `errorLogFilePath` names.
+   */
+  stage(name: string, settings: ResolvedSettings, errorLog: Logger): Stage | undefined {
     const module = this.byName.get(name);
     const options = module?.options(settings);
     if (module === undefined || options === undefined) return undefined;
-    const key = `${name}\n${JSON.stringify(options)}`;
+    const key = `${name}\n${settings.errorLogFilePath ?? ''}\n${JSON.stringify(options)}`;
     let entry = this.memo.get(key);
     if (entry === undefined) {
-      entry = { name, provisioned: module.provision(options, this.leases, this.services) };
+      const services =
+        errorLog === this.services.errorLog ? this.services : { ...this.services, errorLog };
+      entry = { name, provisioned: module.provision(options, this.leases, services) };
       this.memo.set(key, entry);
     }
     return entry.provisioned.stage;

@@ -34,6 +34,13 @@ export class Resources {
     return held.resource;
   }
 
+  /** What is held under keys that start with `prefix` (every log file, for a rotation). */
+  heldUnder(prefix: string): Resource[] {
+    const found: Resource[] = [];
+    for (const [key, held] of this.held) if (key.startsWith(prefix)) found.push(held.resource);
+    return found;
+  }
+
   /** @internal Leases.release: one lease fewer; the last one closes the resource. */
   async return(key: string): Promise<void> {
     const held = this.held.get(key);

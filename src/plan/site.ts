@@ -1,7 +1,7 @@
 // One host's compiled routes (or the global configuration's, when no host matches): its own
 // Resolved and its locations. Prefix locations are kept longest first, so the first that matches
 // is the longest; locations with conditions (location-conditions.ts) are tried before it in file
-// order, and the first of them to match wins, as nginx's regex locations do.
+// order, and the first of them to match wins, as nginx's regex locations do. It carries its logs.
 import type { HostConfig, LocationConfig } from '../config/validate.js';
 import type { Resolved } from '../http/resolved.js';
 import {
@@ -10,6 +10,7 @@ import {
   type LocationRequest,
 } from './location-conditions.js';
 import { underPrefix } from './location-path.js';
+import type { SiteLogs } from './plan-logs.js';
 
 export interface LocationRoute {
   /** The location path normalised (location-path.ts): "" for "/"; undefined when it has none. */
@@ -32,6 +33,8 @@ export class Site {
     readonly resolved: Resolved,
     /** In file order. */
     locations: readonly LocationRoute[],
+    /** Where its requests and errors are logged. */
+    readonly logs: SiteLogs,
   ) {
     // Stable sort: longest prefix first, equal lengths in list order.
     this.prefixed = locations

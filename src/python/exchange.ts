@@ -148,6 +148,7 @@ export async function exchangeWithPython(
           status = code;
           headers = responseHeaders(pairs);
           early = [];
+          ctx.upstreamMs = clock!.elapsedMs();
           clock!.head(undefined, () => draining && !ctx.clientGone);
           queueMicrotask(writeHead);
         },

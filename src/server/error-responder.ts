@@ -12,6 +12,7 @@ import { hasNoContent, KeptHead, send, sendKept, type RawHeaders } from '../http
 const OWN_HEADERS = new Set(['content-type', 'content-length']);
 
 export class ErrorResponder {
+  /** `errorLog`: the server's, for requests refused before a host's settings applied. */
   constructor(private readonly errorLog: Logger) {}
 
   /**
@@ -29,7 +30,7 @@ export class ErrorResponder {
     // left, a write to the stream of a session Node closed for the client's abuse) is not a failure
     // to log. A limit's HttpError that cut an answer under way still is.
     if (ctx.clientGone && (!ctx.responded || !isHttpError(error))) return;
-    if (e.detail && (e.status >= 500 || e.status === 400)) this.logFailure(e);
+    if (e.detail && (e.status >= 500 || e.status === 400)) this.logFailure(ctx, e);
     if (ctx.responded) {
       // Too late for a page: the head (and maybe part of the body) is out. Cut the response so the
       // client sees it is incomplete rather than a silently truncated body.
@@ -54,14 +55,19 @@ export class ErrorResponder {
       return;
     } catch (inner) {
       if (ctx.responded) return void ctx.res.destroy();
-      if (isHttpError(inner) && inner.status >= 500) this.logFailure(inner);
+      if (isHttpError(inner) && inner.status >= 500) this.logFailure(ctx, inner);
     }
     await this.page(ctx, e.status, e.headers);
   }
 
   /** `[code] detail`: the code is what log tools match on, the detail what a person reads. */
-  private logFailure(e: HttpError): void {
-    this.errorLog.log(`[${e.code}] ${e.detail ?? e.message}`);
+  private logFailure(ctx: Ctx, e: HttpError): void {
+    this.logOf(ctx).log(`[${e.code}] ${e.detail ?? e.message}`);
+  }
+
+  /** The error log of the request's host, else the server's. */
+  private logOf(ctx: Ctx): Logger {
+    return (ctx.resolved as Resolved | undefined)?.errorLog ?? this.errorLog;
   }
 
   private page(ctx: Ctx, status: number, extra: HeaderPairs): Promise<void> | void {
@@ -79,7 +85,7 @@ export class ErrorResponder {
     for (const path of files) {
       const read = await ctx.resolved.readErrorPage(path);
       if ('body' in read) return read.body;
-      this.errorLog.log(`Cannot use error page ${path}: ${read.problem}; using the default page`);
+      this.logOf(ctx).log(`Cannot use error page ${path}: ${read.problem}; using the default page`);
     }
     return undefined;
   }

@@ -2,8 +2,8 @@
 // per-request 'close' listener only when one of them is there, and prom-client is loaded only by a
 // process whose configuration turns metrics on.
 import type { Registry } from 'prom-client';
-import type { AccessLog } from '../log/access-log.js';
 import type { MetricSources, ServerMetrics } from '../metrics/server-metrics.js';
+import type { Plan } from '../plan/compile.js';
 import type { AccessRecord, RequestHandler } from './request-handler.js';
 import { accessEntry } from './server-logs.js';
 
@@ -25,14 +25,16 @@ export class FinishedRequests {
     this.metrics ??= new ServerMetrics(this.processName, this.sources);
   }
 
-  /** After the start and each reload: the current access log; metrics once prepared. */
-  follow(access: AccessLog | undefined): void {
+  /** After the start and each reload: the access logs of the Plan's sites; metrics once prepared. */
+  follow(plan: Plan): void {
     const metrics = this.metrics;
     this.handler.onDone =
-      access === undefined && metrics === undefined
+      !plan.logs.logsRequests && metrics === undefined
         ? undefined
         : (record) => {
-            access?.log(accessEntry(record));
+            // The site the request was routed to, in the Plan it began with.
+            const access = record.site.logs.access;
+            if (access !== undefined) access.log(accessEntry(record, access.extended));
             metrics?.observe(finishedRequest(record));
           };
   }

@@ -24,6 +24,8 @@ export interface AccessRecord {
   readonly ctx: Ctx;
   readonly rawTarget: string;
   readonly protocol: string;
+  /** The host routing chose (the global configuration when none matched): its logs. */
+  readonly site: Site;
 }
 
 // `uri-host [":" port]` (RFC 9110 §7.2, RFC 3986 §3.2.2), lower-cased: a bracketed IP literal or a
@@ -97,6 +99,7 @@ export class RequestHandler {
     // CONNECT names the far end of a tunnel, not a host here: the default host answers it.
     const named = hostValid && !connect ? authority : undefined;
     const a = addressesOf(req.socket);
+    const site = plan.hosts.match(named?.hostname, a.local);
     const ctx = new Ctx({
       req,
       res,
@@ -116,7 +119,7 @@ export class RequestHandler {
       const protocol = `HTTP/${req.httpVersionMajor === 2 ? '2.0' : req.httpVersion}`;
       res.on('close', () => {
         inFlight?.end();
-        onDone?.({ ctx, rawTarget, protocol });
+        onDone?.({ ctx, rawTarget, protocol, site });
       });
     }
     // Only until the response head: a long download after that is not cut (REFERENCE §13).
@@ -124,7 +127,7 @@ export class RequestHandler {
 
     let pending: Outcome;
     try {
-      this.route(ctx, plan.hosts.match(ctx.hostname, ctx.localAddress), target, hostValid);
+      this.route(ctx, site, target, hostValid);
       if (plan.global.maximumRequestBodySize !== null)
         boundBody(ctx, plan.global.maximumRequestBodySize);
       pending = ctx.responded ? undefined : ctx.resolved.chain(ctx);

@@ -8,6 +8,7 @@ import type { ErrorLog } from '../log/error-log.js';
 import { MODULES } from '../modules/registry.js';
 import { compilePlan, type CompileServices, type Plan } from '../plan/compile.js';
 import { MemoryStore } from '../store/memory-store.js';
+import { heldLogFiles } from '../plan/plan-logs.js';
 import { Resources } from '../plan/resources.js';
 import { ErrorResponder } from './error-responder.js';
 import type { Registry } from 'prom-client';
@@ -67,7 +68,8 @@ export class Server {
     this.listeners = new ListenerSet({
       dispatch: this.handler.handle.bind(this.handler),
       limits: services.options.limits,
-      onRefused: (r) => this.current.logs.access?.log(refusedEntry(r)),
+      // Before any host could be chosen: the global access log.
+      onRefused: (r) => this.plan.hosts.fallback.logs.access?.log(refusedEntry(r)),
       log: (message) => this.log(message),
     });
     this.control = services.options.controlPlane?.(this);
@@ -80,10 +82,11 @@ export class Server {
   }
 
   static async start(config: Config, options: ServerOptions = {}): Promise<Server> {
-    const current = { logs: await openLogs(config, options.stderr) };
+    const resources = new Resources();
+    const current = { logs: await openLogs(config, resources, options.stderr) };
     const errorLog: Logger = { log: (message) => current.logs.error.log(message) };
     const services: Services = {
-      resources: new Resources(),
+      resources,
       modules: options.modules ?? MODULES,
       errorLog,
       ...(options.auth ? { auth: options.auth } : {}),
@@ -92,6 +95,7 @@ export class Server {
       store: options.store ?? new MemoryStore(),
       workerProcesses: options.workerProcesses ?? 1,
       ...(options.hostProcesses ? { hostProcesses: options.hostProcesses } : {}),
+      ...(options.stderr ? { stderr: options.stderr } : {}),
       options,
     };
     let plan: Plan | undefined;
@@ -101,7 +105,7 @@ export class Server {
       await plan.ready();
       const server = new Server(plan, services, current);
       await server.finished.prepare(plan.global.admin);
-      server.finished.follow(current.logs.access);
+      server.finished.follow(plan);
       await server.openListeners(plan);
       try {
         await server.control?.start(plan.global);
@@ -192,7 +196,12 @@ export class Server {
       await plan.ready();
       await this.finished.prepare(plan.global.admin);
       changes = await this.listeners.prepare(plan);
-      const logs = await reopenChanged(this.current.logs, config, this.services.options.stderr);
+      const logs = await reopenChanged(
+        this.current.logs,
+        config,
+        this.services.resources,
+        this.services.options.stderr,
+      );
       const listenerChanges = changes;
       return {
         commit: () => this.swapIn(plan, config, listenerChanges, logs),
@@ -219,7 +228,7 @@ export class Server {
     const oldLogs = this.current.logs;
     applyEnvironment(config);
     this.current.logs = logs;
-    this.finished.follow(this.current.logs.access);
+    this.finished.follow(plan);
     const old = this.handler.plan;
     this.handler.plan = plan;
     this.retirePlan(old);
@@ -302,9 +311,9 @@ export class Server {
     this.errorLog.log(message);
   }
 
-  /** Reopens both logs (SIGUSR1, after logrotate renamed them). */
+  /** Reopens every log file, every host's (SIGUSR1, after logrotate renamed them). */
   async reopenLogs(): Promise<void> {
-    await Promise.all([this.current.logs.error.reopen(), this.current.logs.access?.reopen()]);
+    await Promise.all(heldLogFiles(this.services.resources).map((file) => file.reopen()));
   }
 
   /** Graceful stop: no new connections, in-flight requests get `shutdownTimeout` ms. Idempotent. */

@@ -133,6 +133,8 @@ class Relay implements UpstreamHandler {
   private settled = false;
   /** The final status, once its head has come. */
   private status = 0;
+  /** As the request goes to the backend: the access log's upstream time counts from here. */
+  private readonly sentAt = performance.now();
 
   constructor(
     private readonly ctx: Ctx,
@@ -161,6 +163,7 @@ class Relay implements UpstreamHandler {
   }
 
   onUpgrade(_status: number, raw: RawFields | null, backendSocket: Duplex): void {
+    this.ctx.upstreamMs = performance.now() - this.sentAt;
     this.settle();
     this.headSent = true;
     const head = raw ?? [];
@@ -178,6 +181,7 @@ class Relay implements UpstreamHandler {
       return true;
     }
     this.status = status;
+    this.ctx.upstreamMs = performance.now() - this.sentAt;
     if (this.options.keep(status)) {
       const headers = loadUndici().util.parseHeaders(raw as string[]) as IncomingHttpHeaders;
       this.kept = { status, headers };

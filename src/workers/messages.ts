@@ -59,7 +59,7 @@ export type ToWorker =
   | { readonly type: 'acme'; readonly id: number; readonly event: AcmeEvent }
   /** An OCSP response the primary fetched (or withdrew), stapled from the next handshake on. */
   | { readonly type: 'staple'; readonly event: StapleEvent }
-  /** Answered once both logs are reopened (after logrotate). */
+  /** Answered once every log file is reopened (after logrotate). */
   | { readonly type: 'reopen'; readonly id: number }
   | { readonly type: 'stats'; readonly id: number }
   /** Answered with the worker's metrics as prom-client's JSON (empty when they are off). */

@@ -117,6 +117,7 @@ function routedCtx(req: Request, res: Response, addresses: Addresses, options: F
     errorPages: new Map(),
     readErrorPage: () => Promise.resolve({ problem: 'no error pages in a fake request' }),
     errorConfigs: [],
+    errorLog: { log: () => undefined },
     chain: () => undefined,
   };
   ctx.resolved = resolved;

@@ -8,6 +8,8 @@ import { HostTable } from '../../src/plan/host-table.js';
 import { Site } from '../../src/plan/site.js';
 import type { Resolved } from '../../src/http/resolved.js';
 
+const NO_LOGS = { access: undefined, error: { log: () => undefined } };
+
 function table(yaml: string): HostTable {
   const { config } = loadConfigText(yaml, 'yaml', 'hosts.yaml', { properties: PROPERTY_TABLE });
   assert.ok(config);
@@ -19,11 +21,12 @@ function table(yaml: string): HostTable {
           location: `host ${h.settings.domain ?? ''}/${h.settings.ip ?? ''}`,
         } as unknown as Resolved,
         [],
+        NO_LOGS,
       ),
   );
   return new HostTable(
     sites,
-    new Site(undefined, { location: 'global' } as unknown as Resolved, []),
+    new Site(undefined, { location: 'global' } as unknown as Resolved, [], NO_LOGS),
   );
 }
 const pick = (t: HostTable, name: string | undefined, ip = '10.0.0.1') =>

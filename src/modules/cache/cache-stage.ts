@@ -8,7 +8,7 @@ import type { Next, Stage } from '../../http/stage.js';
 import { parseCacheControl } from './cache-control.js';
 import {
   CACHE_STATUS,
-  cacheStatus,
+  stampCacheStatus,
   type CacheStatusParts,
   type Forwarded,
 } from './cache-status.js';
@@ -66,19 +66,19 @@ function answer(ctx: Ctx, next: Next, cached: CachedRequest, found: Lookup): Pro
       return revalidateInBackground(ctx, next, cached, entry);
     }
     // §5.2.1.7: nothing the client would accept without the origin.
-    if (onlyIfCached) throw notCached();
+    if (onlyIfCached) throw notCached(ctx);
     return validate(ctx, next, cached, {
       entry,
       fwd: decision === 'validate-stale' ? 'stale' : 'request',
     });
   }
-  if (onlyIfCached) throw notCached();
+  if (onlyIfCached) throw notCached(ctx);
   return fill(ctx, next, cached, found);
 }
 
-function notCached(): HttpError {
+function notCached(ctx: Ctx): HttpError {
   return new HttpError(504, 'not-cached', {
-    headers: [[CACHE_STATUS, cacheStatus({ detail: 'only-if-cached' })]],
+    headers: [[CACHE_STATUS, stampCacheStatus(ctx, { detail: 'only-if-cached' })]],
   });
 }
 
@@ -134,7 +134,7 @@ function forwardOther(ctx: Ctx, next: Next, setup: CacheSetup): Promise<void> {
     next,
     {
       head(status, headers) {
-        headers.push(CACHE_STATUS, cacheStatus({ ...parts, fwdStatus: status }));
+        headers.push(CACHE_STATUS, stampCacheStatus(ctx, { ...parts, fwdStatus: status }));
         if (status >= 200 && status < 400)
           for (const key of invalidationKeys(ctx, headers)) void setup.store.invalidate(key);
         return undefined;

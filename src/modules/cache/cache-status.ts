@@ -39,3 +39,27 @@ export function cacheStatus(p: CacheStatusParts): string {
   if (p.detail) out += `; detail=${p.detail}`;
   return out;
 }
+
+/**
+ * The Cache-Status value for `parts`, the access log of `ctx` told the same in the words of nginx's
+ * `$upstream_cache_status`, which log analysers such as GoAccess know.
+ */
+export function stampCacheStatus(
+  ctx: { cacheStatus: string | undefined },
+  parts: CacheStatusParts,
+): string {
+  ctx.cacheStatus = logWord(parts);
+  return cacheStatus(parts);
+}
+
+function logWord(p: CacheStatusParts): string {
+  // A stored response served past its freshness while it is revalidated in the background; or
+  // allowed by stale-if-error, or by the request.
+  if (p.detail === 'stale-while-revalidate') return 'UPDATING';
+  if (p.detail === 'stale-if-error') return 'STALE';
+  if (p.hit) return p.ttl !== undefined && p.ttl < 0 ? 'STALE' : 'HIT';
+  if (p.fwdStatus === 304 && (p.fwd === 'stale' || p.fwd === 'request')) return 'REVALIDATED';
+  if (p.fwd === 'stale') return 'EXPIRED';
+  if (p.fwd === 'bypass' || p.fwd === 'method' || p.fwd === 'request') return 'BYPASS';
+  return 'MISS';
+}

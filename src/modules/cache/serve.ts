@@ -6,7 +6,7 @@ import { HttpError, isHttpError } from '../../http/http-error.js';
 import { joinedText, send, type RawHeaders } from '../../http/respond.js';
 import type { ResponseTap } from '../../http/response-tap.js';
 import type { Next } from '../../http/stage.js';
-import { CACHE_STATUS, cacheStatus, type CacheStatusParts } from './cache-status.js';
+import { CACHE_STATUS, stampCacheStatus, type CacheStatusParts } from './cache-status.js';
 import { isNotModified, notModifiedFields } from './client-conditionals.js';
 import { currentAge } from './freshness.js';
 import type { StoredResponse } from './stored-response.js';
@@ -43,7 +43,7 @@ function servedOf(entry: StoredResponse): Served {
 /** A stored response to the client: with its Age (§5.1), or a 304 when its conditions hold (§4.3.2). */
 export function serve(ctx: Ctx, entry: StoredResponse, now: number, parts: CacheStatusParts): void {
   const age = String(Math.floor(currentAge(entry, now)));
-  const status = cacheStatus(parts);
+  const status = stampCacheStatus(ctx, parts);
   if (isNotModified(entry, ctx.req.headers))
     return send(ctx, 304, [...notModifiedFields(entry.headers), 'Age', age, CACHE_STATUS, status]);
   const { fields, text } = servedOf(entry);
@@ -58,16 +58,17 @@ export async function withTap(ctx: Ctx, next: Next, tap: ResponseTap, parts: Cac
   try {
     await next(ctx);
   } catch (e) {
-    throw withCacheStatus(e, parts);
+    throw withCacheStatus(ctx, e, parts);
   } finally {
     ctx.tap = undefined;
   }
 }
 
-export function withCacheStatus(e: unknown, parts: CacheStatusParts): unknown {
+export function withCacheStatus(ctx: Ctx, e: unknown, parts: CacheStatusParts): unknown {
   if (!isHttpError(e)) return e;
+  const status = stampCacheStatus(ctx, { ...parts, fwdStatus: e.status });
   return new HttpError(e.status, e.code, {
-    headers: [...e.headers, [CACHE_STATUS, cacheStatus({ ...parts, fwdStatus: e.status })]],
+    headers: [...e.headers, [CACHE_STATUS, status]],
     ...(e.detail === undefined ? {} : { detail: e.detail }),
   });
 }
@@ -79,7 +80,7 @@ export function forward(ctx: Ctx, next: Next, parts: CacheStatusParts): Promise<
     next,
     {
       head(status, headers) {
-        headers.push(CACHE_STATUS, cacheStatus({ ...parts, fwdStatus: status }));
+        headers.push(CACHE_STATUS, stampCacheStatus(ctx, { ...parts, fwdStatus: status }));
         return undefined;
       },
     },

@@ -6,7 +6,7 @@ import type { RawHeaders } from '../../http/respond.js';
 import type { ResponseTap } from '../../http/response-tap.js';
 import type { Next } from '../../http/stage.js';
 import { responseDirectives } from './response-directives.js';
-import { CACHE_STATUS, cacheStatus, type CacheStatusParts } from './cache-status.js';
+import { CACHE_STATUS, stampCacheStatus, type CacheStatusParts } from './cache-status.js';
 import { absorbAll, Capture } from './capture.js';
 import { fieldValue, listMembers } from './fields.js';
 import { withTap } from './serve.js';
@@ -74,7 +74,12 @@ export function storingTap(
       const received = headers.slice();
       headers.push(
         CACHE_STATUS,
-        cacheStatus({ ...parts, fwdStatus: status, stored: why === undefined, detail: why }),
+        stampCacheStatus(ctx, {
+          ...parts,
+          fwdStatus: status,
+          stored: why === undefined,
+          detail: why,
+        }),
       );
       if (why !== undefined) {
         settled('not-stored');

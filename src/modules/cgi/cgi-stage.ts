@@ -146,6 +146,7 @@ async function run(
   else child.stdin!.end();
   try {
     const { head, body } = await readHead(child.stdout!);
+    ctx.upstreamMs = clock.elapsedMs();
     clock.head(body);
     // Output that ended without headers: the exit status, due any moment, decides.
     const code = head === undefined && child.stdout!.readableEnded ? await exited : child.exitCode;

@@ -107,7 +107,10 @@ async function serveOnce(
   if (ctx.clientGone) onClose();
   try {
     const first = await exchange.first;
-    if (Buffer.isBuffer(first)) relayWhole(ctx, first, relay);
+    if (Buffer.isBuffer(first)) {
+      ctx.upstreamMs = exchange.clock.elapsedMs();
+      relayWhole(ctx, first, relay);
+    }
     // Failed before anything came: `ended()` says how.
     else if (first === undefined) throw await exchange.ended().then(cutShort, (e: unknown) => e);
     else await relayOutput(ctx, first, relay, exchange.clock);

@@ -4,9 +4,12 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { AccessLog, formatAccessLine, type AccessLogEntry } from '../../src/log/access-log.js';
+import type { AccessLogEntry } from '../../src/log/access-entry.js';
+import { AccessLog } from '../../src/log/access-log.js';
+import { formatAccessLine, formatCommonLine } from '../../src/log/clf-line.js';
+import { LogFile } from '../../src/log/log-file.js';
 
-const SOURCE = new URL('../../src/log/access-log.ts', import.meta.url).href;
+const SOURCE = new URL('../../src/log/clf-line.ts', import.meta.url).href;
 
 // The example of Apache's log documentation, 13:55:36 UTC.
 const entry: AccessLogEntry = {
@@ -157,23 +160,32 @@ test('non-ASCII: Latin-1 characters (raw header bytes from Node) as \\xHH, other
   assert.ok(line.endsWith('"x\\xE2\\x80\\xA8y\\xF0\\x9F\\x98\\x80"\n'), line);
 });
 
-test('AccessLog.open: no path, no log; with a path, lines go to the file on close', async (t) => {
-  assert.equal(await AccessLog.open(undefined), undefined);
+test('AccessLog: lines in its format into its file, the combined format by default', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'portico-access-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const path = join(dir, 'access.log');
-  const log = await AccessLog.open(path);
-  assert.ok(log);
-  log.log(entry);
-  log.log({ ...entry, status: 404 });
-  await log.close();
+  const file = await LogFile.open(path);
+  const combined = new AccessLog(file);
+  const common = new AccessLog(file, { line: formatCommonLine, extended: false });
+  assert.equal(combined.extended, false);
+  combined.log(entry);
+  common.log({ ...entry, status: 404 });
+  await file.close();
   const lines = (await readFile(path, 'utf8')).split('\n');
   assert.equal(lines.length, 3);
   assert.equal(`${lines[0]}\n`, formatAccessLine(entry));
-  assert.match(lines[1] ?? '', /" 404 2326 "/);
-  await assert.rejects(AccessLog.open(join(dir, 'missing', 'access.log')), {
-    message: new RegExp(`cannot open log file ${join(dir, 'missing', 'access.log')}`),
-  });
+  assert.equal(`${lines[1]}\n`, formatCommonLine({ ...entry, status: 404 }));
+});
+
+test('the common format is the combined line without referer and user agent', () => {
+  assert.equal(
+    formatCommonLine(entry),
+    `${formatAccessLine(entry).split(' "http://www.example.com/start.html"')[0]}\n`,
+  );
+  assert.match(
+    formatCommonLine(entry),
+    /^192\.0\.2\.1 - frank \[[^\]]+\] "GET \/apache_pb\.gif\?x=1 HTTP\/1\.1" 200 2326\n$/,
+  );
 });
 
 test('a request the parser refused is logged with the line it sent', () => {
