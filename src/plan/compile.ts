@@ -14,8 +14,7 @@ import type { Logger } from '../http/logger.js';
 import { headerList, headerRules, type HeaderRules } from '../http/header-rules.js';
 import type { ErrorConfigRoute, Resolved } from '../http/resolved.js';
 import { StaticFiles } from '../static/static-files.js';
-import { AcmeManager, type AcmeSettings } from '../tls/acme-manager.js';
-import { defaultAcmeDirectory } from '../tls/acme-store.js';
+import { acmeUse, acmeWanted, type AcmeUse } from './acme-use.js';
 import {
   loadCertificates,
   policyOptions,
@@ -91,19 +90,8 @@ export class PlanError extends Error {}
 /** A module could not start what the configuration asks (an application that fails to import). */
 export class PlanNotReady extends Error {}
 
-export interface AcmeUse {
-  readonly manager: AcmeManager;
-  readonly names: readonly string[];
-  readonly settings: AcmeSettings;
-}
-
 // HTTP/2 streams per connection unless http2Settings says otherwise.
 const MAX_CONCURRENT_STREAMS = 128;
-
-const LETS_ENCRYPT = {
-  production: 'https://acme-v02.api.letsencrypt.org/directory',
-  staging: 'https://acme-staging-v02.api.letsencrypt.org/directory',
-};
 
 /** What compiling needs: where resources live, the modules `loadModules` may name, the error log. */
 export interface CompileServices {
@@ -227,47 +215,6 @@ export function compileHosts(
   const compiler = new Compiler(config.properties, services, logs);
   const sites = config.hosts.map((host) => compiler.site(config.global, host));
   return new HostTable(sites, compiler.site(config.global, undefined));
-}
-
-/** What automatic TLS of a configuration asks for: which CA and store, which names, how. */
-export interface AcmeWanted {
-  readonly directoryUrl: string;
-  readonly storageRoot: string;
-  /** Every host `domain` without `*` (REFERENCE-behaviour.md §19), one certificate each. */
-  readonly names: readonly string[];
-  readonly settings: AcmeSettings;
-}
-
-/** Undefined when the configuration does not turn automatic TLS on. */
-export function acmeWanted(config: Config): AcmeWanted | undefined {
-  const g = withDefaults(config.global, config.properties);
-  if (!g.secure || !g.enableAutomaticTLS) return undefined;
-  const domains = config.hosts.flatMap((h) => {
-    const domain = h.settings.domain;
-    return domain && !domain.includes('*') ? [domain.toLowerCase()] : [];
-  });
-  return {
-    directoryUrl:
-      g.automaticTLSDirectoryUrl ??
-      (g.automaticTLSCaProduction ? LETS_ENCRYPT.production : LETS_ENCRYPT.staging),
-    storageRoot: g.automaticTLSContactCacheDirectory ?? defaultAcmeDirectory(),
-    names: [...new Set(domains)],
-    settings: {
-      email: g.automaticTLSContactEmail,
-      challenge: g.useAutomaticTLSHTTPChallenge ? 'http-01' : 'tls-alpn-01',
-    },
-  };
-}
-
-/** Automatic TLS: the manager for this CA and store, shared by every Plan that uses them. */
-function acmeUse(wanted: AcmeWanted, leases: Leases, errorLog: Logger, follows: boolean): AcmeUse {
-  const { directoryUrl, storageRoot } = wanted;
-  const manager = leases.take(
-    `acme:${directoryUrl}\0${storageRoot}`,
-    () =>
-      new AcmeManager({ directoryUrl, storageRoot, log: (m) => errorLog.log(m), orders: !follows }),
-  );
-  return { manager, names: wanted.names, settings: wanted.settings };
 }
 
 function tlsSetup(

@@ -13,7 +13,8 @@ import { multipart, multipartBuffer, multipartStream } from './byteranges.js';
 import { ENCODINGS, negotiateEncoding, type Encoding } from '../http/encoding-negotiation.js';
 import { compressingStream } from './compression.js';
 import { evaluatePreconditions, ifRangeHolds, variantTag } from './conditional.js';
-import type { FileCache, FileEntry } from './file-cache.js';
+import type { FileCache } from './file-cache.js';
+import type { FileEntry } from './file-entries.js';
 import { parseRange, type ByteRange } from './ranges.js';
 
 /** The per-location settings that shape a file response. */

@@ -12,14 +12,14 @@ import { decodePath } from '../http/paths.js';
 import { readListing, renderListing } from './directory-listing.js';
 import { acceptedEncodings, type Encoding } from '../http/encoding-negotiation.js';
 import { BUILT_IN_TYPES, ContentTypes } from './content-type.js';
+import { FileCache } from './file-cache.js';
 import {
-  FileCache,
   FileChangedError,
   type DirectoryEntry,
   type Entry,
   type FileEntry,
   type NegativeEntry,
-} from './file-cache.js';
+} from './file-entries.js';
 import type { SymlinkPolicy } from './symlink-policy.js';
 import { serveFile, type FileFlags, type Precompressed } from './file-response.js';
 

@@ -9,7 +9,7 @@
 import { withDefaults, type ResolvedSettings } from '../config/defaults.js';
 import type { Config } from '../config/validate.js';
 import type { Logger } from '../http/logger.js';
-import { acmeWanted } from '../plan/compile.js';
+import { acmeWanted } from '../plan/acme-use.js';
 import type { AcmeEvent } from '../tls/acme-manager.js';
 import { loadCertificates, type KeyPair } from '../tls/certificates.js';
 import { OcspStapler } from '../tls/ocsp.js';

@@ -2,7 +2,7 @@
 // every challenge answer and certificate to the workers, whose managers follow (they serve the
 // TLS-ALPN-01 and HTTP-01 answers and the certificates; the CA may reach any of them).
 import type { Config } from '../config/validate.js';
-import { acmeWanted } from '../plan/compile.js';
+import { acmeWanted } from '../plan/acme-use.js';
 import { AcmeManager, type AcmeEvent, type ManagedStatus } from '../tls/acme-manager.js';
 
 export class OrderedCertificates {
