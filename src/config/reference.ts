@@ -17,6 +17,10 @@ const SCOPE_SECTIONS: { title: string; test: (r: PropertyRow) => boolean }[] = [
     title: 'Properties valid in every scope (global, host, location, errorConfig)',
     test: (r) => r.scopes.length === 4,
   },
+  {
+    title: 'Properties of global, host and location scopes (not errorConfig)',
+    test: (r) => r.scopes.length === 3 && !r.scopes.includes('errorConfig'),
+  },
 ];
 
 function defaultText(value: unknown): string {
@@ -170,8 +174,10 @@ A property Portico does not know is a warning that names the nearest one it know
 - **Environment**: \`{{env.NAME}}\` anywhere in a string is replaced by the variable's value; an unset
   variable is an error.
 - **Merging**: settings of global → host → location → errorConfig are merged when the configuration
-  is loaded: scalars replace; \`proxyTo\` and \`secureProxyTo\` replace; other lists concatenate, parent
-  first; mappings merge key by key, the child winning.
+  is loaded: scalars replace; \`proxyTo\` and \`secureProxyTo\` replace; \`allow\` and \`deny\` are one
+  rule list, and a scope that sets either replaces both (as nginx's access rules); other lists
+  concatenate, parent first (a location's \`rateLimit\` entries apply beside its host's and the
+  global ones); mappings merge key by key, the child winning.
 - **Sensitive** values (private key paths, passwords, the admin token, every
   \`environmentVariables\` value, custom headers that carry a credential such as \`Authorization\`,
   \`Cookie\` or \`X-Api-Key\`, credentials in URLs) are shown as \`"[redacted]"\` by the admin API's

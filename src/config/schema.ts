@@ -15,6 +15,7 @@ const STRING_PATTERNS: Partial<Record<string, string>> = {
   'http-url': '^https?://',
   'gateway-url': '^(tcp://[^/]+:\\d+/?|unix:///.+)$',
   command: '\\S',
+  'rate-limit-key': "^(clientIP|uri|header:[!#$%&'*+\\-.^_`|~0-9A-Za-z]+)$",
 };
 
 /** `modules`: what a `module` string may be (the property table's). */

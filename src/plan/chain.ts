@@ -1,18 +1,21 @@
-// The handler chain of one Resolved, in ARCHITECTURE.md's fixed order: HTTPS and www redirects,
-// rewriteMap, nonStandardCodes, the trailing-slash redirect, the modules in `loadModules` order,
-// the method check, static files; nothing answering is a 404. (The client address, the blocklist
-// and the URL sanitizer come first, in the request handler: the blocklist must answer before even
-// a malformed request is refused, and the location depends on the sanitized path.) Built at
-// compile time, with only the stages this Resolved needs.
+// The handler chain of one Resolved, in ARCHITECTURE.md's fixed order: `allow`/`deny`, rateLimit,
+// HTTPS and www redirects, rewriteMap, nonStandardCodes, the trailing-slash redirect, the modules
+// in `loadModules` order, the method check, static files; nothing answering is a 404. (The client
+// address, the blocklist and the URL sanitizer come first, in the request handler: the blocklist
+// must answer before even a malformed request is refused, and the location depends on the
+// sanitized path.) Access rules come before the limits, so a refused client takes no token. Built
+// at compile time, with only the stages this Resolved needs.
 import { resolve } from 'node:path';
 import type { AuthServices } from '../auth/auth-services.js';
 import type { ResolvedSettings } from '../config/defaults.js';
 import type { Logger } from '../http/logger.js';
 import { HttpError } from '../http/http-error.js';
 import { compose, Refusal, type Handler, type Stage } from '../http/stage.js';
+import { accessList } from '../stages/access-list.js';
 import { methodCheck } from '../stages/method-check.js';
 import { nonStandardCodes } from '../stages/non-standard-codes.js';
 import { httpsRedirect, wwwRedirect } from '../stages/redirects.js';
+import { rateLimit, type LimitPlaces } from '../stages/rate-limit.js';
 import { rewriteMap } from '../stages/rewrite-map.js';
 import { trailingSlash } from '../stages/trailing-slash.js';
 import type { StaticFiles } from '../static/static-files.js';
@@ -24,6 +27,7 @@ export interface ChainServices {
   readonly errorLog: Logger;
   readonly auth: AuthServices;
   readonly modules: Provisioner;
+  readonly limits: LimitPlaces;
 }
 
 // What the chain answers when no stage did: returned, not thrown (stage.ts Refusal).
@@ -44,6 +48,10 @@ export function buildChain(
 ): Handler {
   const errorPage = purpose === 'errorPage';
   const stages: Stage[] = [];
+  // An error page is rendered for a request that was let in: it is not refused again.
+  if (!errorPage)
+    for (const stage of [accessList(settings), rateLimit(settings, services.limits)])
+      if (stage) stages.push(stage);
   for (const stage of [
     httpsRedirect(settings),
     wwwRedirect(settings),

@@ -1,7 +1,8 @@
 // CONTRACT.md's merge of global → host → location → errorConfig, done once at compile time:
 // scalars replace; a list replaces when its row says so (`replacesParent`: proxyTo and
 // secureProxyTo, a location's backends being its own), and otherwise concatenates, parent first;
-// mappings merge key by key, the child's keys winning.
+// mappings merge key by key, the child's keys winning. A row's `replacesAlso` drops the parent's
+// value of those properties too (`allow` and `deny`, one rule list as nginx's).
 import type { PropertyTable } from '../config/property-table.js';
 import type { Settings } from '../config/properties.js';
 
@@ -18,6 +19,9 @@ export function mergeSettings(
     else if (isMapping(value) && isMapping(base)) out[key] = { ...base, ...value };
     else out[key] = value;
   }
+  for (const key of Object.keys(child))
+    for (const also of properties.row(key)?.replacesAlso ?? [])
+      if (!Object.hasOwn(child, also)) delete out[also];
   return out as Settings;
 }
 

@@ -1,16 +1,29 @@
 // The shared store of a single process, and the primary's for its workers: counters in a bounded
-// LRU whose entries expire a window after their last addition, and tables in a bounded LRU that
-// keeps each value as it was given (nothing to encode when nobody else reads it).
+// LRU whose entries expire a window after their last addition, tables in a bounded LRU that
+// keeps each value as it was given (nothing to encode when nobody else reads it), and token
+// buckets in a bounded LRU of the time each is full again.
 import { LRUCache } from 'lru-cache';
+import { takeToken } from './token-bucket.js';
 import type {
+  BucketOptions,
   CounterOptions,
   CounterState,
+  SharedBuckets,
   SharedCounters,
   SharedStore,
   SharedTable,
   TableOptions,
   TableStats,
+  Taken,
 } from './shared-store.js';
+
+/** Least recently used buckets looked at, per new key, to forget those that have filled up. */
+const SWEEP = 2;
+/**
+ * Full buckets are swept only while more keys than this are held: fewer cost little, and
+ * lru-cache clears its arrays (`maxKeys` long) whenever its last key is deleted.
+ */
+const SWEEP_ABOVE = 1000;
 
 export class MemoryCounters implements SharedCounters {
   private readonly counts: LRUCache<string, number>;
@@ -97,6 +110,47 @@ export class MemoryTable<T extends {}> implements SharedTable<T> {
   }
 }
 
+export class MemoryBuckets implements SharedBuckets {
+  /** Key → when its bucket is full again. */
+  private readonly fullAt: LRUCache<string, number>;
+
+  constructor(
+    private readonly options: BucketOptions,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.fullAt = new LRUCache<string, number>({ max: options.maxKeys });
+  }
+
+  take(key: string): Taken {
+    const now = this.now();
+    const before = this.fullAt.get(key);
+    const { fullAt, taken } = takeToken(before, now, this.options);
+    if (taken.allowed) {
+      if (before === undefined && this.fullAt.size > SWEEP_ABOVE) this.sweep(now);
+      this.fullAt.set(key, fullAt);
+    }
+    return taken;
+  }
+
+  get size(): number {
+    return this.fullAt.size;
+  }
+
+  close(): void {
+    this.fullAt.clear();
+  }
+
+  /** Forgets the least recently used buckets that are full again, a few per new key. */
+  private sweep(now: number): void {
+    const full: string[] = [];
+    for (const key of this.fullAt.rkeys()) {
+      if (full.length === SWEEP || this.fullAt.peek(key)! > now) break;
+      full.push(key);
+    }
+    for (const key of full) this.fullAt.delete(key);
+  }
+}
+
 export class MemoryStore implements SharedStore {
   private readonly made = new Map<string, MemoryCounters>();
 
@@ -111,6 +165,10 @@ export class MemoryStore implements SharedStore {
 
   table<T extends {}>(_space: string, options: TableOptions): MemoryTable<T> {
     return new MemoryTable<T>(options);
+  }
+
+  buckets(_space: string, options: BucketOptions): MemoryBuckets {
+    return new MemoryBuckets(options, this.now);
   }
 
   /** Every space asked for so far, and its counters. */
