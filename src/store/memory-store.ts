@@ -19,11 +19,6 @@ import type {
 
 /** Least recently used buckets looked at, per new key, to forget those that have filled up. */
 const SWEEP = 2;
-/**
- * Full buckets are swept only while more keys than this are held: fewer cost little, and
- * lru-cache clears its arrays (`maxKeys` long) whenever its last key is deleted.
- */
-const SWEEP_ABOVE = 1000;
 
 export class MemoryCounters implements SharedCounters {
   private readonly counts: LRUCache<string, number>;
@@ -126,8 +121,8 @@ export class MemoryBuckets implements SharedBuckets {
     const before = this.fullAt.get(key);
     const { fullAt, taken } = takeToken(before, now, this.options);
     if (taken.allowed) {
-      if (before === undefined && this.fullAt.size > SWEEP_ABOVE) this.sweep(now);
       this.fullAt.set(key, fullAt);
+      if (before === undefined) this.sweep(now, key);
     }
     return taken;
   }
@@ -140,11 +135,14 @@ export class MemoryBuckets implements SharedBuckets {
     this.fullAt.clear();
   }
 
-  /** Forgets the least recently used buckets that are full again, a few per new key. */
-  private sweep(now: number): void {
+  /**
+   * Forgets the least recently used buckets that are full again, a few per new key, never the
+   * new one itself: lru-cache clears its arrays (`maxKeys` long) when its last key is deleted.
+   */
+  private sweep(now: number, added: string): void {
     const full: string[] = [];
     for (const key of this.fullAt.rkeys()) {
-      if (full.length === SWEEP || this.fullAt.peek(key)! > now) break;
+      if (full.length === SWEEP || key === added || this.fullAt.peek(key)! > now) break;
       full.push(key);
     }
     for (const key of full) this.fullAt.delete(key);

@@ -89,6 +89,13 @@ for (const [name, make] of stores) {
       assert.ok(buckets.size <= 2, `${buckets.size} keys`);
     });
 
+    it('never forgets the bucket it has just stored, even one full again at once', () => {
+      // A nanosecond a token: every bucket is full again before the next take.
+      const buckets = make({ intervalMs: 1e-6, burst: 1, maxKeys: 100 });
+      for (const key of ['a', 'b', 'c', 'd']) buckets.take(key);
+      assert.equal(buckets.size, 1);
+    });
+
     it('forgets the whole space when closed', async () => {
       const buckets = make(options);
       allowed(buckets, 'a', 3);
