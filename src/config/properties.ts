@@ -323,7 +323,7 @@ export const CORE_PROPERTIES = {
     replacesParent: true,
     replacesAlso: ['deny'],
     summary:
-      'The only clients let in (addresses, CIDR ranges, `localhost`); every other client gets 403. Matched against the client address the access log shows (after `trustedProxies`), after `deny`: the two are one rule list, `deny` entries first, the first match deciding, as nginx’s `deny …; allow …; deny all;`. A host or location that sets `allow` or `deny` replaces both lists of the enclosing scope.',
+      'The only clients let in (addresses, CIDR ranges, `localhost`); every other client gets 403. Matched against the client address the access log shows (after `trustedProxies`), after `deny`: the two are one rule list, `deny` entries first, the first match deciding, as nginx’s `deny …; allow …; deny all;`. A host or location that sets `allow` or `deny` replaces both lists of the enclosing scope; an empty list sets no rule (a location’s `allow: []` lets in everyone its host held back).',
     example:
       'hosts:\n  - domain: example.com\n    locations:\n      - path: /admin\n        deny:\n          - 10.0.0.13\n        allow:\n          - 127.0.0.1\n          - 10.0.0.0/8\n',
   }),

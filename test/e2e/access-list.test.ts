@@ -91,9 +91,13 @@ describe(
         '    deny: [127.0.0.2]\n' +
         '    locations:\n' +
         '      - path: /admin\n' +
-        '        allow: [127.0.0.2]\n';
+        '        allow: [127.0.0.2]\n' +
+        '      - path: /index.html\n' +
+        '        allow: []\n';
       await withServer(config, async (s) => {
         assert.equal(await statusFrom(s.port, '127.0.0.2', '/'), 403);
+        // An empty list sets no rule, and drops the host's.
+        assert.equal(await statusFrom(s.port, '127.0.0.2', '/index.html'), 200);
         // The host's deny is not inherited by a location with rules of its own.
         assert.equal(await statusFrom(s.port, '127.0.0.2', '/admin/'), 200);
         assert.equal(await statusFrom(s.port, '127.0.0.1', '/admin/'), 403);
