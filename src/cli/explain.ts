@@ -17,6 +17,8 @@ import type { Stage } from '../http/stage.js';
 import { MODULES } from '../modules/registry.js';
 import { chainSteps, type ChainServices, type ModuleStages } from '../plan/chain.js';
 import { compileHosts } from '../plan/compile.js';
+import { limitPlaces } from '../plan/limit-places.js';
+import { Resources } from '../plan/resources.js';
 import type { LocationRoute, Site } from '../plan/site.js';
 import { StaticFiles } from '../static/static-files.js';
 import { MemoryStore } from '../store/memory-store.js';
@@ -47,13 +49,16 @@ export async function explainCommand(
   if (!loaded.config) return fail(io, `${loaded.label}: configuration not valid`);
   const config = loaded.config;
   const errorLog: Logger = { log: () => undefined };
-  const auth = createAuthServices(errorLog, {}, new MemoryStore());
+  const store = new MemoryStore();
+  const auth = createAuthServices(errorLog, {}, store);
+  const leases = new Resources().leases();
   try {
     const services: ChainServices = {
       files: new StaticFiles(),
       errorLog,
       auth,
       modules: namedModules(),
+      limits: limitPlaces(config, store, leases),
     };
     // Nothing is opened: every site logs nowhere.
     const logs = { site: () => ({ access: undefined, error: errorLog }) };
@@ -93,6 +98,7 @@ export async function explainCommand(
     return fail(io, (e as Error).message);
   } finally {
     auth.close();
+    await leases.release();
   }
 }
 

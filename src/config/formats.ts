@@ -235,6 +235,12 @@ const CHECKERS: Record<StringFormat, Checker> = {
     v.trim().length > 0 && !v.includes('\0')
       ? undefined
       : `expected a program name or path, got ${s}`,
+  'rate-limit-key': (v, s) => {
+    if (v === 'clientIP' || v === 'uri') return undefined;
+    if (!v.startsWith('header:'))
+      return `expected "clientIP", "uri" or "header:NAME", got ${s}${didYouMean(v, ['clientIP', 'uri'])}`;
+    return TOKEN.test(v.slice(7)) ? undefined : `invalid header name in ${s}`;
+  },
 };
 
 /**

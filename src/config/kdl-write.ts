@@ -153,8 +153,11 @@ function property(name: string, node: RawNode, spec: Spec | undefined, depth: nu
   const pad = INDENT.repeat(depth);
   const id = kdlIdentifier(name);
   const s = spec && pick(spec, node);
-  if (s?.kind === 'list' && s.of.kind === 'object' && node.kind === 'list') {
-    return node.items.map((item) => objectNode(id, item, s.of as ObjectSpec, depth));
+  if (s?.kind === 'list' && s.of.kind === 'object') {
+    // A lone object (`single`) is the one-item list.
+    if (node.kind === 'list')
+      return node.items.map((item) => objectNode(id, item, s.of as ObjectSpec, depth));
+    if (node.kind === 'map' && s.single) return [objectNode(id, node, s.of, depth)];
   }
   if (node.kind === 'list')
     return [`${pad}${id}${node.items.map((i) => ` ${scalarOf(i)}`).join('')}\n`];

@@ -20,6 +20,7 @@ import {
   u32,
   u64,
   type Infer,
+  type IntSpec,
   type SectionSpec,
   type Spec,
   type UnionSpec,
@@ -63,6 +64,11 @@ export interface PropertyRow {
    */
   readonly replacesParent?: boolean;
   /**
+   * Properties that setting this one in a host or location also stops inheriting from the
+   * enclosing scope (`allow` and `deny` are one rule list, as nginx's access rules are).
+   */
+  readonly replacesAlso?: readonly string[];
+  /**
    * Of a module's row: the property it follows in the table's order (docs/configuration.md's and
    * the JSON Schema's), whichever module or the core brings that one. Absent, or naming what the
    * build lacks, it follows its module's previous row (a module's first row goes at the end).
@@ -78,6 +84,12 @@ export const row = <const R extends PropertyRow>(r: R): R => r;
 const G = GLOBAL_ONLY;
 const GLOBAL_AND_HOST: readonly Scope[] = ['global', 'host'];
 const ALL: readonly Scope[] = SCOPES;
+const REQUEST_COUNT: IntSpec = {
+  ...u32(1),
+  minReason: 'a limit that lets no request through is a `deny`',
+};
+/** Where a request is answered: not in an errorConfig, which renders a page for one. */
+const SERVED: readonly Scope[] = ['global', 'host', 'location'];
 const V1 = '1.0.0';
 const PORTICO = 'Portico';
 
@@ -335,6 +347,66 @@ export const CORE_PROPERTIES = {
     summary: 'Blocked IP addresses and CIDR ranges. Applies only to non-forward-proxy requests.',
     example:
       'global:\n  blocklist:\n    - 203.0.113.7\n    - 198.51.100.0/24\n    - "2001:db8::/32"\n',
+  }),
+  rateLimit: row({
+    type: list(
+      object('rate limit', {
+        requests: {
+          spec: REQUEST_COUNT,
+          required: true,
+          summary: 'Requests per `per`: the rate at which a client’s tokens come back.',
+        },
+        per: {
+          spec: oneOf('1s', '1m', '1h'),
+          default: '1s',
+          summary: 'The period `requests` counts over.',
+        },
+        burst: {
+          spec: u32(1),
+          summary:
+            'Requests a client may send at once: the size of its bucket. Unset: `requests` (a full period’s worth).',
+        },
+        key: {
+          spec: str('rate-limit-key'),
+          default: 'clientIP',
+          summary:
+            'What a bucket is kept for: `clientIP` (the client address after `trustedProxies`, an IPv6 client by its /64), `uri` (the request path, without the query) or `header:NAME` (the value of that request header, kept as its SHA-256; a request without it is counted by its client address).',
+        },
+        maxKeys: {
+          spec: u32(1),
+          default: 100000,
+          summary:
+            'Keys the limit remembers at most (about 140 bytes each): past it, the least recently used is forgotten, and its client starts again with a full bucket (nginx’s zone size). A bucket that has filled up again is forgotten anyway.',
+        },
+      }),
+      { single: true },
+    ),
+    scopes: SERVED,
+    since: PORTICO,
+    summary:
+      'Token-bucket rate limits: one bucket per key, a request takes a token, and a client whose bucket is empty gets 429 with `Retry-After` (whole seconds) and the IETF `RateLimit-Policy` and `RateLimit` fields, through `errorPages` like any error. A location’s limits add to its host’s and the global ones: a request must pass each (the innermost is checked first, and a request it refuses takes nothing from the others), and a limit set on a host is one bucket per key whichever location answers. Counted for the whole server, worker processes together (with `workers` above 1, the key stored first is forgotten first when a limit is full).',
+    example:
+      'hosts:\n  - domain: example.com\n    rateLimit:\n      requests: 100\n      per: 1m\n    locations:\n      - path: /api\n        rateLimit:\n          - requests: 10\n            per: 1s\n            burst: 20\n            key: "header:X-Api-Key"\n',
+  }),
+  allow: row({
+    type: list(str('ip-or-cidr')),
+    scopes: SERVED,
+    since: PORTICO,
+    replacesParent: true,
+    replacesAlso: ['deny'],
+    summary:
+      'The only clients let in (addresses, CIDR ranges, `localhost`); every other client gets 403. Matched against the client address the access log shows (after `trustedProxies`), after `deny`: the two are one rule list, `deny` entries first, the first match deciding, as nginx’s `deny …; allow …; deny all;`. A host or location that sets `allow` or `deny` replaces both lists of the enclosing scope; an empty list sets no rule (a location’s `allow: []` lets in everyone its host held back).',
+    example:
+      'hosts:\n  - domain: example.com\n    locations:\n      - path: /admin\n        deny:\n          - 10.0.0.13\n        allow:\n          - 127.0.0.1\n          - 10.0.0.0/8\n',
+  }),
+  deny: row({
+    type: list(str('ip-or-cidr')),
+    scopes: SERVED,
+    since: PORTICO,
+    replacesParent: true,
+    replacesAlso: ['allow'],
+    summary:
+      'Clients refused with 403 (addresses, CIDR ranges, `localhost`), matched against the client address the access log shows (after `trustedProxies`) before `allow`. Without `allow`, everyone else is let in. A host or location that sets `allow` or `deny` replaces both lists of the enclosing scope.',
   }),
   enableOCSPStapling: row({
     type: bool(),

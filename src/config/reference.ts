@@ -21,6 +21,10 @@ const SCOPE_SECTIONS: { title: string; test: (r: PropertyRow) => boolean }[] = [
     title: 'Properties valid in every scope (global, host, location, errorConfig)',
     test: (r) => r.scopes.length === 4,
   },
+  {
+    title: 'Properties of global, host and location scopes (not errorConfig)',
+    test: (r) => r.scopes.length === 3 && !r.scopes.includes('errorConfig'),
+  },
 ];
 
 function defaultText(value: unknown): string {
@@ -180,7 +184,9 @@ interpreters); \`portico validate --apps FILE\` also starts the Python applicati
   docs/running.md, Environment overrides.
 - **Merging**: settings of global → host → location → errorConfig are merged when the configuration
   is loaded: scalars replace; \`proxyTo\`, \`secureProxyTo\`, \`indexFiles\` and \`respond\` replace;
-  other lists concatenate, parent first; mappings merge key by key, the child winning (header names
+  \`allow\` and \`deny\` are one rule list, and a scope that sets either replaces both (as nginx's
+  access rules); other lists concatenate, parent first (a location's \`rateLimit\` entries apply
+  beside its host's and the global ones); mappings merge key by key, the child winning (header names
   compared case-insensitively).
 - **Response headers**: each response's head is finished in one order: \`removeHeaders\` takes names
   out (a backend's \`X-Powered-By\`, the \`Server\` header), \`setHeaders\` replaces or adds, then

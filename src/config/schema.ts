@@ -20,6 +20,7 @@ const STRING_PATTERNS: Partial<Record<string, string>> = {
   'gateway-url': '^(tcp://[^/]+:\\d+/?|unix:///.+)$',
   command: '\\S',
   'file-mode': '^0?[0-7]{3}$',
+  'rate-limit-key': "^(clientIP|uri|header:[!#$%&'*+\\-.^_`|~0-9A-Za-z]+)$",
 };
 
 /** `modules`: what a `module` string may be (the property table's). */

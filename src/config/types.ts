@@ -28,7 +28,8 @@ export type StringFormat =
   | 'env-name'
   | 'env-value' // no NUL: the environment ends a value there
   | 'path' // a filesystem path: non-empty, no NUL; relative ones are made relative to the file
-  | 'command'; // a program: a name looked up on the PATH or a path, non-empty, no NUL, kept as written
+  | 'command' // a program: a name looked up on the PATH or a path, non-empty, no NUL, kept as written
+  | 'rate-limit-key'; // `clientIP`, `uri` or `header:NAME`
 
 /** Phantom carrier of the TypeScript type a spec validates to. */
 interface Typed<T> {
@@ -66,7 +67,10 @@ export interface ListSpec<T = unknown> extends Typed<T[]> {
   readonly kind: 'list';
   readonly of: Spec;
   readonly nonEmpty?: boolean;
-  /** A lone value stands for a one-item list (`proxyTo: http://a` is `proxyTo: [http://a]`). */
+  /**
+   * A lone value stands for a one-item list (`proxyTo: http://a` is `proxyTo: [http://a]`), a lone
+   * mapping too when the items are objects.
+   */
   readonly single?: boolean;
 }
 export interface MapSpec<T = unknown> extends Typed<Record<string, T>> {

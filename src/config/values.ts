@@ -123,8 +123,9 @@ export class ValueReader {
         return option && !unnamed ? this.value(option, node, path, secret) : wrong();
       }
       case 'list': {
-        // A lone value is the whole list: its messages name the property, not an item the user never wrote.
-        if (spec.single && node.kind === 'scalar' && shapeFits(spec.of, node)) {
+        // A lone value (or object) is the whole list: its messages name the property, not an item
+        // the user never wrote.
+        if (spec.single && node.kind !== 'list' && shapeFits(spec.of, node)) {
           const v = this.value(spec.of, node, path, secret);
           return v === undefined ? undefined : [v];
         }

@@ -15,6 +15,8 @@ export type FailureCode =
   | 'bad-forwarded-for'
   | 'bad-credentials'
   | 'blocked'
+  | 'denied'
+  | 'rate-limited'
   | 'unauthorized'
   | 'too-many-attempts'
   | 'method-not-allowed'

@@ -1,14 +1,14 @@
-// The handler chain of one Resolved, in ARCHITECTURE.md's fixed order: HTTPS and www redirects,
-// `respond`, rewriteMap, nonStandardCodes, the trailing-slash redirect, the modules in
-// `loadModules` order, the method check, static files; nothing answering is a 404. `respond`
-// comes where nginx's `return` does, in the rewrite phase: after the redirects and the access
-// checks, before basic authentication (nonStandardCodes' 401) and before rewriteMap, which could
-// not change its answer (the location is chosen already). With enableCompression, dynamic
-// compression wraps the modules that answer from an origin (stages/dynamic-compression.ts). (The
-// client address, the blocklist
-// and the URL sanitizer come first, in the request handler: the blocklist must answer before even
-// a malformed request is refused, and the location depends on the sanitized path.) Built at
-// compile time, with only the stages this Resolved needs.
+// The handler chain of one Resolved, in ARCHITECTURE.md's fixed order: `allow`/`deny`, rateLimit,
+// HTTPS and www redirects, `respond`, rewriteMap, nonStandardCodes, the trailing-slash redirect,
+// the modules in `loadModules` order, the method check, static files; nothing answering is a 404.
+// Access rules come before the limits, so a refused client takes no token. `respond` comes where
+// nginx's `return` does, in the rewrite phase: after the redirects and the access checks, before
+// basic authentication (nonStandardCodes' 401) and before rewriteMap, which could not change its
+// answer (the location is chosen already). With enableCompression, dynamic compression wraps the
+// modules that answer from an origin (stages/dynamic-compression.ts). (The client address, the
+// blocklist and the URL sanitizer come first, in the request handler: the blocklist must answer
+// before even a malformed request is refused, and the location depends on the sanitized path.)
+// Built at compile time, with only the stages this Resolved needs.
 import { resolve } from 'node:path';
 import type { AuthServices } from '../auth/auth-services.js';
 import type { ResolvedSettings } from '../config/defaults.js';
@@ -20,6 +20,8 @@ import { methodCheck } from '../stages/method-check.js';
 import { nonStandardCodes } from '../stages/non-standard-codes.js';
 import { httpsRedirect, wwwRedirect } from '../stages/redirects.js';
 import { fixedResponse } from '../stages/respond.js';
+import { accessList } from '../stages/access-list.js';
+import { rateLimit, type LimitPlaces } from '../stages/rate-limit.js';
 import { rewriteMap } from '../stages/rewrite-map.js';
 import { trailingSlash } from '../stages/trailing-slash.js';
 import type { StaticFiles } from '../static/static-files.js';
@@ -31,6 +33,7 @@ export interface ChainServices {
   readonly errorLog: Logger;
   readonly auth: AuthServices;
   readonly modules: ModuleStages;
+  readonly limits: LimitPlaces;
 }
 
 /**
@@ -83,6 +86,11 @@ export function chainSteps(
   const add = (name: string, stage: Stage | undefined, module = false) => {
     if (stage) steps.push({ name, module, stage });
   };
+  // An error page is rendered for a request that was let in: it is not refused again.
+  if (!errorPage) {
+    add('allowDeny', accessList(settings));
+    add('rateLimit', rateLimit(settings, services.limits));
+  }
   add('httpsRedirect', httpsRedirect(settings));
   add('wwwRedirect', wwwRedirect(settings));
   // An errorConfig renders a page for an error: a fixed answer it inherits is not that page.

@@ -25,6 +25,7 @@ import { OcspStapler } from '../tls/ocsp.js';
 import { buildChain, type ChainPurpose, type ChainServices } from './chain.js';
 import { HostTable } from './host-table.js';
 import { InFlight } from './in-flight.js';
+import { limitPlaces } from './limit-places.js';
 import { listenerSpecs, type ListenerSpec } from './listener-spec.js';
 import { mergeSettings } from './merge.js';
 import type { HostProcesses, Module } from './module.js';
@@ -149,6 +150,7 @@ export function compilePlan(config: Config, services: CompileServices): Plan {
         ),
         errorLog,
         modules,
+        limits: limitPlaces(config, services.store, leases),
       },
       logs,
     );

@@ -1,16 +1,24 @@
 // The shared store of a single process, and the primary's for its workers: counters in a bounded
-// LRU whose entries expire a window after their last addition, and tables in a bounded LRU that
-// keeps each value as it was given (nothing to encode when nobody else reads it).
+// LRU whose entries expire a window after their last addition, tables in a bounded LRU that
+// keeps each value as it was given (nothing to encode when nobody else reads it), and token
+// buckets in a bounded LRU of the time each is full again.
 import { LRUCache } from 'lru-cache';
+import { takeToken } from './token-bucket.js';
 import type {
+  BucketOptions,
   CounterOptions,
   CounterState,
+  SharedBuckets,
   SharedCounters,
   SharedStore,
   SharedTable,
   TableOptions,
   TableStats,
+  Taken,
 } from './shared-store.js';
+
+/** Least recently used buckets looked at, per new key, to forget those that have filled up. */
+const SWEEP = 2;
 
 export class MemoryCounters implements SharedCounters {
   private readonly counts: LRUCache<string, number>;
@@ -97,6 +105,50 @@ export class MemoryTable<T extends {}> implements SharedTable<T> {
   }
 }
 
+export class MemoryBuckets implements SharedBuckets {
+  /** Key → when its bucket is full again. */
+  private readonly fullAt: LRUCache<string, number>;
+
+  constructor(
+    private readonly options: BucketOptions,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.fullAt = new LRUCache<string, number>({ max: options.maxKeys });
+  }
+
+  take(key: string): Taken {
+    const now = this.now();
+    const before = this.fullAt.get(key);
+    const { fullAt, taken } = takeToken(before, now, this.options);
+    if (taken.allowed) {
+      this.fullAt.set(key, fullAt);
+      if (before === undefined) this.sweep(now, key);
+    }
+    return taken;
+  }
+
+  get size(): number {
+    return this.fullAt.size;
+  }
+
+  close(): void {
+    this.fullAt.clear();
+  }
+
+  /**
+   * Forgets the least recently used buckets that are full again, a few per new key, never the
+   * new one itself: lru-cache clears its arrays (`maxKeys` long) when its last key is deleted.
+   */
+  private sweep(now: number, added: string): void {
+    const full: string[] = [];
+    for (const key of this.fullAt.rkeys()) {
+      if (full.length === SWEEP || key === added || this.fullAt.peek(key)! > now) break;
+      full.push(key);
+    }
+    for (const key of full) this.fullAt.delete(key);
+  }
+}
+
 export class MemoryStore implements SharedStore {
   private readonly made = new Map<string, MemoryCounters>();
 
@@ -111,6 +163,10 @@ export class MemoryStore implements SharedStore {
 
   table<T extends {}>(_space: string, options: TableOptions): MemoryTable<T> {
     return new MemoryTable<T>(options);
+  }
+
+  buckets(_space: string, options: BucketOptions): MemoryBuckets {
+    return new MemoryBuckets(options, this.now);
   }
 
   /** Every space asked for so far, and its counters. */

@@ -1,8 +1,9 @@
 // State every process of a server shares, behind one small interface: a feature asks for what it
 // needs by name (`counters('brute-force')`, `table('http-cache')`), never for a backend. A single
 // process keeps it in memory (memory-store.ts); worker processes count through the primary
-// (workers/ipc-store.ts) and keep tables in one memory-mapped database (lmdb-tables.ts); a
-// networked store for several machines implements the same interface.
+// (workers/ipc-store.ts) and keep tables and token buckets in memory-mapped databases
+// (lmdb-tables.ts, lmdb-buckets.ts); a networked store for several machines implements the same
+// interface.
 
 /** A counter as this process knows it now. */
 export interface CounterState {
@@ -68,6 +69,43 @@ export interface TableCodec<T extends {}> {
   decode(data: unknown): T;
 }
 
+/** A token bucket's rate: a token comes back every `intervalMs`, and a full bucket holds `burst`. */
+export interface BucketRate {
+  readonly intervalMs: number;
+  readonly burst: number;
+}
+
+export interface BucketOptions extends BucketRate {
+  /**
+   * At most this many keys per space: past it, the least recently used (in one process) or the
+   * first stored (across processes) is forgotten, its client starting again with a full bucket.
+   */
+  readonly maxKeys: number;
+}
+
+/** What one take answered. */
+export interface Taken {
+  readonly allowed: boolean;
+  /** Tokens left in the bucket after this take. */
+  readonly remaining: number;
+  /** Until the next token comes back: 0 while one is left. */
+  readonly retryAfterMs: number;
+}
+
+/**
+ * Token buckets by key, counted for the whole server: a take is decided here and now, without
+ * waiting (the request path takes), and seen by every process at once. A bucket that has filled
+ * up again is forgotten: an absent key is a full bucket.
+ */
+export interface SharedBuckets {
+  /** Takes a token from `key`'s bucket when it has one. */
+  take(key: string): Taken;
+  /** Keys held now (full buckets not yet forgotten included). */
+  readonly size: number;
+  /** Forgets every bucket of the space (a reload removed the limit that used it). */
+  close(): void | Promise<void>;
+}
+
 export interface SharedStore {
   /** The counters of `space`; the same options every time a space is asked for. */
   counters(space: string, options: CounterOptions): SharedCounters;
@@ -76,4 +114,9 @@ export interface SharedStore {
    * shared store gives what every process stored under `space`, with these bounds from now on.
    */
   table<T extends {}>(space: string, options: TableOptions, codec: TableCodec<T>): SharedTable<T>;
+  /**
+   * The token buckets of `space`. In memory each call makes a new, empty set (its owner shares
+   * it); a shared store gives what every process took under `space`.
+   */
+  buckets(space: string, options: BucketOptions): SharedBuckets;
 }

@@ -1,11 +1,13 @@
 // The shared store of a worker process. Counters are read from a mirror in this process, so the
 // request path never waits; each addition is counted here at once and sent to the primary, which
 // counts it in its own store and tells every worker the count that results (primary.ts), which
-// then replaces the mirror's.
+// then replaces the mirror's. Tables and token buckets are no messages: every worker maps them.
 import { MemoryCounters } from '../store/memory-store.js';
 import type {
+  BucketOptions,
   CounterOptions,
   CounterState,
+  SharedBuckets,
   SharedCounters,
   SharedStore,
   SharedTable,
@@ -17,14 +19,18 @@ import type { FromWorker } from './messages.js';
 export class IpcStore implements SharedStore {
   private readonly made = new Map<string, IpcCounters>();
 
-  /** Tables are not the primary's: every worker maps the same ones (`tables`). */
+  /** Tables and buckets are not the primary's: every worker maps the same ones (`mapped`). */
   constructor(
     private readonly send: (message: FromWorker) => void,
-    private readonly tables: Pick<SharedStore, 'table'>,
+    private readonly mapped: Pick<SharedStore, 'table' | 'buckets'>,
   ) {}
 
   table<T extends {}>(space: string, options: TableOptions, codec: TableCodec<T>): SharedTable<T> {
-    return this.tables.table(space, options, codec);
+    return this.mapped.table(space, options, codec);
+  }
+
+  buckets(space: string, options: BucketOptions): SharedBuckets {
+    return this.mapped.buckets(space, options);
   }
 
   counters(space: string, options: CounterOptions): SharedCounters {

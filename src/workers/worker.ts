@@ -6,6 +6,8 @@ import { PlanNotReady } from '../plan/compile.js';
 import { RuntimeStats } from '../admin/runtime-stats.js';
 import { HostedProcesses } from './hosted-processes.js';
 import { IpcStore } from './ipc-store.js';
+import { join } from 'node:path';
+import { LmdbBuckets } from '../store/lmdb-buckets.js';
 import { LmdbTables } from '../store/lmdb-tables.js';
 import { serveUntilStopped } from '../server/lifecycle.js';
 import { Server } from '../server/server.js';
@@ -36,7 +38,12 @@ export async function runWorker(): Promise<number> {
   if (shared === undefined) throw new Error('a worker needs PORTICO_SHARED: its primary starts it');
   // Until the server's error log is open, a failed write to a shared table goes to stderr.
   let log = (message: string): void => void process.stderr.write(`${message}\n`);
-  const store = new IpcStore(send, new LmdbTables(shared, (message) => log(message)));
+  const tables = new LmdbTables(shared, (message) => log(message));
+  const buckets = new LmdbBuckets(join(shared, 'buckets'), (message) => log(message));
+  const store = new IpcStore(send, {
+    table: (space, options, codec) => tables.table(space, options, codec),
+    buckets: (space, options) => buckets.buckets(space, options),
+  });
   const hosted = new HostedProcesses(send);
   hosted.generation = start.generation;
   // Counts may come before the server has started, and it starts with the primary's processes.

@@ -100,6 +100,7 @@ const FORMAT_SAMPLES: Record<StringFormat, readonly string[]> = {
   'env-value': ['bar', 'a\0b'],
   path: ['www', '/tmp/portico-fuzz-none', '../x', 'cert.pem', ''],
   command: ['python3', '/usr/bin/env', ''],
+  'rate-limit-key': ['clientIP', 'uri', 'header:X-Api-Key', 'header:', 'header:a b', 'clientip'],
 };
 
 type Plain = null | boolean | number | bigint | string | Plain[] | { [key: string]: Plain };

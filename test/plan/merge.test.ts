@@ -57,3 +57,25 @@ it('a respond object and an indexFiles list replace the inherited ones; setHeade
     mimeTypes: { '.log': 'text/plain', '.wasm': 'application/wasm' },
   });
 });
+
+it('allow and deny are one rule list: a scope that sets either replaces both, as nginx', () => {
+  const parent = { allow: ['10.0.0.0/8'], deny: ['10.0.0.66'] };
+  assert.deepEqual(mergeSettings(parent, { deny: ['192.0.2.1'] }, PROPERTY_TABLE), {
+    deny: ['192.0.2.1'],
+  });
+  assert.deepEqual(mergeSettings(parent, { allow: ['127.0.0.1'] }, PROPERTY_TABLE), {
+    allow: ['127.0.0.1'],
+  });
+  assert.deepEqual(mergeSettings(parent, { wwwroot: '/b' }, PROPERTY_TABLE), {
+    ...parent,
+    wwwroot: '/b',
+  });
+});
+
+it('rateLimit entries add up, each the very entry its scope wrote', () => {
+  const host = { requests: 100, per: '1m' as const };
+  const location = { requests: 10 };
+  const merged = mergeSettings({ rateLimit: [host] }, { rateLimit: [location] }, PROPERTY_TABLE);
+  assert.equal(merged.rateLimit?.[0], host);
+  assert.equal(merged.rateLimit?.[1], location);
+});
