@@ -97,7 +97,7 @@ export function applyHeaderRules(
 
 function valueOf(h: ConfiguredHeader, originalPath: string): string | undefined {
   if (!h.hasPath) return h.value;
-  const value = h.value.replaceAll('{path}', originalPath);
+  const value = h.value.replaceAll('{path}', () => originalPath);
   return VALID_VALUE.test(value) ? value : undefined;
 }
 

@@ -1,6 +1,8 @@
 // An HTTP/2 response head as node:http2's stream.respond() takes it: `:status`, lower-case names
 // (RFC 9113 §8.2.1), repeated names (Set-Cookie) as arrays, a `date`, and none of the
 // connection-specific fields HTTP/2 forbids.
+import { addField } from './http2-single-values.js';
+import { allowedInTrailers } from './trailer-fields.js';
 import { CONNECTION_SPECIFIC } from './hop-by-hop.js';
 
 /** An HTTP/2 response head: pseudo-field and lower-case names, repeated ones (Set-Cookie) as arrays. */
@@ -66,13 +68,7 @@ export function headerObject(headers: readonly string[], status: number): Header
     const lower = LOWER_NAMES.get(name) ?? name.toLowerCase();
     const value = headers[i + 1]!;
     if (isConnectionSpecific(lower, value)) continue;
-    const existing = out[lower];
-    out[lower] =
-      existing === undefined
-        ? value
-        : Array.isArray(existing)
-          ? [...existing, value]
-          : [String(existing), value];
+    addField(out, lower, value);
   }
   out.date ??= currentDate();
   return out;
@@ -84,14 +80,13 @@ export function trailerObject(fields: readonly string[]): HeaderObject {
   for (let i = 0; i < fields.length; i += 2) {
     const lower = fields[i]!.toLowerCase();
     const value = fields[i + 1]!;
-    if (lower.charCodeAt(0) === 58 /* ':' */ || isConnectionSpecific(lower, value)) continue;
-    const existing = out[lower];
-    out[lower] =
-      existing === undefined
-        ? value
-        : Array.isArray(existing)
-          ? [...existing, value]
-          : [String(existing), value];
+    if (
+      lower.charCodeAt(0) === 58 /* ':' */ ||
+      isConnectionSpecific(lower, value) ||
+      !allowedInTrailers(lower)
+    )
+      continue;
+    addField(out, lower, value);
   }
   return out;
 }

@@ -133,6 +133,8 @@ class Relay implements UpstreamHandler {
   private settled = false;
   /** The final status, once its head has come. */
   private status = 0;
+  /** Why the backend's head could not be sent to the client. */
+  private unsendable: Error | undefined;
   /** As the request goes to the backend: the access log's upstream time counts from here. */
   private readonly sentAt = performance.now();
 
@@ -201,16 +203,24 @@ class Relay implements UpstreamHandler {
     const head = this.pendingHead;
     if (head === undefined || this.settled || this.ctx.clientGone) return;
     this.pendingHead = undefined;
-    this.headSent = true;
     const ctx = this.ctx;
     // Only an HTTP/2 stream must know at its head that trailers may come.
     const trailers = 'stream' in ctx.res && (this.trailersMayFollow || announcesTrailers(head.raw));
-    this.target = startResponse(
-      ctx,
-      head.status,
-      relayedHeaders(head.raw),
-      trailers || empty === true ? { trailers, empty: empty === true } : undefined,
-    );
+    try {
+      this.target = startResponse(
+        ctx,
+        head.status,
+        relayedHeaders(head.raw),
+        trailers || empty === true ? { trailers, empty: empty === true } : undefined,
+      );
+    } catch (error) {
+      // A head the client's protocol cannot carry (HTTP/2 takes statuses 200 to 599 only): the
+      // backend failed, a 502, never an exception out of this turn of the event loop.
+      this.unsendable = error as Error;
+      this.abort?.(this.unsendable);
+      return;
+    }
+    this.headSent = true;
     this.target?.on('drain', this.resume);
   };
 
@@ -230,6 +240,7 @@ class Relay implements UpstreamHandler {
   onComplete(trailers: RawFields | null): void {
     const trailing = trailers !== null && trailers.length > 0;
     if (this.pendingHead) this.relayHead(!trailing);
+    if (this.unsendable) return this.onError(this.unsendable);
     this.settle();
     if (this.kept) return this.resolve(this.kept);
     const target = this.target;

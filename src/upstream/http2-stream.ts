@@ -4,6 +4,7 @@
 // so a gRPC call streams both ways at once and its status arrives. Time limits as for HTTP/1.1:
 // proxyResponseTimeout until the head, proxyIdleTimeout between body pieces (not while the
 // client's backpressure holds the stream). A reset or a failure on either side resets the other.
+import { addField } from '../http/http2-single-values.js';
 import type { ClientHttp2Session, ClientHttp2Stream, OutgoingHttpHeaders } from 'node:http2';
 import type { Readable } from 'node:stream';
 import { fieldList, trailerObject } from '../http/http2-head.js';
@@ -226,13 +227,9 @@ function requestHead(options: UpstreamRequest, scheme: 'http' | 'https'): Outgoi
       head[':authority'] = value;
       continue;
     }
-    const existing = head[name];
-    head[name] =
-      existing === undefined
-        ? value
-        : Array.isArray(existing)
-          ? [...existing, value]
-          : [String(existing), value];
+    // node:http2 takes `te` only as the single value `trailers`.
+    if (name === 'te' && head.te !== undefined) continue;
+    addField(head as Record<string, string | string[] | undefined>, name, value);
   }
   return head;
 }

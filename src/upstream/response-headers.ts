@@ -3,6 +3,7 @@
 import type { Ctx } from '../http/ctx.js';
 import type { RawHeaders } from '../http/respond.js';
 import { connectionListed, isHopByHop } from '../http/hop-by-hop.js';
+import { allowedInTrailers } from '../http/trailer-fields.js';
 import type { RawFields } from './transport.js';
 import { loadUndici } from './undici.js';
 
@@ -50,12 +51,12 @@ export function relayEarlyHints(ctx: Ctx, raw: readonly (Buffer | string)[]): vo
   else res.writeEarlyHints({ link: links });
 }
 
-/** Trailer fields as the client receives them: the relayed ones, less a length. */
+/** Trailer fields as the client receives them: the relayed ones a trailer may carry. */
 export function relayedTrailers(raw: RawFields): RawHeaders {
   const all = relayedHeaders(raw);
   const out: RawHeaders = [];
   for (let i = 0; i < all.length; i += 2)
-    if (all[i] !== 'content-length') out.push(all[i]!, all[i + 1]!);
+    if (allowedInTrailers(all[i]!)) out.push(all[i]!, all[i + 1]!);
   return out;
 }
 
