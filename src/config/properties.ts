@@ -134,6 +134,8 @@ export const NOT_CUSTOM_HEADERS: Readonly<Record<string, string>> = {
   upgrade: CONNECTION_SPECIFIC,
   'http2-settings': CONNECTION_SPECIFIC,
   'content-length': RESPONSE_FRAMING,
+  trailer:
+    'it announces trailer fields, which no configured header can send (Node refuses it on a response not sent chunked)',
 };
 
 /** The largest `respond` body: a fixed answer, not a page a file would serve better. */

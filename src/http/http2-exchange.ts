@@ -10,6 +10,12 @@ export class Http2Request {
   readonly method: string;
   /** `:path`; absent for a CONNECT, whose target is `:authority`. */
   readonly url: string | undefined;
+  /**
+   * The session's socket (one proxy object per session, so it keys per-connection state), kept
+   * from the start: node:http2 forgets a stream's session once it closes, and the access log's
+   * line (its TLS version) is made then.
+   */
+  readonly socket: Socket;
 
   constructor(
     readonly stream: ServerHttp2Stream,
@@ -19,6 +25,7 @@ export class Http2Request {
   ) {
     this.method = headers[':method'] as string;
     this.url = headers[':path'] as string | undefined;
+    this.socket = stream.session?.socket as Socket;
   }
 
   get httpVersion(): string {
@@ -31,11 +38,6 @@ export class Http2Request {
 
   get httpVersionMinor(): number {
     return 0;
-  }
-
-  /** The session's socket (one proxy object per session, so it keys per-connection state). */
-  get socket(): Socket {
-    return this.stream.session?.socket as Socket;
   }
 }
 

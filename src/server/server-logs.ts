@@ -104,6 +104,7 @@ export function accessEntry(
 
 function tlsVersion(ctx: Ctx): string | undefined {
   if (ctx.scheme !== 'https') return undefined;
-  // Over HTTP/2 the socket is Node's stand-in for the session's, which passes the call on.
+  // Over HTTP/2 the socket is Node's stand-in for the session's (Http2Request keeps it from the
+  // start), which passes the call on.
   return (ctx.req.socket as TLSSocket | undefined)?.getProtocol?.() ?? undefined;
 }

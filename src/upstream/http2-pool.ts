@@ -17,6 +17,8 @@ import type { UpstreamDispatcher, UpstreamHandler, UpstreamRequest } from './tra
 // Streams one session carries at most, whatever larger number the backend allows (nghttp2's and
 // undici's default).
 const MAX_STREAMS_PER_SESSION = 100;
+// Requests one session carries in its life (nginx's keepalive_requests is 1,000).
+const MAX_REQUESTS_PER_SESSION = 100_000;
 // A session with no stream is closed after this (undici's keep-alive default for HTTP/1.1).
 const IDLE_SESSION_MS = 4000;
 const SETTINGS: Settings = { enablePush: false };
@@ -37,6 +39,8 @@ class Session {
   h2: ClientHttp2Session | undefined;
   /** Requests it carries or will carry once ready. */
   streams = 0;
+  /** Requests it was given since it opened. */
+  used = 0;
   maxStreams = MAX_STREAMS_PER_SESSION;
   waiting: Waiting[] = [];
   idle: NodeJS.Timeout | undefined;
@@ -67,6 +71,12 @@ export class Http2Pool implements UpstreamDispatcher {
     clearTimeout(session.idle);
     if (session.h2 === undefined) session.waiting.push({ options, handler });
     else this.start(session, options, handler);
+    // Stream numbers run out (2^31): long before, the session takes no more and closes once its
+    // requests end, and the next request opens another.
+    if (++session.used >= MAX_REQUESTS_PER_SESSION && session.h2 !== undefined) {
+      this.forget(session);
+      session.h2.close();
+    }
     return true;
   }
 
