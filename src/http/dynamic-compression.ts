@@ -4,10 +4,9 @@
 // bytes are not the origin's). Left as they are: a response already coded, one marked
 // `no-transform`, a partial one, one without content, one shorter than MIN_COMPRESSED_SIZE, and
 // server-sent events (each event must reach the client when it is written).
-import type { Ctx } from './ctx.js';
 import { isCompressibleType, mediaType } from './compressible-types.js';
 import { negotiateEncoding } from './encoding-negotiation.js';
-import type { BodyCoding, ResponseCoder } from './response-coder.js';
+import type { BodyCoding, CodedRequest, ResponseCoder } from './response-coder.js';
 import { indexOfHeader } from './header-list.js';
 import { NO_CONTENT } from './response-head.js';
 import { bodyCoding } from './stream-compressors.js';
@@ -25,7 +24,12 @@ const VARIES_ALREADY = /(?:^|,)\s*(?:accept-encoding|\*)\s*(?:,|$)/i;
 export class DynamicCompression implements ResponseCoder {
   constructor(readonly keyedByChoice: boolean) {}
 
-  head(ctx: Ctx, status: number, headers: string[], length?: number): BodyCoding | undefined {
+  head(
+    ctx: CodedRequest,
+    status: number,
+    headers: string[],
+    length?: number,
+  ): BodyCoding | undefined {
     const encoding = negotiateEncoding(ctx.req.headers['accept-encoding']);
     // A 304 carries the validator its 200 would have (RFC 9110 §15.4.5): the weak one when coded.
     // Its type, when it has one, tells a 200 that would not be; without one, weak is the safe side

@@ -2,8 +2,15 @@
 // respond.ts shows it every head before the tap sees it, and sends the body through the coding it
 // returns, so a cache in front stores the coded response and hits are not coded again.
 import type { Transform } from 'node:stream';
-import type { Ctx } from './ctx.js';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { BodyTarget } from './response-tap.js';
+
+/** What a coder reads of a request (a Ctx is one). */
+export interface CodedRequest {
+  readonly req: { readonly headers: IncomingHttpHeaders };
+  /** Set while an errorConfig renders an error's page: the page keeps that status. */
+  readonly errorStatus: number | undefined;
+}
 
 /** One per stage, holding nothing of a request: a copy of a request (ctx.detached) shares it. */
 export interface ResponseCoder {
@@ -17,7 +24,12 @@ export interface ResponseCoder {
    * is coded; `length`: the body's, when it is all in memory. Returns the coding the body goes
    * through, or undefined to send it as it is.
    */
-  head(ctx: Ctx, status: number, headers: string[], length?: number): BodyCoding | undefined;
+  head(
+    ctx: CodedRequest,
+    status: number,
+    headers: string[],
+    length?: number,
+  ): BodyCoding | undefined;
 }
 
 export interface BodyCoding {

@@ -4,8 +4,12 @@
 // so do WebSocket handshakes, which the HTTP/1.1 pool upgrades.
 import type { Backend } from './backend.js';
 import { Http2Pool } from './http2-pool.js';
-import type { PoolPolicy } from './pools.js';
-import type { UpstreamDispatcher, UpstreamHandler, UpstreamRequest } from './transport.js';
+import type {
+  UpstreamDispatcher,
+  UpstreamHandler,
+  UpstreamRequest,
+  PoolPolicy,
+} from './transport.js';
 
 export class AlpnUpstream implements UpstreamDispatcher {
   private readonly http2: Http2Pool;

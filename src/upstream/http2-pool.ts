@@ -11,8 +11,12 @@ import type { TLSSocket } from 'node:tls';
 import { http2Module, tlsModule } from '../tls/lazy-modules.js';
 import type { Backend } from './backend.js';
 import { codedError, UpstreamStream } from './http2-stream.js';
-import type { PoolPolicy } from './pools.js';
-import type { UpstreamDispatcher, UpstreamHandler, UpstreamRequest } from './transport.js';
+import type {
+  UpstreamDispatcher,
+  UpstreamHandler,
+  UpstreamRequest,
+  PoolPolicy,
+} from './transport.js';
 
 // Streams one session carries at most, whatever larger number the backend allows (nghttp2's and
 // undici's default).

@@ -8,8 +8,7 @@ import { addField } from '../http/http2-single-values.js';
 import type { ClientHttp2Session, ClientHttp2Stream, OutgoingHttpHeaders } from 'node:http2';
 import type { Readable } from 'node:stream';
 import { fieldList, trailerObject } from '../http/http2-head.js';
-import type { PoolPolicy } from './pools.js';
-import type { UpstreamHandler, UpstreamRequest } from './transport.js';
+import type { UpstreamHandler, UpstreamRequest, PoolPolicy } from './transport.js';
 
 const FLAG_END_STREAM = 0x1;
 

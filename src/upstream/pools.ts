@@ -6,23 +6,10 @@ import type { ResolvedSettings } from '../config/defaults.js';
 import type { Leases } from '../plan/resources.js';
 import { AlpnUpstream } from './alpn-upstream.js';
 import type { Backend } from './backend.js';
-import { BackendGate, type GateLimits } from './gate.js';
+import { BackendGate } from './gate.js';
 import { Http2Pool } from './http2-pool.js';
-import type { UpstreamDispatcher } from './transport.js';
+import type { PoolPolicy, UpstreamDispatcher } from './transport.js';
 import { loadUndici } from './undici.js';
-
-export interface PoolPolicy {
-  /** Backend certificates are checked against Node's trust store (plus NODE_EXTRA_CA_CERTS). */
-  readonly verify: boolean;
-  /** HTTPS backends are offered HTTP/2 by ALPN (`proxyHTTP2`). */
-  readonly http2: boolean;
-  readonly connectTimeoutMs: number;
-  /** From the request sent to the response head. */
-  readonly responseTimeoutMs: number;
-  /** Between two pieces of a response body. */
-  readonly idleTimeoutMs: number;
-  readonly gate: GateLimits;
-}
 
 /** A backend's pool and its gate: every request passes the gate before it takes a connection. */
 export interface Upstream {

@@ -3,6 +3,7 @@
 // legacy handler form (exchange.ts says why that form), so one relay serves every transport.
 import type { Duplex } from 'node:stream';
 import type { Dispatcher } from 'undici';
+import type { GateLimits } from './gate.js';
 
 /** Header or trailer fields as [name, value, …]: Buffers off undici's HTTP/1.1 parser, strings off HTTP/2. */
 export type RawFields = readonly (Buffer | string)[];
@@ -29,4 +30,18 @@ export type UpstreamRequest = Dispatcher.DispatchOptions;
 export interface UpstreamDispatcher {
   dispatch(options: UpstreamRequest, handler: UpstreamHandler): boolean;
   close(): Promise<void>;
+}
+
+/** How a backend's connections are made and timed, whatever carries them. */
+export interface PoolPolicy {
+  /** Backend certificates are checked against Node's trust store (plus NODE_EXTRA_CA_CERTS). */
+  readonly verify: boolean;
+  /** HTTPS backends are offered HTTP/2 by ALPN (`proxyHTTP2`). */
+  readonly http2: boolean;
+  readonly connectTimeoutMs: number;
+  /** From the request sent to the response head. */
+  readonly responseTimeoutMs: number;
+  /** Between two pieces of a response body. */
+  readonly idleTimeoutMs: number;
+  readonly gate: GateLimits;
 }

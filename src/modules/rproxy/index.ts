@@ -5,7 +5,8 @@
 import { defineModule, type ModuleSettings } from '../../plan/module.js';
 import { parseBackend } from '../../upstream/backend.js';
 import { HealthBook } from '../../upstream/health.js';
-import { leaseUpstream, poolPolicy, type PoolPolicy } from '../../upstream/pools.js';
+import { leaseUpstream, poolPolicy } from '../../upstream/pools.js';
+import type { PoolPolicy } from '../../upstream/transport.js';
 import { checkBackendUrls } from './check.js';
 import { proxyStage, type ProxyRoute } from './proxy-stage.js';
 import { RPROXY_PROPERTIES } from './properties.js';
