@@ -11,6 +11,7 @@ import { runServing, type ServingCli } from '../helpers/cli.js';
 import { request } from '../helpers/http.js';
 import { FPM, startFpm } from '../helpers/php-fpm.js';
 import { freePort } from '../helpers/server.js';
+import { until } from '../helpers/wait.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'portico-workers-fpm-'));
 const www = join(dir, 'www');
@@ -37,9 +38,11 @@ describe(
     it('answers more requests at once than php-fpm has children, php-fpm unchanged', async (t) => {
       const fpm = await startFpm(join(dir, 'fpm'), 0, 2);
       t.after(() => fpm.stop());
-      // Two pools (unix, tcp) of two static children each.
-      const before = fpmProcesses(fpm.child.pid!);
-      assert.equal(before, 5);
+      // Two pools (unix, tcp) of two static children each, forked once php-fpm listens.
+      const before = await until(() => fpmProcesses(fpm.child.pid!), {
+        ok: (n) => n === 5,
+        what: 'php-fpm’s master and four children',
+      });
       const [port, adminPort] = [await freePort(), await freePort()];
       const file = join(dir, 'portico.yaml');
       writeFileSync(
