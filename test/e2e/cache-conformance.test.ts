@@ -60,7 +60,7 @@ describe('cache: what the conformance suite asks', () => {
   it('RFC 9213: CDN-Cache-Control speaks for this cache over Cache-Control; an invalid one is ignored whole', async (t) => {
     for (const [fields, fresh] of [
       [{ 'CDN-Cache-Control': 'max-age=3600', 'Cache-Control': 'no-store' }, true],
-      [{ 'CDN-Cache-Control': 'max-age=1', 'Cache-Control': 'max-age=3600' }, true],
+      [{ 'CDN-Cache-Control': 'max-age=600', 'Cache-Control': 'max-age=0' }, true],
       [{ 'CDN-Cache-Control': 'no-store', 'Cache-Control': 'max-age=3600' }, false],
       [{ 'CDN-Cache-Control': 'private', 'Cache-Control': 'max-age=3600' }, false],
       [{ 'CDN-Cache-Control': 'max-age=0', 'Cache-Control': 'max-age=3600' }, false],
