@@ -4,12 +4,13 @@
 // CANCEL over HTTP/2, the server serving others meanwhile and logging 444; and where it runs in the
 // chain: before nonStandardCodes, as nginx's `return` comes before its access checks.
 import assert from 'node:assert/strict';
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect as http2Connect, constants, type IncomingHttpHeaders } from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { curl as runCurl } from '../helpers/curl.js';
 import { request } from '../helpers/http.js';
 import { freePort, startServer, type RunningServer } from '../helpers/server.js';
 import { SERVER_CERT, SERVER_KEY, TEST_CA, TEST_CA_FILE } from '../helpers/tls.js';
@@ -82,11 +83,7 @@ function curl(path: string, args: string[] = [], http2 = false): Promise<Curl> {
   const url = `${http2 ? 'https' : 'http'}://localhost:${port}${path}`;
   const options = ['-sS', '-i', '--resolve', `localhost:${port}:127.0.0.1`, ...args];
   if (http2) options.push('--http2', '--cacert', TEST_CA_FILE);
-  return new Promise((resolve) => {
-    execFile('curl', [...options, url], (error, stdout, stderr) =>
-      resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
-    );
-  });
+  return runCurl([...options, url]).then((r) => ({ ...r, code: r.status ?? -1 }));
 }
 
 describe('respond: a fixed response', () => {
