@@ -203,13 +203,9 @@ function checkScope(
     if (loaded && modules.length > 0 && !modules.some((m) => loaded.has(m))) {
       const need =
         modules.length === 1
-          ? `module "${modules[0]}" is`
-          : `none of the modules ${modules.join(', ')} is`;
-      diags.warn(
-        entry.keyPos,
-        `${record.path}.${name}`,
-        `has no effect: ${need} not in loadModules`,
-      );
+          ? `module "${modules[0]}" is not in loadModules`
+          : `none of the modules ${modules.join(', ')} is in loadModules`;
+      diags.warn(entry.keyPos, `${record.path}.${name}`, `has no effect: ${need}`);
     }
   }
   s.nonStandardCodes?.forEach((code, i) => {

@@ -94,6 +94,9 @@ const V1 = '1.0.0';
 const PORTICO = 'Portico';
 
 const listenSpec = either(port(), str('listen'));
+// Milliseconds for a timer: Node's take at most 2^31 − 1 (about 24.8 days), and fire a larger one
+// at once, so a larger value is refused rather than turned into no time at all.
+const ms = (min = 0) => u32(min, 2 ** 31 - 1);
 // `port` and `sport`: one listener as Ferron 1.x writes it, or a list of them.
 const listenerSpec = either(port(), str('listener'));
 const listenersSpec: UnionSpec<number | string | (number | string)[]> = {
@@ -476,7 +479,7 @@ export const CORE_PROPERTIES = {
       'HTTP/3 (experimental). Cipher suite `TLS_AES_128_GCM_SHA256` must be enabled. Not served on runtimes without QUIC (a startup warning says so).',
   }),
   timeout: row({
-    type: nullable(u32()),
+    type: nullable(ms()),
     default: 300000,
     scopes: G,
     since: V1,
@@ -492,7 +495,7 @@ export const CORE_PROPERTIES = {
       'Connections open at once per listening address; beyond, new ones are closed as they are accepted. Bounds the descriptors and memory a flood of connections can take (nginx: `worker_connections` × workers).',
   }),
   requestHeaderTimeout: row({
-    type: u32(1),
+    type: ms(1),
     default: 30000,
     scopes: G,
     since: PORTICO,
@@ -500,7 +503,7 @@ export const CORE_PROPERTIES = {
       'How long (ms) a client has to send a whole request head, from its connection or its previous response; beyond, 408 and the connection is closed (slowloris). nginx’s `client_header_timeout`.',
   }),
   requestTimeout: row({
-    type: u32(1),
+    type: ms(1),
     default: 300000,
     scopes: G,
     since: PORTICO,
@@ -508,7 +511,7 @@ export const CORE_PROPERTIES = {
       'How long (ms) a client has to send a whole request, body included; beyond, the request is cut off (slow POST).',
   }),
   keepAliveTimeout: row({
-    type: u32(1),
+    type: ms(1),
     default: 5000,
     scopes: G,
     since: PORTICO,
@@ -516,7 +519,7 @@ export const CORE_PROPERTIES = {
       'How long (ms) an HTTP/1.1 connection may stay idle between two requests before it is closed. nginx’s `keepalive_timeout`.',
   }),
   sendTimeout: row({
-    type: u32(1),
+    type: ms(1),
     default: 60000,
     scopes: G,
     since: PORTICO,
@@ -524,7 +527,7 @@ export const CORE_PROPERTIES = {
       'How long (ms) a response’s output may wait without moving on (a client that stopped reading, an HTTP/2 window left shut) before the connection (HTTP/1.1) or the stream (HTTP/2) is cut; nginx’s `send_timeout`.',
   }),
   shutdownTimeout: row({
-    type: u32(),
+    type: ms(),
     default: 30000,
     scopes: G,
     since: PORTICO,
@@ -1006,7 +1009,7 @@ export const CORE_PROPERTIES = {
       'Requests that may wait for a connection to one backend; beyond, 503 with `Retry-After`.',
   }),
   proxyQueueTimeout: row({
-    type: u32(1),
+    type: ms(1),
     default: 10000,
     scopes: G,
     module: 'rproxy',
@@ -1015,7 +1018,7 @@ export const CORE_PROPERTIES = {
       'How long (ms) a request may wait for a connection to its backend; beyond, 503 with `Retry-After`.',
   }),
   proxyConnectTimeout: row({
-    type: u32(1),
+    type: ms(1),
     default: 10000,
     scopes: G,
     module: ['rproxy', 'fauth', 'fcgi', 'scgi'],
@@ -1024,7 +1027,7 @@ export const CORE_PROPERTIES = {
       'How long (ms) connecting to a backend or to a FastCGI or SCGI application may take; beyond, 504. (A CGI script or a Python process has no connection to wait for.)',
   }),
   proxyResponseTimeout: row({
-    type: u32(1),
+    type: ms(1),
     default: 60000,
     scopes: G,
     module: ['rproxy', 'fauth', 'fcgi', 'scgi', 'cgi', 'wsgi', 'wsgid', 'asgi'],
@@ -1033,7 +1036,7 @@ export const CORE_PROPERTIES = {
       'How long (ms) any backend or gateway (proxied server, FastCGI, SCGI or Python application, CGI script) may take to send its response head once the request is sent; beyond, 504 and an error-log line naming it. A CGI script is killed; a Python application is told to stop, and its process replaced if it does not.',
   }),
   proxyIdleTimeout: row({
-    type: u32(1),
+    type: ms(1),
     default: 300000,
     scopes: G,
     module: ['rproxy', 'fauth', 'fcgi', 'scgi', 'cgi', 'wsgi', 'wsgid', 'asgi'],
