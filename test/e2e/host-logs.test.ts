@@ -2,6 +2,7 @@
 // opened once however many name it, moved by a reload (the one left behind closed), reopened after
 // rotation; every `logFormat`'s line for real requests, and the json one read back.
 import assert from 'node:assert/strict';
+import { connect as http2Connect } from 'node:http2';
 import { once } from 'node:events';
 import {
   existsSync,
@@ -21,7 +22,7 @@ import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { request } from '../helpers/http.js';
 import { freePort, startServer } from '../helpers/server.js';
-import { SERVER_CERT, SERVER_KEY } from '../helpers/tls.js';
+import { SERVER_CERT, SERVER_KEY, TEST_CA } from '../helpers/tls.js';
 import { until } from '../helpers/wait.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'portico-host-logs-'));
@@ -297,6 +298,17 @@ hosts:
       assert.deepEqual([hit!.cache, hit!.upstream_time, hit!.tls], ['HIT', null, 'TLSv1.3']);
       assert.deepEqual([plain!.path, plain!.tls, plain!.cache], ['/plain', null, 'MISS']);
       assert.equal(typeof plain!.upstream_time, 'number');
+      // Over HTTP/2 too: node:http2 forgets a stream's session before its line is made.
+      const session = http2Connect(`https://localhost:${sport}`, { ca: TEST_CA } as never);
+      try {
+        const stream = session.request({ ':path': '/cached', ':authority': 'localhost' });
+        stream.resume();
+        await once(stream, 'end');
+      } finally {
+        session.close();
+      }
+      const h2 = JSON.parse((await linesOf(log, 4))[3]!) as Record<string, unknown>;
+      assert.deepEqual([h2.protocol, h2.tls], ['HTTP/2.0', 'TLSv1.3']);
     } finally {
       await s.close();
     }
